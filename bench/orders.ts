@@ -1,0 +1,347 @@
+// POST /v1/payment-orders: the service's throughput and latency under autocannon, against the
+// database's own ceiling for the very same SQL measured by pgbench in the same run, on the same
+// database, at the same concurrency. The machine is small and shared, so the figure that counts
+// is the ratio, not the absolute numbers.
+//
+// Per request the service sends six statements, each one round trip (see bench/trace-sql.ts):
+//   1. INSERT INTO idempotency_keys … ON CONFLICT DO NOTHING RETURNING recovery_point   (autocommit)
+//   2. BEGIN
+//   3. INSERT INTO payment_orders (…) VALUES (…) RETURNING *
+//   4. INSERT INTO events (…) VALUES (…)                        (the order snapshot as jsonb)
+//   5. UPDATE idempotency_keys SET response_status, response_body, … WHERE <owned> RETURNING 1
+//   6. COMMIT
+// The pgbench script below sends the same six, with bind parameters (-M extended: unnamed
+// statements parsed at every execution, as node-postgres does), time-ordered ids like the
+// service's UUIDv7, and the exact event snapshot and response body the service stored.
+import { createAccount, issueKey } from '../src/domain/accounts/service.js';
+import { openPostgres, runMigrations } from '../src/storage/db.js';
+import { checkpoint, createBenchDatabase, type BenchDatabase } from './lib/database.js';
+import { startServiceProcess } from './lib/service.js';
+import { runHttpLoad, type HttpLoadResult } from './lib/http-load.js';
+import { runPgbench, type PgbenchResult } from './lib/pgbench.js';
+import { cpuMeter, type CpuMeter, type CpuUsage } from './lib/cpu.js';
+import { round, summarise } from './lib/stats.js';
+import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
+
+export const TARGET_RATIO = 0.5;
+export const TARGET_P99_MS = 25;
+
+/** A realistic order: customer, description, two metadata entries. `[<id>]` is unique per request. */
+export const ORDER_BODY = {
+  amount: 4990,
+  currency: 'EUR',
+  reference: 'order-[<id>]',
+  customer: { email: 'jane.doe@example.com', name: 'Jane Doe' },
+  description: 'Web shop order: 2 items, standard shipping',
+  metadata: { cart_id: 'cart_[<id>]', channel: 'web' },
+};
+
+// A time-ordered uuid like the service's UUIDv7 (48-bit millisecond prefix, random rest), so the
+// primary-key indexes see the same append-mostly insert pattern.
+const UUID7 = `(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || substr(replace(gen_random_uuid()::text, '-', ''), 13))::uuid`;
+const KEY = `('bench-' || :client_id::text || '-' || :r::text)`;
+const REQ = `('req_' || :client_id::text || '_' || :r::text)`;
+const ORDER_COLUMNS =
+  '"account_id", "id", "livemode", "status", "amount", "amount_paid", "currency", "reference", "customer_email", "customer_name", "description", "metadata", "expires_at", "version", "created_at", "updated_at"';
+
+export const PGBENCH_SCRIPT = `\\set r random(1, 9000000000000000000)
+INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, locked_at, request_id, expires_at)
+  VALUES (:acct, false, ${KEY}, :fingerprint, now(), ${REQ}, now() + make_interval(secs => 86400))
+  ON CONFLICT DO NOTHING
+  RETURNING recovery_point;
+BEGIN;
+INSERT INTO payment_orders (${ORDER_COLUMNS})
+  VALUES (:acct, ${UUID7}, false, 'open', :amount, default, :currency, :reference || :r::text, :email, :name, :description, :metadata,
+          now() + interval '1 day', default, now(), now())
+  RETURNING ${ORDER_COLUMNS};
+INSERT INTO events ("account_id", "id", "livemode", "type", "object_id", "data", "request_id", "idempotency_key", "created_at", "dispatched_at")
+  VALUES (:acct, ${UUID7}, false, 'payment_order.created', :object_id, :data, ${REQ}, ${KEY}, now(), default);
+UPDATE idempotency_keys
+  SET response_status = 201, response_body = :response_body, recovery_point = 'finished', locked_at = NULL
+  WHERE account_id = :acct AND livemode = false AND key = ${KEY} AND request_id = ${REQ} AND response_status IS NULL
+  RETURNING 1 AS ok;
+COMMIT;
+`;
+
+interface Tenant {
+  accountUuid: string;
+  secret: string;
+}
+
+async function setUpTenant(db: BenchDatabase): Promise<Tenant> {
+  const database = await openPostgres(db.url, 2);
+  try {
+    await runMigrations(database);
+    const account = await createAccount(database.db, 'Benchmark account');
+    const key = await issueKey(database.db, account.id, { livemode: false, name: 'bench' });
+    const [row] = await db.query<{ id: string }>('SELECT id FROM accounts LIMIT 1');
+    return { accountUuid: row!.id, secret: key.secret };
+  } finally {
+    await database.close();
+  }
+}
+
+/** One stored order, its event and its idempotency record: the literal sizes pgbench replays. */
+async function sampleStoredRequest(db: BenchDatabase) {
+  const [event] = await db.query<{ object_id: string; data: string; idempotency_key: string }>(
+    `SELECT object_id, data::text AS data, idempotency_key FROM events ORDER BY id DESC LIMIT 1`,
+  );
+  const [key] = await db.query<{ fingerprint: string; response_body: string; request_id: string }>(
+    `SELECT fingerprint, response_body, request_id FROM idempotency_keys WHERE key = $1`,
+    [event?.idempotency_key],
+  );
+  const [order] = await db.query<{ reference: string; metadata: string }>(
+    `SELECT reference, metadata::text AS metadata FROM payment_orders ORDER BY id DESC LIMIT 1`,
+  );
+  if (!event || !key || !order) throw new Error('no order was stored during the service phase');
+  return { event, key, order };
+}
+
+const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
+/** Other work above this many cores during a phase makes the ratio unreliable. */
+const FOREIGN_LOAD_WARN_CORES = 0.3;
+
+function describeCpu(c: CpuUsage): string {
+  const parts = [`machine ${fmt(c.machineCores ?? NaN, 2)} cores busy`];
+  if (c.processCores !== undefined) parts.push(`service ${fmt(c.processCores, 2)}`);
+  parts.push(`postgres ${fmt(c.postgresCores ?? NaN, 2)}`);
+  parts.push(c.pgbenchCores ? `pgbench ${fmt(c.pgbenchCores, 2)}` : `autocannon ${fmt(c.loadGeneratorCores, 2)}`);
+  parts.push(`other ${fmt((c.foreignCores ?? 0) + (c.postgresOtherCores ?? 0), 2)}`);
+  return parts.join(', ');
+}
+
+const otherLoad = (c: CpuUsage) => (c.foreignCores ?? 0) + (c.postgresOtherCores ?? 0);
+
+/** Time-weighted mean of per-phase CPU figures. */
+function meanCpu(list: CpuUsage[]): CpuUsage {
+  const keys = new Set(list.flatMap((c) => Object.keys(c))) as Set<keyof CpuUsage>;
+  const out: Record<string, number> = {};
+  for (const k of keys) out[k] = list.reduce((a, c) => a + (c[k] ?? 0), 0) / list.length;
+  return out as unknown as CpuUsage;
+}
+
+async function ownBackends(db: BenchDatabase, meter: CpuMeter, afterMs: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, afterMs));
+  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()').catch(() => []);
+  meter.ownPostgres(rows.map((r) => r.pid));
+}
+
+async function run(opts: BenchOptions): Promise<BenchResult> {
+  const log = (msg: string) => process.stderr.write(`[orders] ${msg}\n`);
+  const db = await createBenchDatabase(opts.adminUrl);
+  try {
+    log(`database ${db.name}`);
+    const tenant = await setUpTenant(db);
+
+    const service = await startServiceProcess({
+      databaseUrl: db.url,
+      nodeArgs: opts.serviceNodeArgs,
+      entry: opts.serviceEntry,
+      env: { LOG_LEVEL: opts.serviceLogLevel },
+    });
+    log(`service pid ${service.pid} on ${service.url}`);
+    const load = (durationS: number) =>
+      runHttpLoad({
+        url: `${service.url}/v1/payment-orders`,
+        method: 'POST',
+        connections: opts.connections,
+        durationS,
+        headers: {
+          authorization: `Bearer ${tenant.secret}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'bench-[<id>]',
+        },
+        body: JSON.stringify(ORDER_BODY),
+      });
+
+    const httpRounds: HttpLoadResult[] = [];
+    const pgRounds: PgbenchResult[] = [];
+    const serviceCpu: CpuUsage[] = [];
+    const pgbenchCpu: CpuUsage[] = [];
+    let created = 0;
+    let pgbench: ((durationS: number) => Promise<PgbenchResult>) | undefined;
+    try {
+      if (opts.warmupS > 0) {
+        log(`warm-up ${opts.warmupS} s`);
+        const warm = await load(opts.warmupS);
+        created += warm.statuses['201'] ?? 0;
+        if (!warm.statuses['201']) {
+          throw new Error(`no 201 during warm-up (statuses ${JSON.stringify(warm.statuses)}, errors ${warm.errors}):\n${service.output()}`);
+        }
+      }
+      for (let round = 1; round <= opts.rounds; round++) {
+        const tag = opts.rounds > 1 ? ` (round ${round}/${opts.rounds})` : '';
+        // --- the service ----------------------------------------------------------------
+        await checkpoint(opts.adminUrl);
+        log(`autocannon: ${opts.connections} connections, ${opts.durationS} s${tag}`);
+        const meter = cpuMeter(service.pid);
+        const marking = ownBackends(db, meter, 1000);
+        const http = await load(opts.durationS);
+        await marking;
+        serviceCpu.push(meter.stop());
+        httpRounds.push(http);
+        created += http.statuses['201'] ?? 0;
+
+        // --- the ceiling ----------------------------------------------------------------
+        if (!pgbench) {
+          const sample = await sampleStoredRequest(db);
+          const vars = {
+            acct: tenant.accountUuid,
+            fingerprint: sample.key.fingerprint,
+            amount: String(ORDER_BODY.amount),
+            currency: ORDER_BODY.currency,
+            // the service's is 'order-' + a 33-character unique id; this one gets :r (≤ 19 digits)
+            // appended, for about the same length, and does not match 'order-%'
+            reference: 'pgbench-order-xxxxxx',
+            email: ORDER_BODY.customer.email,
+            name: ORDER_BODY.customer.name,
+            description: ORDER_BODY.description,
+            metadata: sample.order.metadata,
+            object_id: sample.event.object_id,
+            data: sample.event.data,
+            response_body: sample.key.response_body,
+          };
+          pgbench = (durationS: number) =>
+            runPgbench({
+              url: db.url,
+              script: PGBENCH_SCRIPT,
+              clients: opts.connections,
+              threads: opts.pgbenchThreads,
+              durationS,
+              vars,
+              protocol: opts.pgbenchProtocol,
+            });
+          if (opts.warmupS > 0) {
+            log(`pgbench warm-up ${opts.warmupS} s`);
+            await pgbench(opts.warmupS);
+          }
+        }
+        await checkpoint(opts.adminUrl);
+        log(`pgbench: ${opts.connections} clients, ${opts.pgbenchThreads} threads, ${opts.durationS} s, -M ${opts.pgbenchProtocol}${tag}`);
+        const pgMeter = cpuMeter();
+        const pgMarking = ownBackends(db, pgMeter, 1000);
+        pgRounds.push(await pgbench(opts.durationS));
+        await pgMarking;
+        pgbenchCpu.push(pgMeter.stop());
+      }
+    } finally {
+      await service.stop();
+    }
+    const [{ count: stored } = { count: 0 }] = await db.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM payment_orders WHERE reference LIKE $1',
+      ['order-%'],
+    );
+
+    // --- pooled figures and verdict -------------------------------------------------------
+    const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);
+    const ok = sum(httpRounds, (h) => h.statuses['201'] ?? 0);
+    const requests = sum(httpRounds, (h) => h.requests);
+    const errors = sum(httpRounds, (h) => h.errors);
+    const timeouts = sum(httpRounds, (h) => h.timeouts);
+    const okPerS = ok / sum(httpRounds, (h) => h.durationS);
+    const latency = summarise(httpRounds.flatMap((h) => h.latencies));
+    const statuses: Record<string, number> = {};
+    for (const h of httpRounds) for (const [code, n] of Object.entries(h.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+    const tps = sum(pgRounds, (p) => p.tps * p.durationS) / sum(pgRounds, (p) => p.durationS);
+    const pgLatency = summarise(pgRounds.flatMap((p) => p.latencies));
+    const ratio = okPerS / tps;
+    const roundRatios = httpRounds.map((h, i) => (h.statuses['201'] ?? 0) / h.durationS / pgRounds[i]!.tps);
+    const non201 = requests - ok + errors + timeouts;
+    // Requests in flight when autocannon stops (at most one per connection per load phase) commit
+    // without being counted, so stored may exceed the 201s by that much, never fall short.
+    const slack = opts.connections * (opts.rounds + (opts.warmupS > 0 ? 1 : 0));
+    const checks: Check[] = [
+      { name: 'ratio service / pgbench', target: `>= ${TARGET_RATIO}`, actual: fmt(ratio, 3), pass: ratio >= TARGET_RATIO },
+      { name: 'service p99 latency', target: `< ${TARGET_P99_MS} ms`, actual: `${fmt(latency.p99)} ms`, pass: latency.p99 < TARGET_P99_MS },
+      { name: 'non-201 responses and errors', target: '0', actual: String(non201), pass: non201 === 0 },
+      { name: 'orders stored vs. 201 answers', target: `${created}..${created + slack}`, actual: String(stored), pass: stored >= created && stored <= created + slack },
+    ];
+    const statusText = Object.entries(statuses)
+      .map(([code, n]) => `${code}×${n}`)
+      .join(' ');
+    const svcCpu = meanCpu(serviceCpu);
+    const pgCpu = meanCpu(pgbenchCpu);
+    const notes = [
+      `cpu, service phase: ${describeCpu(svcCpu)}`,
+      `cpu, pgbench phase: ${describeCpu(pgCpu)}`,
+      `service cpu per order: node ${fmt(((svcCpu.processCores ?? NaN) / okPerS) * 1000, 2)} ms, postgres ${fmt(((svcCpu.postgresCores ?? NaN) / okPerS) * 1000, 2)} ms; ` +
+        `pgbench: postgres ${fmt(((pgCpu.postgresCores ?? NaN) / tps) * 1000, 2)} ms per transaction`,
+    ];
+    if (opts.rounds > 1) notes.push(`per-round ratios: ${roundRatios.map((r) => fmt(r, 3)).join(', ')}`);
+    const disturbed = [...serviceCpu, ...pgbenchCpu].some((c) => otherLoad(c) > FOREIGN_LOAD_WARN_CORES);
+    if (disturbed) {
+      notes.push(
+        `WARNING: other work used up to ${fmt(Math.max(...[...serviceCpu, ...pgbenchCpu].map(otherLoad)), 2)} cores during a phase; ` +
+          'the ratio is skewed by it — rerun on a quieter machine or with BENCH_ROUNDS=3',
+      );
+    }
+    return {
+      name: 'orders',
+      title: `POST /v1/payment-orders — ${opts.connections} connections, ${opts.rounds > 1 ? `${opts.rounds} × ` : ''}${opts.durationS} s`,
+      rows: [
+        { label: 'service orders/s (201)', value: fmt(okPerS) },
+        { label: 'service p50 latency', value: `${fmt(latency.p50, 2)} ms` },
+        { label: 'service p99 latency', value: `${fmt(latency.p99, 2)} ms`, target: `< ${TARGET_P99_MS} ms`, pass: checks[1]!.pass },
+        { label: 'pgbench tps (same SQL)', value: fmt(tps) },
+        { label: 'pgbench p50 / p99', value: `${fmt(pgLatency.p50, 2)} / ${fmt(pgLatency.p99, 2)} ms` },
+        { label: 'ratio service / pgbench', value: fmt(ratio, 3), target: `>= ${TARGET_RATIO}`, pass: checks[0]!.pass },
+        {
+          label: 'responses',
+          value: `${statusText || 'none'}${errors ? ` errors×${errors}` : ''}${timeouts ? ` timeouts×${timeouts}` : ''}`,
+          target: 'all 201',
+          pass: checks[2]!.pass,
+        },
+      ],
+      checks,
+      pass: checks.every((c) => c.pass),
+      notes,
+      details: {
+        ratio: round(ratio, 3),
+        roundRatios: roundRatios.map((r) => round(r, 3)),
+        disturbed,
+        service: {
+          okPerS: round(okPerS),
+          requests,
+          latencyMs: roundAll(latency),
+          statuses,
+          errors,
+          timeouts,
+          cpu: roundAll(svcCpu),
+          cpuPerRound: serviceCpu.map(roundAll),
+          perRound: httpRounds.map((h) => ({ okPerS: round(h.okPerS), p50: round(h.latencyMs.p50), p99: round(h.latencyMs.p99) })),
+          nodeArgs: opts.serviceNodeArgs,
+          entry: opts.serviceEntry,
+          poolSize: process.env.DATABASE_POOL_SIZE ?? 'default (20)',
+          logLevel: opts.serviceLogLevel,
+        },
+        pgbench: {
+          tps: round(tps),
+          transactions: sum(pgRounds, (p) => p.transactions),
+          failed: sum(pgRounds, (p) => p.failed),
+          latencyMs: roundAll(pgLatency),
+          cpu: roundAll(pgCpu),
+          cpuPerRound: pgbenchCpu.map(roundAll),
+          perRound: pgRounds.map((p) => ({ tps: round(p.tps), p50: round(p.latencyMs.p50), p99: round(p.latencyMs.p99) })),
+          command: pgRounds[0]?.command,
+          protocol: opts.pgbenchProtocol,
+          script: PGBENCH_SCRIPT,
+        },
+        ordersStored: stored,
+        created201: created,
+        requestBody: ORDER_BODY,
+      },
+    };
+  } finally {
+    await db.drop();
+  }
+}
+
+function roundAll<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as T;
+}
+
+export const benchmark: Benchmark = {
+  name: 'orders',
+  description: 'POST /v1/payment-orders throughput and latency vs. pgbench on the same SQL',
+  run,
+};

@@ -1,0 +1,54 @@
+// `npm run cli -- ledger check [--account acct_…]`: recomputes every balance from the journal and
+// reports any difference (src/ledger/check.ts), as JSON on stdout. Exit code 0 when the ledger
+// holds, 3 when it does not, 2 on a usage error, 1 when the check could not run.
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { openDatabase, runMigrations } from '../storage/db.js';
+import { parseId } from '../lib/ids.js';
+import { checkLedger } from '../ledger/check.js';
+import type { CliIo } from './commands.js';
+
+const USAGE =
+  'Usage: npm run cli -- ledger check [--account ACCT_ID]\n\n' +
+  'Recomputes every balance from the double-entry journal and compares: entries that do not sum to zero,\n' +
+  'stored balances that differ from their lines, payments and refunds whose entries do not match their\n' +
+  'status. Prints a JSON report; exit code 0 when all holds, 3 when a difference is found.\n';
+
+export async function runLedger(argv: string[], io: CliIo): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub === undefined || sub === '--help' || sub === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    (sub === undefined ? io.stderr : io.stdout)(USAGE);
+    return sub === undefined ? 2 : 0;
+  }
+  if (sub !== 'check') {
+    io.stderr(`error: unknown ledger subcommand ${JSON.stringify(sub)}\n${USAGE}`);
+    return 2;
+  }
+  let accountId: string | undefined;
+  try {
+    const { values } = parseArgs({ args: rest, options: { account: { type: 'string' } }, strict: true, allowPositionals: false });
+    if (values.account !== undefined) {
+      accountId = parseId('acct', values.account);
+      if (!accountId) throw new Error(`--account must be an account id (acct_…), got ${JSON.stringify(values.account)}`);
+    }
+  } catch (err) {
+    io.stderr(`error: ${(err as Error).message.split('\n')[0]}\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const config = loadConfig(io.env);
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    try {
+      await runMigrations(database);
+      const report = await checkLedger(database.db, { accountId });
+      io.stdout(JSON.stringify(report, null, 2) + '\n');
+      if (!report.ok) io.stderr('error: the ledger does not hold; see the report\n');
+      return report.ok ? 0 : 3;
+    } finally {
+      await database.close();
+    }
+  } catch (err) {
+    io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}

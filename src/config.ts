@@ -1,0 +1,214 @@
+// Every setting the service reads, from the environment, validated once at start-up so a typo
+// fails loudly before the first request instead of surfacing as odd behaviour later.
+import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './lib/encryption.js';
+
+export type Role = 'api' | 'worker';
+
+export interface RateLimitBudget {
+  perSecond: number;
+  burst: number;
+}
+
+export interface Config {
+  /** PostgreSQL connection string; absent means the embedded database (PGlite) in dataDir. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  databasePoolSize: number;
+  host: string;
+  port: number;
+  roles: Role[];
+  logLevel: string;
+  redisUrl: string | undefined;
+  rateLimit: { live: RateLimitBudget; test: RateLimitBudget };
+  idempotencyRetentionS: number;
+  /** How long an in-flight idempotency lock is honoured before another request may take it over. */
+  idempotencyLockTimeoutS: number;
+  /** Upper bound on how stale a cached API-key lookup may be (revocation takes effect within it). */
+  apiKeyCacheTtlMs: number;
+  workerIntervalMs: number;
+  bodyLimitBytes: number;
+  /** Keys for encryption at rest; the first seals. Unset: the development key (not for production). */
+  encryptionKeys: EncryptionKey[];
+  usingDevelopmentEncryptionKey: boolean;
+  webhooks: WebhookConfig;
+  payments: PaymentsConfig;
+}
+
+export interface WebhookConfig {
+  /** Whole-request deadline of one delivery attempt. */
+  timeoutMs: number;
+  /** Delay before each attempt, in seconds, from the previous failure (the first is the first attempt). */
+  retryScheduleS: { live: number[]; test: number[] };
+  /** Each delay is spread by ± this share (0.2 = ±20 %). */
+  retryJitterRatio: number;
+  /** An endpoint that has failed without a single success for this long is disabled. */
+  disableAfterFailingS: number;
+  /** How long a claimed delivery stays with its worker before another may take it (worker died). */
+  leaseMs: number;
+  /** Pause of an idle delivery loop before it looks for new events again. */
+  pollIntervalMs: number;
+  batchSize: number;
+  /** Attempts in flight per worker process. */
+  concurrency: number;
+  /** Test-mode endpoints may point at private and loopback addresses (local development) unless 'deny'. */
+  testModePrivateDestinations: 'allow' | 'deny';
+}
+
+const DEFAULT_RETRY_SCHEDULE_S = [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
+
+function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const list = raw.split(',').map((part) => Number(part.trim()));
+  if (list.length === 0 || list.length > 50 || list.some((x) => !Number.isFinite(x) || x < 0 || x > 7 * 86400)) {
+    throw new ConfigError(`${name} must be 1 to 50 comma-separated delays in seconds (0..604800), got ${JSON.stringify(raw)}`);
+  }
+  return list;
+}
+
+function encryptionKeys(raw: string | undefined): EncryptionKey[] | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseEncryptionKeys(raw);
+  } catch (err) {
+    throw new ConfigError(`ENCRYPTION_KEYS: ${(err as EncryptionError).message}`);
+  }
+}
+
+function webhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  const live = schedule(env, 'WEBHOOK_RETRY_SCHEDULE_S', DEFAULT_RETRY_SCHEDULE_S);
+  const timeoutMs = int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100);
+  const leaseMs = int(env, 'WEBHOOK_LEASE_MS', timeoutMs + 30_000, 100);
+  if (leaseMs <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE_MS (${leaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${timeoutMs})`);
+  const privateDestinations = env.WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS || 'allow';
+  if (privateDestinations !== 'allow' && privateDestinations !== 'deny') {
+    throw new ConfigError(`WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS must be allow or deny, got ${JSON.stringify(privateDestinations)}`);
+  }
+  return {
+    timeoutMs,
+    retryScheduleS: { live, test: schedule(env, 'WEBHOOK_TEST_RETRY_SCHEDULE_S', live) },
+    retryJitterRatio: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20) / 100,
+    disableAfterFailingS: int(env, 'WEBHOOK_DISABLE_AFTER_FAILING_S', 5 * 86400, 1),
+    leaseMs,
+    pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 20, 1),
+    batchSize: int(env, 'WEBHOOK_BATCH_SIZE', 200, 1),
+    concurrency: int(env, 'WEBHOOK_CONCURRENCY', 128, 1),
+    testModePrivateDestinations: privateDestinations,
+  };
+}
+
+/** Payments, refunds and connectors (src/domain/payments, src/connectors). */
+export interface PaymentsConfig {
+  /** Deadline of one connector call. Past it, a charge the processor received has an unknown outcome: the payment stays pending. */
+  connectorTimeoutMs: number;
+  /** Consecutive failures that open a connector's circuit, and how long it stays open before one probe is let through. */
+  circuitBreaker: { failureThreshold: number; openMs: number };
+  /** Pause between the worker's status checks of one pending payment or refund. */
+  statusCheckIntervalMs: number;
+  /** Staleness bound of the in-process routing cache: another process sees a PUT /v1/routing within it. */
+  routingCacheTtlMs: number;
+  /** HMAC key of card fingerprints (CARD_FINGERPRINT_KEY, base64, at least 16 bytes). Unset: a development key. */
+  cardFingerprintKey: Buffer;
+  usingDevelopmentFingerprintKey: boolean;
+  simulator: SimulatorConfig;
+  /**
+   * Fault injection for the crash-safety tests: SIGKILL the process right after this point of a
+   * payment or refund. Never set it in production.
+   */
+  crashAfter: CrashPoint | undefined;
+}
+
+export interface SimulatorConfig {
+  /** Base URL of a simulator running as its own server (npm run simulator); unset: in process. */
+  url: string | undefined;
+  /** Where the in-process simulator posts its webhooks; unset: this service's own address. */
+  webhookUrl: string | undefined;
+  /** Family secret from which each simulated processor's webhook secret is derived. */
+  webhookSecret: string;
+  /** How long a pending simulated charge (card 4000000000000077, 4000000000000101) waits before it resolves. */
+  pendingDelayMs: number;
+  /** Added latency of every simulated processor call (0: answer at once). */
+  latencyMs: number;
+}
+
+export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/** Printed in this file, so it protects nothing: production sets CARD_FINGERPRINT_KEY. */
+const DEVELOPMENT_FINGERPRINT_KEY = Buffer.from('payment-orchestrator development card fingerprint key, NOT SECRET');
+export const DEVELOPMENT_SIMULATOR_SECRET = 'simsec_development_not_secret';
+
+function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
+  const rawKey = env.CARD_FINGERPRINT_KEY;
+  const key = rawKey ? Buffer.from(rawKey, 'base64') : DEVELOPMENT_FINGERPRINT_KEY;
+  if (key.length < 16) throw new ConfigError('CARD_FINGERPRINT_KEY must be base64 of at least 16 bytes');
+  const crash = env.CRASH_AFTER || undefined;
+  if (crash !== undefined && !(CRASH_POINTS as readonly string[]).includes(crash)) {
+    throw new ConfigError(`CRASH_AFTER must be one of ${CRASH_POINTS.join(', ')}, got ${JSON.stringify(crash)}`);
+  }
+  return {
+    connectorTimeoutMs: int(env, 'CONNECTOR_TIMEOUT_MS', 10_000, 10),
+    circuitBreaker: {
+      failureThreshold: int(env, 'CIRCUIT_BREAKER_FAILURES', 5, 1),
+      openMs: int(env, 'CIRCUIT_BREAKER_OPEN_MS', 30_000, 1),
+    },
+    statusCheckIntervalMs: int(env, 'STATUS_CHECK_INTERVAL_MS', 30_000, 10),
+    routingCacheTtlMs: int(env, 'ROUTING_CACHE_TTL_MS', 5000),
+    cardFingerprintKey: key,
+    usingDevelopmentFingerprintKey: !rawKey,
+    simulator: {
+      url: env.SIMULATOR_URL || undefined,
+      webhookUrl: env.SIMULATOR_WEBHOOK_URL || undefined,
+      webhookSecret: env.SIMULATOR_WEBHOOK_SECRET || DEVELOPMENT_SIMULATOR_SECRET,
+      pendingDelayMs: int(env, 'SIMULATOR_PENDING_DELAY_MS', 5000),
+      latencyMs: int(env, 'SIMULATOR_LATENCY_MS', 0),
+    },
+    crashAfter: crash as CrashPoint | undefined,
+  };
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  const value = Number(raw);
+  if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  return value;
+}
+
+function roles(raw: string | undefined): Role[] {
+  const list = (raw ?? 'api,worker').split(',').map((r) => r.trim()).filter(Boolean);
+  for (const role of list) {
+    if (role !== 'api' && role !== 'worker') throw new ConfigError(`ROLES may contain api and worker, got ${JSON.stringify(role)}`);
+  }
+  if (list.length === 0) throw new ConfigError('ROLES must name at least one role');
+  return list as Role[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.DATA_DIR || './data',
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1),
+    host: env.HOST || '127.0.0.1',
+    port: int(env, 'PORT', 3000),
+    roles: roles(env.ROLES),
+    logLevel: env.LOG_LEVEL || 'info',
+    redisUrl: env.REDIS_URL || undefined,
+    rateLimit: {
+      live: { perSecond: int(env, 'RATE_LIMIT_LIVE_PER_S', 100, 1), burst: int(env, 'RATE_LIMIT_LIVE_BURST', 200, 1) },
+      test: { perSecond: int(env, 'RATE_LIMIT_TEST_PER_S', 25, 1), burst: int(env, 'RATE_LIMIT_TEST_BURST', 50, 1) },
+    },
+    idempotencyRetentionS: int(env, 'IDEMPOTENCY_RETENTION_S', 24 * 3600, 1),
+    idempotencyLockTimeoutS: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_S', 60, 1),
+    apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 5000),
+    workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 1000, 10),
+    bodyLimitBytes: 1024 * 1024,
+    encryptionKeys: encryptionKeys(env.ENCRYPTION_KEYS) ?? [DEVELOPMENT_KEY],
+    usingDevelopmentEncryptionKey: !env.ENCRYPTION_KEYS,
+    webhooks: webhookConfig(env),
+    payments: paymentsConfig(env),
+  };
+}

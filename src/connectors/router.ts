@@ -1,0 +1,176 @@
+// Orchestration: which connectors a payment tries, in which order, and the calls themselves.
+//
+// planRoute: the first rule of the account's routing that matches the payment (currency, amount
+// range, method type) names its connectors; with volume weights the first connector is drawn by
+// weight (weighted order without replacement, so the others follow as fallbacks), connectors
+// without a weight come after in the order listed.
+//
+// routeCharge: tries the plan in order. A retryable failure (the processor answered with an error,
+// the connection was refused, or it did not open in time) moves on to the next connector; a
+// decline, a success, a pending answer or a timeout after the request went out stops: the
+// processor may have acted, and charging elsewhere could charge twice. A connector whose circuit
+// is open is skipped. Every call, and every skip, becomes an attempt on the payment.
+import type { CircuitBreaker } from './circuit-breaker.js';
+import {
+  connectorError,
+  isRetryable,
+  TransportError,
+  type ChargeRequest,
+  type ChargeResult,
+  type Connector,
+  type ConnectorError,
+  type PaymentMethodType,
+} from './types.js';
+
+export interface RoutingRule {
+  name?: string;
+  currencies?: string[];
+  amount_min?: number;
+  amount_max?: number;
+  payment_method_types?: PaymentMethodType[];
+  connectors: { name: string; weight?: number }[];
+}
+
+export interface RouteInput {
+  currency: string;
+  amount: number;
+  paymentMethodType: PaymentMethodType;
+}
+
+export function ruleMatches(rule: RoutingRule, input: RouteInput): boolean {
+  if (rule.currencies && !rule.currencies.includes(input.currency)) return false;
+  if (rule.amount_min !== undefined && input.amount < rule.amount_min) return false;
+  if (rule.amount_max !== undefined && input.amount > rule.amount_max) return false;
+  if (rule.payment_method_types && !rule.payment_method_types.includes(input.paymentMethodType)) return false;
+  return true;
+}
+
+/** Weighted order without replacement, then the unweighted connectors in the order listed. */
+export function orderConnectors(connectors: RoutingRule['connectors'], random: () => number): string[] {
+  const weighted = connectors.filter((c) => (c.weight ?? 0) > 0);
+  const rest = connectors.filter((c) => !((c.weight ?? 0) > 0)).map((c) => c.name);
+  const order: string[] = [];
+  const pool = [...weighted];
+  while (pool.length) {
+    const total = pool.reduce((sum, c) => sum + c.weight!, 0);
+    let pick = random() * total;
+    let index = pool.findIndex((c) => (pick -= c.weight!) < 0);
+    if (index < 0) index = pool.length - 1;
+    order.push(pool[index]!.name);
+    pool.splice(index, 1);
+  }
+  return [...order, ...rest];
+}
+
+export function planRoute(rules: readonly RoutingRule[], input: RouteInput, random: () => number = Math.random): string[] | undefined {
+  const rule = rules.find((r) => ruleMatches(r, input));
+  return rule ? orderConnectors(rule.connectors, random) : undefined;
+}
+
+export interface ConnectorRegistry {
+  get(name: string): Connector | undefined;
+  names(): string[];
+}
+
+export interface CallDeps {
+  registry: ConnectorRegistry;
+  breaker: CircuitBreaker;
+  timeoutMs: number;
+  now: () => Date;
+}
+
+export const ATTEMPT_OUTCOMES = ['succeeded', 'pending', 'declined', 'error', 'timeout', 'skipped'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export interface Attempt {
+  connector: string;
+  outcome: AttemptOutcome;
+  error_code: string | null;
+  duration_ms: number;
+  started_at: string;
+}
+
+export type Guarded<T> = { result: T | ConnectorError; durationMs: number; startedAt: Date } | { skipped: true; startedAt: Date };
+
+/**
+ * One call to one connector under the core's rules: skipped while its circuit is open, bounded by
+ * the timeout, transport failures turned into our error codes, the outcome fed to the breaker.
+ */
+export async function callConnector<T extends { kind: string }>(
+  deps: CallDeps,
+  name: string,
+  call: (connector: Connector, signal: AbortSignal) => Promise<T | ConnectorError>,
+): Promise<Guarded<T>> {
+  const startedAt = deps.now();
+  const connector = deps.registry.get(name);
+  if (!connector) {
+    return { result: connectorError('request_rejected', `connector ${name} is not configured`), durationMs: 0, startedAt };
+  }
+  if (!deps.breaker.tryAcquire(name)) return { skipped: true, startedAt };
+  const started = process.hrtime.bigint();
+  let result: T | ConnectorError;
+  try {
+    result = await call(connector, AbortSignal.timeout(deps.timeoutMs));
+  } catch (err) {
+    result =
+      err instanceof TransportError
+        ? connectorError(err.code, err.message)
+        : // A bug or an answer the mapping could not read: the processor may have acted.
+          connectorError('invalid_response', err instanceof Error ? err.message : String(err));
+  }
+  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.kind === 'error') deps.breaker.onFailure(name);
+  else deps.breaker.onSuccess(name);
+  return { result, durationMs, startedAt };
+}
+
+export function attemptOf(name: string, guarded: Guarded<{ kind: string; failureCode?: string }>): Attempt {
+  if ('skipped' in guarded) {
+    return { connector: name, outcome: 'skipped', error_code: 'circuit_open', duration_ms: 0, started_at: guarded.startedAt.toISOString() };
+  }
+  const r = guarded.result as { kind: string; code?: string; failureCode?: string };
+  let outcome: AttemptOutcome;
+  let errorCode: string | null = null;
+  switch (r.kind) {
+    case 'succeeded':
+    case 'pending':
+      outcome = r.kind;
+      break;
+    case 'declined':
+    case 'failed':
+      outcome = 'declined';
+      errorCode = r.failureCode ?? null;
+      break;
+    default:
+      outcome = r.code === 'timeout' ? 'timeout' : 'error';
+      errorCode = r.code ?? null;
+  }
+  return {
+    connector: name,
+    outcome,
+    error_code: errorCode,
+    duration_ms: Math.round(guarded.durationMs * 100) / 100,
+    started_at: guarded.startedAt.toISOString(),
+  };
+}
+
+export interface ChargeExecution {
+  attempts: Attempt[];
+  /** The connector whose answer stands; null when none took the payment (all failed or skipped). */
+  connector: string | null;
+  result: ChargeResult;
+}
+
+export async function routeCharge(deps: CallDeps, plan: readonly string[], request: ChargeRequest): Promise<ChargeExecution> {
+  const attempts: Attempt[] = [];
+  let last: ChargeResult = connectorError('processor_error', 'every connector of the route is unavailable (circuit open)');
+  for (const name of plan) {
+    const guarded = await callConnector(deps, name, (connector, signal) => connector.charge(request, signal));
+    attempts.push(attemptOf(name, guarded));
+    if ('skipped' in guarded) continue;
+    last = guarded.result;
+    if (isRetryable(guarded.result)) continue;
+    return { attempts, connector: name, result: guarded.result };
+  }
+  return { attempts, connector: null, result: last };
+}

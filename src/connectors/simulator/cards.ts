@@ -1,0 +1,34 @@
+// The test-card table (API.md §6): in test mode the card number chooses the scenario, so that
+// integration code is the same in both modes. Other numbers are a validation error in test mode.
+export const TEST_CARD_SCENARIOS = ['success', 'decline', 'pending', 'timeout', 'processor_error'] as const;
+export type TestCardScenario = (typeof TEST_CARD_SCENARIOS)[number];
+
+export interface TestCard {
+  scenario: TestCardScenario;
+  /** Declines: the processor's reason, mapped onto our failure code by the connector. */
+  decline?: 'card_declined' | 'insufficient_funds';
+  description: string;
+}
+
+export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
+  '4242424242424242': { scenario: 'success', description: 'Succeeds at once.' },
+  '4000000000000002': { scenario: 'decline', decline: 'card_declined', description: 'Declined: card_declined.' },
+  '4000000000009995': { scenario: 'decline', decline: 'insufficient_funds', description: 'Declined: insufficient_funds.' },
+  '4000000000000077': {
+    scenario: 'pending',
+    description: 'Pending; succeeds after SIMULATOR_PENDING_DELAY_MS or POST /v1/test-helpers/payments/{id}/resolve, reported by webhook.',
+  },
+  '4000000000000101': {
+    scenario: 'timeout',
+    description:
+      'The processor charges but does not answer within CONNECTOR_TIMEOUT_MS: the payment stays pending until ?refresh=true, the worker or the webhook tells it succeeded.',
+  },
+  '4000000000000119': {
+    scenario: 'processor_error',
+    description: 'simulator_a answers a processor error (HTTP 500); simulator_b accepts the card, so the default route falls back and succeeds.',
+  },
+};
+
+export function testCard(number: string): TestCard | undefined {
+  return TEST_CARDS[number];
+}

@@ -1,0 +1,167 @@
+// Pure mapping between the simulated processors' vocabulary (protocol.ts) and ours (types.ts).
+// Every processor word is mapped exhaustively: a new processor state or code fails to compile
+// here until it is given a meaning.
+import {
+  connectorError,
+  type ChargeRequest,
+  type ChargeResult,
+  type ChargeState,
+  type ChargeStatusResult,
+  type ConnectorErrorCode,
+  type InboundEvent,
+  type PaymentFailureCode,
+  type RefundFailureCode,
+  type RefundRequest,
+  type RefundResult,
+  type RefundState,
+  type RefundStatusResult,
+} from '../types.js';
+import {
+  SIM_CHARGE_STATES,
+  SIM_ERROR_CODES,
+  SIM_REFUND_STATES,
+  type SimCharge,
+  type SimChargeRequest,
+  type SimChargeState,
+  type SimError,
+  type SimErrorCode,
+  type SimRefund,
+  type SimRefundRefusal,
+  type SimRefundRequest,
+  type SimRefundState,
+  type SimRefusal,
+  type SimWebhook,
+} from './protocol.js';
+
+const FAILURE_OF_REFUSAL = {
+  DO_NOT_HONOUR: 'card_declined',
+  NOT_ENOUGH_BALANCE: 'insufficient_funds',
+  EXPIRED_CARD: 'expired_card',
+  CVC_DECLINED: 'incorrect_cvc',
+  UNKNOWN_CARD: 'card_declined',
+} as const satisfies Record<SimRefusal, PaymentFailureCode>;
+
+const MESSAGE_OF_FAILURE = {
+  card_declined: 'The card was declined.',
+  insufficient_funds: 'The card has insufficient funds.',
+  expired_card: 'The card has expired.',
+  incorrect_cvc: 'The card security code is incorrect.',
+  processing_error: 'The processor could not process the payment.',
+} as const satisfies Record<PaymentFailureCode, string>;
+
+const FAILURE_OF_REFUND_REFUSAL = {
+  CHARGE_NOT_CAPTURED: 'charge_not_refundable',
+  AMOUNT_EXCEEDS_CHARGE: 'amount_above_refundable',
+} as const satisfies Record<SimRefundRefusal, RefundFailureCode>;
+
+const ERROR_OF_CODE = {
+  INTERNAL_ERROR: 'processor_error',
+  BAD_REQUEST: 'request_rejected',
+  NOT_FOUND: 'request_rejected',
+  IDEMPOTENCY_CONFLICT: 'request_rejected',
+} as const satisfies Record<SimErrorCode, ConnectorErrorCode>;
+
+export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
+  return {
+    merchant_reference: request.reference,
+    amount_minor: request.amount,
+    currency: request.currency,
+    card: {
+      pan: request.card.number,
+      expiry_month: request.card.expMonth,
+      expiry_year: request.card.expYear,
+      security_code: request.card.cvc,
+    },
+  };
+}
+
+export function toRefundRequest(request: RefundRequest): SimRefundRequest {
+  return { merchant_reference: request.reference, charge_reference: request.paymentReference, amount_minor: request.amount };
+}
+
+function isCharge(body: unknown): body is SimCharge {
+  const b = body as SimCharge | undefined;
+  return typeof b?.charge_id === 'string' && (SIM_CHARGE_STATES as readonly string[]).includes(b.state);
+}
+
+function isRefund(body: unknown): body is SimRefund {
+  const b = body as SimRefund | undefined;
+  return typeof b?.refund_id === 'string' && (SIM_REFUND_STATES as readonly string[]).includes(b.state);
+}
+
+function errorCodeOf(body: unknown): SimErrorCode | undefined {
+  const code = (body as SimError | undefined)?.error?.code;
+  return (SIM_ERROR_CODES as readonly string[]).includes(code as string) ? (code as SimErrorCode) : undefined;
+}
+
+export function chargeStateOf(charge: SimCharge): ChargeState {
+  const state: SimChargeState = charge.state;
+  switch (state) {
+    case 'CAPTURED':
+      return { kind: 'succeeded', connectorReference: charge.charge_id };
+    case 'PENDING':
+      return { kind: 'pending', connectorReference: charge.charge_id };
+    case 'REFUSED': {
+      const failureCode = FAILURE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
+      return { kind: 'declined', connectorReference: charge.charge_id, failureCode, message: MESSAGE_OF_FAILURE[failureCode] };
+    }
+    default:
+      return state satisfies never;
+  }
+}
+
+export function refundStateOf(refund: SimRefund): RefundState {
+  const state: SimRefundState = refund.state;
+  switch (state) {
+    case 'REFUNDED':
+      return { kind: 'succeeded', connectorReference: refund.refund_id };
+    case 'REFUND_PENDING':
+      return { kind: 'pending', connectorReference: refund.refund_id };
+    case 'REFUND_REFUSED': {
+      const failureCode = FAILURE_OF_REFUND_REFUSAL[refund.refusal ?? 'CHARGE_NOT_CAPTURED'];
+      return { kind: 'failed', connectorReference: refund.refund_id, failureCode, message: `The processor refused the refund (${failureCode}).` };
+    }
+    default:
+      return state satisfies never;
+  }
+}
+
+function errorOf(status: number, body: unknown) {
+  const code = errorCodeOf(body);
+  if (code) return connectorError(ERROR_OF_CODE[code], `the processor answered ${status} ${code}`);
+  if (status >= 500) return connectorError('processor_error', `the processor answered ${status}`);
+  return connectorError('invalid_response', `unexpected answer ${status} from the processor`);
+}
+
+export function chargeAnswer(status: number, body: unknown): ChargeResult {
+  if ((status === 200 || status === 201) && isCharge(body)) return chargeStateOf(body);
+  return errorOf(status, body);
+}
+
+export function chargeStatusAnswer(status: number, body: unknown): ChargeStatusResult {
+  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
+  return chargeAnswer(status, body);
+}
+
+export function refundAnswer(status: number, body: unknown): RefundResult {
+  if ((status === 200 || status === 201) && isRefund(body)) return refundStateOf(body);
+  return errorOf(status, body);
+}
+
+export function refundStatusAnswer(status: number, body: unknown): RefundStatusResult {
+  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
+  return refundAnswer(status, body);
+}
+
+/** Undefined when the payload is not one of the processor's event shapes. */
+export function inboundEventOf(webhook: unknown): InboundEvent | undefined {
+  const w = webhook as SimWebhook | undefined;
+  if (typeof w?.event_id !== 'string' || w.event_id.length === 0 || w.event_id.length > 200) return undefined;
+  if (w.event_type === 'charge.state_changed' && isCharge(w.charge)) {
+    return { eventId: w.event_id, object: 'payment', reference: w.charge.merchant_reference, state: chargeStateOf(w.charge) };
+  }
+  if (w.event_type === 'refund.state_changed' && isRefund(w.refund)) {
+    return { eventId: w.event_id, object: 'refund', reference: w.refund.merchant_reference, state: refundStateOf(w.refund) };
+  }
+  return undefined;
+}

@@ -1,0 +1,202 @@
+// Accounts and their API keys: onboarding operations used by the CLI and the first-start
+// bootstrap, and the key lookup behind authentication.
+import { and, desc, eq } from 'drizzle-orm';
+import type { Db, Executor } from '../../storage/db.js';
+import { accounts, apiKeys } from '../../storage/schema.js';
+import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import { newApiKey, redactApiKey, sha256Hex } from '../../lib/secrets.js';
+
+export class OnboardingError extends Error {}
+
+export interface AccountView {
+  id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  live_enabled: boolean;
+  rate_limit: { per_second: number; burst: number } | null;
+  created_at: string;
+}
+
+function accountView(row: typeof accounts.$inferSelect): AccountView {
+  return {
+    id: toPublicId('acct', row.id),
+    name: row.name,
+    status: row.status,
+    live_enabled: row.liveEnabled,
+    rate_limit: row.rateLimitPerS && row.rateLimitBurst ? { per_second: row.rateLimitPerS, burst: row.rateLimitBurst } : null,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+function accountUuid(accountId: string): string {
+  const uuid = parseId('acct', accountId);
+  if (!uuid) throw new OnboardingError(`${accountId} is not an account id (acct_…)`);
+  return uuid;
+}
+
+async function requireAccount(db: Executor, accountId: string) {
+  const [row] = await db.select().from(accounts).where(eq(accounts.id, accountUuid(accountId)));
+  if (!row) throw new OnboardingError(`no account ${accountId}`);
+  return row;
+}
+
+export async function createAccount(db: Executor, name: string): Promise<AccountView> {
+  const { uuid } = newId('acct');
+  const [row] = await db.insert(accounts).values({ id: uuid, name }).returning();
+  return accountView(row!);
+}
+
+export async function getAccount(db: Executor, accountId: string): Promise<AccountView> {
+  return accountView(await requireAccount(db, accountId));
+}
+
+export async function listAccounts(db: Executor): Promise<AccountView[]> {
+  return (await db.select().from(accounts).orderBy(desc(accounts.id))).map(accountView);
+}
+
+async function updateAccount(db: Executor, accountId: string, values: Partial<typeof accounts.$inferInsert>): Promise<AccountView> {
+  const [row] = await db
+    .update(accounts)
+    .set({ ...values, updatedAt: new Date() })
+    .where(eq(accounts.id, accountUuid(accountId)))
+    .returning();
+  if (!row) throw new OnboardingError(`no account ${accountId}`);
+  return accountView(row);
+}
+
+export const activateLive = (db: Executor, accountId: string) => updateAccount(db, accountId, { liveEnabled: true });
+export const suspendAccount = (db: Executor, accountId: string) => updateAccount(db, accountId, { status: 'suspended' });
+export const reinstateAccount = (db: Executor, accountId: string) => updateAccount(db, accountId, { status: 'active' });
+export const setRateLimit = (db: Executor, accountId: string, budget: { perSecond: number; burst: number } | null) =>
+  updateAccount(db, accountId, { rateLimitPerS: budget?.perSecond ?? null, rateLimitBurst: budget?.burst ?? null });
+
+export interface KeyView {
+  id: string;
+  account: string;
+  livemode: boolean;
+  redacted: string;
+  name: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+function keyView(row: typeof apiKeys.$inferSelect): KeyView {
+  return {
+    id: toPublicId('key', row.id),
+    account: toPublicId('acct', row.accountId),
+    livemode: row.livemode,
+    redacted: row.redacted,
+    name: row.name,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+    revoked_at: row.revokedAt?.toISOString() ?? null,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** Issues a key. The plaintext is in the answer and nowhere else: only its hash is stored. */
+export async function issueKey(
+  db: Executor,
+  accountId: string,
+  opts: { livemode: boolean; name?: string; expiresAt?: Date },
+): Promise<KeyView & { secret: string }> {
+  const account = await requireAccount(db, accountId);
+  if (opts.livemode && !account.liveEnabled) {
+    throw new OnboardingError(`live mode is not enabled for ${accountId}; activate it first (accounts activate-live)`);
+  }
+  const secret = newApiKey(opts.livemode);
+  const { uuid } = newId('key');
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      accountId: account.id,
+      id: uuid,
+      livemode: opts.livemode,
+      keyHash: sha256Hex(secret),
+      redacted: redactApiKey(secret),
+      name: opts.name ?? null,
+      expiresAt: opts.expiresAt ?? null,
+    })
+    .returning();
+  return { ...keyView(row!), secret };
+}
+
+async function requireKey(db: Executor, keyId: string) {
+  const uuid = parseId('key', keyId);
+  if (!uuid) throw new OnboardingError(`${keyId} is not a key id (key_…)`);
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, uuid));
+  if (!row) throw new OnboardingError(`no key ${keyId}`);
+  return row;
+}
+
+export async function listKeys(db: Executor, accountId: string): Promise<KeyView[]> {
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.accountId, accountUuid(accountId))).orderBy(desc(apiKeys.id));
+  return rows.map(keyView);
+}
+
+export async function revokeKey(db: Executor, keyId: string, at = new Date()): Promise<KeyView> {
+  const key = await requireKey(db, keyId);
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: key.revokedAt ?? at })
+    .where(and(eq(apiKeys.accountId, key.accountId), eq(apiKeys.id, key.id)))
+    .returning();
+  return keyView(row!);
+}
+
+/**
+ * Issues a replacement key of the same mode; the old one keeps working until `oldValidUntil`.
+ * Both changes commit together, so a failure never leaves a new key beside an unchanged old one.
+ */
+export async function rollKey(db: Db, keyId: string, oldValidUntil: Date): Promise<{ old: KeyView; new: KeyView & { secret: string } }> {
+  return db.transaction(async (tx) => {
+    const key = await requireKey(tx, keyId);
+    if (key.revokedAt) throw new OnboardingError(`${keyId} is revoked; issue a new key instead`);
+    const fresh = await issueKey(tx, toPublicId('acct', key.accountId), { livemode: key.livemode, name: key.name ?? undefined });
+    const until = key.expiresAt && key.expiresAt < oldValidUntil ? key.expiresAt : oldValidUntil;
+    const [row] = await tx
+      .update(apiKeys)
+      .set({ expiresAt: until })
+      .where(and(eq(apiKeys.accountId, key.accountId), eq(apiKeys.id, key.id)))
+      .returning();
+    return { old: keyView(row!), new: fresh };
+  });
+}
+
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  livemode: boolean;
+  accountStatus: 'active' | 'suspended';
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  rateLimit: { perSecond: number; burst: number } | null;
+}
+
+/** The key and its account by the key's hash, or undefined. Validity is judged by the caller. */
+export async function findPrincipal(db: Executor, keyHash: string): Promise<Principal | undefined> {
+  const [row] = await db
+    .select({
+      accountId: apiKeys.accountId,
+      keyId: apiKeys.id,
+      livemode: apiKeys.livemode,
+      expiresAt: apiKeys.expiresAt,
+      revokedAt: apiKeys.revokedAt,
+      accountStatus: accounts.status,
+      rateLimitPerS: accounts.rateLimitPerS,
+      rateLimitBurst: accounts.rateLimitBurst,
+    })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .where(eq(apiKeys.keyHash, keyHash));
+  if (!row) return undefined;
+  return {
+    accountId: row.accountId,
+    keyId: row.keyId,
+    livemode: row.livemode,
+    accountStatus: row.accountStatus,
+    expiresAt: row.expiresAt,
+    revokedAt: row.revokedAt,
+    rateLimit: row.rateLimitPerS && row.rateLimitBurst ? { perSecond: row.rateLimitPerS, burst: row.rateLimitBurst } : null,
+  };
+}

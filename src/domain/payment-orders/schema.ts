@@ -1,0 +1,58 @@
+// Request and response schemas of payment orders: validation, handler types and OpenAPI at once.
+import { Type, type Static } from 'typebox';
+import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../http/schemas.js';
+import { PAYMENT_ORDER_STATUSES } from './state.js';
+
+export const CreatePaymentOrderBody = Type.Object(
+  {
+    amount: Amount,
+    currency: Currency,
+    reference: Type.String({ minLength: 1, maxLength: 128, description: "The caller's own reference for the order." }),
+    customer: Type.Object(
+      {
+        email: Type.String({ format: 'email', maxLength: 254 }),
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+      },
+      { additionalProperties: false },
+    ),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    metadata: Type.Optional(Metadata),
+    expires_at: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When an unpaid order expires: in the future, at most 30 days ahead. Default: 24 hours after creation.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentOrderBody = Static<typeof CreatePaymentOrderBody>;
+
+export const PaymentOrder = Type.Object(
+  {
+    id: Type.String({ examples: ['ord_01jd8x3v0pe7wbz0m4k6f2n9qa'] }),
+    object: Type.Literal('payment_order'),
+    livemode: Type.Boolean(),
+    status: Type.String({ enum: [...PAYMENT_ORDER_STATUSES] }),
+    amount: Amount,
+    amount_paid: Type.Integer({ minimum: 0 }),
+    currency: Type.String(),
+    reference: Type.String(),
+    customer: Type.Object({ email: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }),
+    description: Type.Union([Type.String(), Type.Null()]),
+    metadata: MetadataView,
+    expires_at: Timestamp,
+    version: Type.Integer({ description: 'Increases by one with every change; order webhooks by it.' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'PaymentOrder', title: 'PaymentOrder' },
+);
+export type PaymentOrderView = Static<typeof PaymentOrder>;
+
+export const ListPaymentOrdersQuery = Type.Object(
+  {
+    ...ListQueryBase,
+    status: Type.Optional(Type.String({ enum: [...PAYMENT_ORDER_STATUSES] })),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { additionalProperties: false },
+);
+export type ListPaymentOrdersQuery = Static<typeof ListPaymentOrdersQuery>;

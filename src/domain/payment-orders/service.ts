@@ -1,0 +1,180 @@
+// Payment orders: the intent to collect an amount. Every change commits with its event and, for
+// requests, the idempotency record, in one transaction.
+import { and, eq, sql } from 'drizzle-orm';
+import type { Db, Executor } from '../../storage/db.js';
+import { paymentOrders } from '../../storage/schema.js';
+import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import { ApiError } from '../../http/errors.js';
+import { respond, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { recordEvent, systemContext } from '../events/service.js';
+import { notFound } from '../lookup.js';
+import { planPage, toPage, type Page } from '../pagination.js';
+import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
+import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
+
+type Row = typeof paymentOrders.$inferSelect;
+
+const DEFAULT_LIFETIME_MS = 24 * 3600 * 1000;
+const MAX_LIFETIME_MS = 30 * 24 * 3600 * 1000;
+
+export function paymentOrderView(row: Row): PaymentOrderView {
+  return {
+    id: toPublicId('ord', row.id),
+    object: 'payment_order',
+    livemode: row.livemode,
+    status: row.status,
+    amount: row.amount,
+    amount_paid: row.amountPaid,
+    currency: row.currency,
+    reference: row.reference,
+    customer: { email: row.customerEmail, name: row.customerName },
+    description: row.description,
+    metadata: row.metadata,
+    expires_at: row.expiresAt.toISOString(),
+    version: row.version,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+function expiry(input: string | undefined, now: Date): Date {
+  if (input === undefined) return new Date(now.getTime() + DEFAULT_LIFETIME_MS);
+  const at = new Date(input);
+  if (at.getTime() <= now.getTime() || at.getTime() - now.getTime() > MAX_LIFETIME_MS) {
+    throw new ApiError('parameter_invalid', {
+      param: 'expires_at',
+      message: 'expires_at must be in the future and at most 30 days ahead.',
+    });
+  }
+  return at;
+}
+
+export async function createPaymentOrder(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody, now = new Date()): Promise<Outcome> {
+  const expiresAt = expiry(input.expires_at, now);
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(paymentOrders)
+      .values({
+        accountId: ctx.accountId,
+        id: newId('ord').uuid,
+        livemode: ctx.livemode,
+        status: 'open',
+        amount: input.amount,
+        currency: input.currency,
+        reference: input.reference,
+        customerEmail: input.customer.email,
+        customerName: input.customer.name ?? null,
+        description: input.description ?? null,
+        metadata: input.metadata ?? {},
+        expiresAt,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    const view = paymentOrderView(row!);
+    await recordEvent(tx, ctx, 'payment_order.created', view, now);
+    return respond(tx, ctx, 201, view);
+  });
+}
+
+function byId(ctx: RequestContext, uuid: string) {
+  return and(eq(paymentOrders.accountId, ctx.accountId), eq(paymentOrders.livemode, ctx.livemode), eq(paymentOrders.id, uuid));
+}
+
+export async function retrievePaymentOrder(db: Db, ctx: RequestContext, id: string): Promise<PaymentOrderView> {
+  const uuid = parseId('ord', id);
+  if (uuid) {
+    const [row] = await db.select().from(paymentOrders).where(byId(ctx, uuid));
+    if (row) return paymentOrderView(row);
+  }
+  throw await notFound(db, ctx, paymentOrders, uuid, 'payment order', id);
+}
+
+export async function listPaymentOrders(db: Db, ctx: RequestContext, params: ListPaymentOrdersQuery): Promise<Page<PaymentOrderView>> {
+  const plan = planPage('ord', paymentOrders.id, paymentOrders.createdAt, params);
+  const rows = await db
+    .select()
+    .from(paymentOrders)
+    .where(
+      and(
+        eq(paymentOrders.accountId, ctx.accountId),
+        eq(paymentOrders.livemode, ctx.livemode),
+        params.status ? eq(paymentOrders.status, params.status as PaymentOrderStatus) : undefined,
+        params.reference ? eq(paymentOrders.reference, params.reference) : undefined,
+        plan.where,
+      ),
+    )
+    .orderBy(plan.orderBy)
+    .limit(plan.fetch);
+  return toPage(rows, plan, paymentOrderView);
+}
+
+const EVENT_FOR_STATUS: Partial<Record<PaymentOrderStatus, string>> = {
+  paid: 'payment_order.paid',
+  cancelled: 'payment_order.cancelled',
+  expired: 'payment_order.expired',
+};
+
+/**
+ * Moves a locked order to `to` (the caller holds the row lock), bumps its version and writes the
+ * event. The transition table decides; an invalid move is a typed invalid_state error.
+ */
+export async function transitionPaymentOrder(
+  tx: Executor,
+  ctx: RequestContext,
+  row: Row,
+  to: PaymentOrderStatus,
+  operation: string,
+  now: Date,
+  changes: Partial<Pick<Row, 'amountPaid'>> = {},
+): Promise<PaymentOrderView> {
+  paymentOrderStates.assert(row.status, to, operation);
+  const [updated] = await tx
+    .update(paymentOrders)
+    .set({ ...changes, status: to, version: sql`${paymentOrders.version} + 1`, updatedAt: now })
+    .where(and(eq(paymentOrders.accountId, row.accountId), eq(paymentOrders.id, row.id)))
+    .returning();
+  const view = paymentOrderView(updated!);
+  const type = EVENT_FOR_STATUS[to] ?? `payment_order.${to}`;
+  await recordEvent(tx, ctx, type, view, now);
+  return view;
+}
+
+export async function lockPaymentOrder(tx: Executor, ctx: RequestContext, uuid: string): Promise<Row | undefined> {
+  const [row] = await tx.select().from(paymentOrders).where(byId(ctx, uuid)).for('update');
+  return row;
+}
+
+export async function cancelPaymentOrder(db: Db, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
+  const uuid = parseId('ord', id);
+  const outcome = uuid
+    ? await db.transaction(async (tx) => {
+        const row = await lockPaymentOrder(tx, ctx, uuid);
+        if (!row) return undefined;
+        const view = await transitionPaymentOrder(tx, ctx, row, 'cancelled', 'cancel', now);
+        return respond(tx, ctx, 200, view);
+      })
+    : undefined;
+  if (outcome) return outcome;
+  throw await notFound(db, ctx, paymentOrders, uuid, 'payment order', id);
+}
+
+/**
+ * Expires open orders whose time has come. Rows are claimed with SKIP LOCKED so that several
+ * workers split the work, and each batch commits with its events.
+ */
+export async function expireDuePaymentOrders(db: Db, now: Date, batch = 100): Promise<number> {
+  return db.transaction(async (tx) => {
+    const due = await tx
+      .select()
+      .from(paymentOrders)
+      .where(and(eq(paymentOrders.status, 'open'), sql`${paymentOrders.expiresAt} <= ${now.toISOString()}`))
+      .orderBy(paymentOrders.expiresAt)
+      .limit(batch)
+      .for('update', { skipLocked: true });
+    for (const row of due) {
+      await transitionPaymentOrder(tx, systemContext(row.accountId, row.livemode), row, 'expired', 'expire', now);
+    }
+    return due.length;
+  });
+}

@@ -1,0 +1,100 @@
+// Request and response schemas of payments: validation, handler types and OpenAPI at once.
+import { Type, type Static } from 'typebox';
+import { Amount, ListQueryBase, Metadata, Timestamp } from '../../http/schemas.js';
+import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
+import { PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
+import { CARD_BRANDS } from './cards.js';
+import { PAYMENT_STATUSES } from './state.js';
+
+const CardInput = Type.Object(
+  {
+    number: Type.String({ pattern: '^[0-9]{12,19}$', description: 'The card number, digits only. Never stored, logged or returned.', examples: ['4242424242424242'] }),
+    exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
+    exp_year: Type.Integer({ minimum: 2000, maximum: 2200, description: 'Four digits.' }),
+    cvc: Type.String({ pattern: '^[0-9]{3,4}$', description: '3 or 4 digits. Never stored, logged or returned.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const CreatePaymentBody = Type.Object(
+  {
+    payment_order: Type.String({ minLength: 1, maxLength: 64, description: 'The open payment order to pay (ord_…).' }),
+    payment_method: Type.Object(
+      {
+        type: Type.String({ enum: ['card'], description: 'Mandate payments arrive with mandates.' }),
+        card: CardInput,
+      },
+      { additionalProperties: false },
+    ),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
+
+export const PaymentAttempt = Type.Object({
+  connector: Type.String(),
+  outcome: Type.String({ enum: [...ATTEMPT_OUTCOMES] }),
+  error_code: Type.Union([Type.String(), Type.Null()], { description: 'Why a declined, failed or skipped attempt ended as it did.' }),
+  duration_ms: Type.Number(),
+  started_at: Timestamp,
+});
+
+export const Payment = Type.Object(
+  {
+    id: Type.String({ examples: ['pay_01jd8x3v0pe7wbz0m4k6f2n9qa'] }),
+    object: Type.Literal('payment'),
+    livemode: Type.Boolean(),
+    status: Type.String({ enum: [...PAYMENT_STATUSES] }),
+    amount: Amount,
+    currency: Type.String(),
+    amount_refunded: Type.Integer({ minimum: 0, description: 'Sum of the pending and succeeded refunds.' }),
+    payment_order: Type.String(),
+    payment_method: Type.Object({
+      type: Type.Literal('card'),
+      card: Type.Object({
+        brand: Type.String({ enum: [...CARD_BRANDS] }),
+        last4: Type.String(),
+        exp_month: Type.Integer(),
+        exp_year: Type.Integer(),
+        fingerprint: Type.String({ description: 'The same card gives the same fingerprint within an account.' }),
+      }),
+    }),
+    connector: Type.Union([Type.String(), Type.Null()], { description: 'The connector that took the payment; null while none has.' }),
+    connector_reference: Type.Union([Type.String(), Type.Null()], { description: "The processor's own id for the charge." }),
+    attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),
+    failure_code: Type.Union([Type.String({ enum: [...PAYMENT_FAILURE_CODES] }), Type.Null()]),
+    failure_message: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    version: Type.Integer({ description: 'Increases by one with every change; order webhooks by it.' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Payment', title: 'Payment' },
+);
+export type PaymentView = Static<typeof Payment>;
+
+export const RetrievePaymentQuery = Type.Object(
+  {
+    refresh: Type.Optional(
+      Type.Boolean({ default: false, description: 'Ask the connector for the current state of a pending payment first, and apply it.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ListPaymentsQuery = Type.Object(
+  {
+    ...ListQueryBase,
+    status: Type.Optional(Type.String({ enum: [...PAYMENT_STATUSES] })),
+    payment_order: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type ListPaymentsQuery = Static<typeof ListPaymentsQuery>;
+
+export const ResolvePaymentBody = Type.Object(
+  { outcome: Type.String({ enum: ['succeeded', 'failed'], description: 'How the simulated processor settles the pending charge.' }) },
+  { additionalProperties: false },
+);
+export type ResolvePaymentBody = Static<typeof ResolvePaymentBody>;

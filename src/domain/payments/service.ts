@@ -1,0 +1,294 @@
+// Payments: one attempt to pay an order, routed to connectors, in atomic phases (API.md §4):
+//
+//   1. one transaction: lock the order, check it is open, fix the route, insert the payment
+//      `pending`, move the order to `processing`, write the events and the recovery point
+//      `payment_created:<id>` on the idempotency key;
+//   2. no transaction open: call the route's connectors with the payment id as the processor's
+//      idempotency key;
+//   3. one transaction: apply the outcome (outcome.ts) and store the response on the key.
+//
+// A retry of the same request after a crash between 1 and 3 finds the recovery point and resumes:
+// it first asks every connector of the fixed route whether it already holds a charge for this
+// payment (adopting it if so), and only charges when none does — so a resumed request never
+// charges twice, not even on another connector. Card data lives in memory for the call only.
+import { and, eq, type SQL } from 'drizzle-orm';
+import type { Db, Executor } from '../../storage/db.js';
+import { paymentOrders, payments } from '../../storage/schema.js';
+import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import { ApiError, invalidState } from '../../http/errors.js';
+import { respond, setRecoveryPoint, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { recordEvent } from '../events/service.js';
+import { notFound } from '../lookup.js';
+import { planPage, toPage, type Page } from '../pagination.js';
+import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
+import { routingRules, usableConnectors } from '../routing/service.js';
+import { attemptOf, callConnector, planRoute, routeCharge, type Attempt, type ChargeExecution } from '../../connectors/router.js';
+import type { CardDetails, ChargeState } from '../../connectors/types.js';
+import { summarizeCard, validateCard } from './cards.js';
+import { testHelpersOnly } from '../../ledger/balance.js';
+import type { PaymentsRuntime } from './runtime.js';
+import type { CreatePaymentBody, ListPaymentsQuery, PaymentView } from './schema.js';
+import {
+  applyPaymentUpdate,
+  lockPayment,
+  paymentView,
+  updateFromExecution,
+  updateFromState,
+  type PaymentRow,
+  type PaymentUpdate,
+} from './outcome.js';
+import { paymentStates, type PaymentStatus } from './state.js';
+
+const RECOVERY_PREFIX = 'payment_created:';
+
+function byId(ctx: RequestContext, uuid: string): SQL {
+  return and(eq(payments.accountId, ctx.accountId), eq(payments.livemode, ctx.livemode), eq(payments.id, uuid))!;
+}
+
+/**
+ * How long after its creation a payment that no connector has taken is presumed abandoned by a
+ * crashed request: past the charge deadline of a resumed retry (chargeDeadlineMs) and the time
+ * its whole route could then take.
+ */
+export function abandonAfterMs(rt: PaymentsRuntime, routeLength: number): number {
+  return rt.idempotencyLockTimeoutS * 1000 + routeLength * rt.config.connectorTimeoutMs + rt.config.statusCheckIntervalMs;
+}
+
+function cardOf(input: CreatePaymentBody): CardDetails {
+  const card = input.payment_method.card;
+  return { number: card.number, expMonth: card.exp_month, expYear: card.exp_year, cvc: card.cvc };
+}
+
+export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
+  const now = rt.now();
+  const card = cardOf(input);
+  validateCard(card, ctx.livemode, now);
+  const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
+  if (recovery.startsWith(RECOVERY_PREFIX)) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), card);
+
+  const orderUuid = parseId('ord', input.payment_order);
+  const rules = await routingRules(db, rt, ctx);
+  const created = orderUuid
+    ? await db.transaction(async (tx) => {
+        const order = await lockPaymentOrder(tx, ctx, orderUuid);
+        if (!order) return undefined;
+        if (order.status !== 'open' || order.expiresAt <= now) {
+          const status = order.status === 'open' ? 'past its expires_at' : order.status;
+          throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
+        }
+        const usable = new Set(usableConnectors(rt, ctx.livemode));
+        const route = (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: 'card' }, rt.random) ?? []).filter((n) =>
+          usable.has(n),
+        );
+        if (route.length === 0) throw new ApiError('routing_no_match');
+        if (!route.some((name) => rt.connectors.breaker.isAvailable(name))) {
+          throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
+        }
+        const { uuid } = newId('pay');
+        const [row] = await tx
+          .insert(payments)
+          .values({
+            accountId: ctx.accountId,
+            id: uuid,
+            livemode: ctx.livemode,
+            paymentOrderId: order.id,
+            status: 'pending',
+            amount: order.amount,
+            currency: order.currency,
+            paymentMethod: { type: 'card', card: summarizeCard(card, rt.config.cardFingerprintKey, ctx.accountId) },
+            route,
+            metadata: input.metadata ?? {},
+            // Only a payment abandoned by a crashed request is still without a connector by then.
+            nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning();
+        await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
+        await recordEvent(tx, ctx, 'payment.created', paymentView(row!), now);
+        await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${uuid}`);
+        return row!;
+      })
+    : undefined;
+  if (!created) {
+    const missing = await notFound(db, ctx, paymentOrders, orderUuid, 'payment order', input.payment_order);
+    throw new ApiError('resource_missing', { param: 'payment_order', message: missing.message });
+  }
+  rt.crashPoint('payment_created');
+  const execution = await routeCharge(rt.call, created.route, chargeRequest(created, card));
+  rt.crashPoint('payment_connector_answered');
+  return finish(db, rt, ctx, created.id, updateFromExecution(execution), execution.attempts);
+}
+
+function chargeRequest(row: PaymentRow, card: CardDetails) {
+  return { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, card };
+}
+
+/** Phase 3: the outcome and the stored response, in one transaction. */
+async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, update: PaymentUpdate | undefined, attempts: Attempt[]) {
+  return db.transaction(async (tx) => {
+    const row = await lockPayment(tx, ctx.accountId, uuid);
+    if (!row) throw new Error(`payment ${uuid} vanished between phases`);
+    const after = update ? await applyPaymentUpdate(tx, ctx, row, update, attempts, applyOptions(rt)) : row;
+    return respond(tx, ctx, 201, paymentView(after));
+  });
+}
+
+function applyOptions(rt: PaymentsRuntime) {
+  return { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
+}
+
+export type LocatedCharge = { found: true; connector: string; state: ChargeState; attempt: Attempt } | { found: false; certain: boolean };
+
+/**
+ * Asks every connector of the route whether it holds a charge for the payment. `certain: false`
+ * when some connector could not answer: then nobody may charge until it can.
+ */
+export async function locateCharge(rt: PaymentsRuntime, row: PaymentRow): Promise<LocatedCharge> {
+  let certain = true;
+  const reference = toPublicId('pay', row.id);
+  for (const name of row.route) {
+    const guarded = await callConnector(rt.call, name, (c, signal) => c.chargeStatus({ reference, connectorReference: null }, signal));
+    if ('skipped' in guarded || guarded.result.kind === 'error') {
+      certain = false;
+      continue;
+    }
+    if (guarded.result.kind !== 'not_found') return { found: true, connector: name, state: guarded.result, attempt: attemptOf(name, guarded) };
+  }
+  return { found: false, certain };
+}
+
+async function resumePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, card: CardDetails): Promise<Outcome> {
+  const [row] = await db.select().from(payments).where(byId(ctx, uuid));
+  if (!row) throw new Error(`recovery point names payment ${uuid}, which does not exist`);
+  if (row.status !== 'pending' || row.connector !== null) {
+    // A connector's answer was recorded meanwhile (webhook, worker): finish with what is known.
+    return finish(db, rt, ctx, uuid, undefined, []);
+  }
+  const located = await locateCharge(rt, row);
+  // The status check that found the charge made by the crashed request stands for its lost attempt.
+  if (located.found) return finish(db, rt, ctx, uuid, updateFromState(located.connector, located.state), [located.attempt]);
+  if (!located.certain) {
+    throw new ApiError('service_unavailable', {
+      message: 'A connector of this payment cannot tell whether it already holds the charge; retry later with the same Idempotency-Key.',
+      headers: { 'retry-after': '5' },
+    });
+  }
+  if (rt.now().getTime() - row.createdAt.getTime() >= chargeDeadlineMs(rt)) {
+    // Too late to start charging: the worker may be declaring this payment abandoned right now.
+    return finish(db, rt, ctx, uuid, ABANDONED, []);
+  }
+  const execution: ChargeExecution = await routeCharge(rt.call, row.route, chargeRequest(row, card));
+  return finish(db, rt, ctx, uuid, updateFromExecution(execution), execution.attempts);
+}
+
+/** A resumed request may start charging only this long after the payment was created. */
+function chargeDeadlineMs(rt: PaymentsRuntime): number {
+  return rt.idempotencyLockTimeoutS * 1000 + rt.config.statusCheckIntervalMs;
+}
+
+export const ABANDONED: PaymentUpdate = {
+  kind: 'failed',
+  connector: null,
+  connectorReference: null,
+  failureCode: 'processing_error',
+  failureMessage: 'The request that created the payment ended before any connector took it; nothing was charged.',
+};
+
+/** Applies a connector's report to a payment in its own transaction (refresh, worker, webhook, helper). */
+export async function applyChargeState(
+  db: Db,
+  rt: PaymentsRuntime,
+  ctx: RequestContext,
+  accountId: string,
+  uuid: string,
+  connector: string,
+  state: ChargeState,
+  tx?: Executor,
+): Promise<PaymentRow | undefined> {
+  const run = async (t: Executor) => {
+    const row = await lockPayment(t, accountId, uuid);
+    if (!row) return undefined;
+    if (row.connector !== null && row.connector !== connector) return row; // another connector's charge: not ours to settle
+    return applyPaymentUpdate(t, ctx, row, updateFromState(connector, state), [], applyOptions(rt));
+  };
+  return tx ? run(tx) : db.transaction(run);
+}
+
+async function loadPayment(db: Db, ctx: RequestContext, id: string): Promise<PaymentRow> {
+  const uuid = parseId('pay', id);
+  if (uuid) {
+    const [row] = await db.select().from(payments).where(byId(ctx, uuid));
+    if (row) return row;
+  }
+  throw await notFound(db, ctx, payments, uuid, 'payment', id);
+}
+
+/** Asks the payment's connector for the current state of a pending payment and applies it. */
+async function refresh(db: Db, rt: PaymentsRuntime, ctx: RequestContext, row: PaymentRow): Promise<PaymentRow> {
+  if (row.status !== 'pending' || row.connector === null) return row;
+  const connector = row.connector;
+  const reference = toPublicId('pay', row.id);
+  const guarded = await callConnector(rt.call, connector, (c, signal) =>
+    c.chargeStatus({ reference, connectorReference: row.connectorReference }, signal),
+  );
+  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') return row;
+  return (await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, guarded.result)) ?? row;
+}
+
+export async function retrievePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, id: string, opts: { refresh?: boolean } = {}): Promise<PaymentView> {
+  const row = await loadPayment(db, ctx, id);
+  return paymentView(opts.refresh ? await refresh(db, rt, ctx, row) : row);
+}
+
+export async function listPayments(db: Db, ctx: RequestContext, params: ListPaymentsQuery): Promise<Page<PaymentView>> {
+  let orderUuid: string | undefined;
+  if (params.payment_order) {
+    orderUuid = parseId('ord', params.payment_order);
+    if (!orderUuid) throw new ApiError('parameter_invalid', { param: 'payment_order', message: 'payment_order must be an id starting with ord_.' });
+  }
+  const plan = planPage('pay', payments.id, payments.createdAt, params);
+  const rows = await db
+    .select()
+    .from(payments)
+    .where(
+      and(
+        eq(payments.accountId, ctx.accountId),
+        eq(payments.livemode, ctx.livemode),
+        params.status ? eq(payments.status, params.status as PaymentStatus) : undefined,
+        orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined,
+        plan.where,
+      ),
+    )
+    .orderBy(plan.orderBy)
+    .limit(plan.fetch);
+  return toPage(rows, plan, paymentView);
+}
+
+/**
+ * Test helper: tells the simulated processor to settle the pending charge, then applies what the
+ * processor reports (its webhook, arriving too, finds the work done). A charge the processor had
+ * already settled (the timeout card) reports its true outcome whatever was asked.
+ */
+export async function resolveTestPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
+  if (ctx.livemode) throw testHelpersOnly();
+  const row = await loadPayment(db, ctx, id);
+  paymentStates.assert(row.status, outcome, 'resolve');
+  if (row.connector === null) {
+    throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
+  }
+  const connector = row.connector;
+  const reference = toPublicId('pay', row.id);
+  const guarded = await callConnector(rt.call, connector, async (c, signal) => {
+    if (!c.resolvePendingCharge) return { kind: 'error' as const, code: 'request_rejected' as const, message: `${connector} has no test controls` };
+    return c.resolvePendingCharge(reference, outcome, signal);
+  });
+  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') {
+    throw new ApiError('processor_unavailable', { message: `The simulated processor ${connector} could not settle the charge; retry.` });
+  }
+  const state = guarded.result;
+  return db.transaction(async (tx) => {
+    const after = await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, state, tx);
+    return respond(tx, ctx, 200, paymentView(after ?? row));
+  });
+}

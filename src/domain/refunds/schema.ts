@@ -1,0 +1,51 @@
+// Request and response schemas of refunds.
+import { Type, type Static } from 'typebox';
+import { Amount, ListQueryBase, Metadata, Timestamp } from '../../http/schemas.js';
+import { REFUND_FAILURE_CODES } from '../../connectors/types.js';
+import { REFUND_STATUSES } from './state.js';
+
+export const REFUND_REASONS = ['requested_by_customer', 'duplicate', 'fraudulent'] as const;
+
+export const CreateRefundBody = Type.Object(
+  {
+    payment: Type.String({ minLength: 1, maxLength: 64, description: 'The succeeded payment to refund (pay_…).' }),
+    amount: Type.Optional({ ...Amount, description: 'Default: all that remains refundable.' }),
+    reason: Type.Optional(Type.String({ enum: [...REFUND_REASONS] })),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CreateRefundBody = Static<typeof CreateRefundBody>;
+
+export const Refund = Type.Object(
+  {
+    id: Type.String({ examples: ['ref_01jd8x3v0pe7wbz0m4k6f2n9qa'] }),
+    object: Type.Literal('refund'),
+    livemode: Type.Boolean(),
+    status: Type.String({ enum: [...REFUND_STATUSES] }),
+    amount: Amount,
+    currency: Type.String(),
+    payment: Type.String(),
+    reason: Type.Union([Type.String({ enum: [...REFUND_REASONS] }), Type.Null()]),
+    connector: Type.String(),
+    connector_reference: Type.Union([Type.String(), Type.Null()]),
+    failure_code: Type.Union([Type.String({ enum: [...REFUND_FAILURE_CODES] }), Type.Null()]),
+    failure_message: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    version: Type.Integer(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { $id: 'Refund', title: 'Refund' },
+);
+export type RefundView = Static<typeof Refund>;
+
+export const ListRefundsQuery = Type.Object(
+  {
+    ...ListQueryBase,
+    status: Type.Optional(Type.String({ enum: [...REFUND_STATUSES] })),
+    payment: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type ListRefundsQuery = Static<typeof ListRefundsQuery>;

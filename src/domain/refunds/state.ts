@@ -1,0 +1,10 @@
+import { defineStateMachine } from '../state-machine.js';
+
+export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+export const refundStates = defineStateMachine<RefundStatus>('refund', {
+  pending: ['succeeded', 'failed'],
+  succeeded: [],
+  failed: [],
+});

@@ -1,0 +1,279 @@
+// The HTTP application: fastify with the cross-cutting pieces every route shares, in request
+// order — request id, authentication, rate limit, body parsing and validation, idempotency — and
+// the single error renderer that gives every failure the same typed body.
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RawServerDefault,
+} from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import pino from 'pino';
+import { DrizzleQueryError } from 'drizzle-orm';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../config.js';
+import type { Database } from '../storage/db.js';
+import type { RateLimiter } from '../lib/rate-limiter.js';
+import { newId, toPublicId } from '../lib/ids.js';
+import { ApiError } from './errors.js';
+import { addSharedSchema, validationError, validatorCompiler } from './validation.js';
+import { ErrorResponse } from './schemas.js';
+import { authenticate, type Authenticator } from './auth.js';
+import { applyRateLimit } from './rate-limit.js';
+import { idempotencyHook } from './idempotency.js';
+import { releaseKey, storeFailure, type Outcome, type RequestContext } from '../idempotency/store.js';
+import { PaymentOrder } from '../domain/payment-orders/schema.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerPaymentOrderRoutes } from './routes/payment-orders.js';
+import { registerEventRoutes } from './routes/events.js';
+import { registerWebhookRoutes } from './routes/webhook-endpoints.js';
+import { WebhookDeliveryAttempt, WebhookEndpoint, WebhookEndpointWithSecret } from '../domain/webhooks/schema.js';
+import { createEncryptor } from '../lib/encryption.js';
+import { createSender } from '../webhooks/sender.js';
+import { EventSchema } from './routes/events.js';
+import { registerPaymentsModule } from './routes/payments-module.js';
+import type { PaymentsRuntime } from '../domain/payments/runtime.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false for the few public routes (health, docs); everything else needs an API key. */
+    auth?: boolean;
+    /** required: money-moving POSTs; optional: honoured when the header is present. */
+    idempotency?: 'required' | 'optional';
+    /** What of the body the idempotency fingerprint sees (payments: card data as keyed digests). */
+    idempotencyFingerprint?: (body: unknown) => unknown;
+  }
+  interface FastifyRequest {
+    ctx: RequestContext;
+  }
+}
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  rateLimiter: RateLimiter;
+  authenticator: Authenticator;
+  logger?: boolean | object;
+  /** Connectors, routing cache and clock of payments; built by the app when absent. */
+  payments?: PaymentsRuntime;
+}
+
+/** The service's pino settings: secrets redacted, failed queries logged without their parameters. */
+export function loggerOptions(config: Pick<Config, 'logLevel'>) {
+  return {
+    level: config.logLevel,
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.api_key', '*.card', '*.cvc', '*.number'],
+      censor: '[redacted]',
+    },
+    serializers: { err: serializeError },
+  };
+}
+
+/**
+ * pino's error serialiser minus the bind parameters of failed queries: drizzle repeats them in the
+ * message, the stack and a `params` field, and they hold API-key hashes and customer data.
+ */
+export function serializeError(err: Error): ReturnType<typeof pino.stdSerializers.err> {
+  const serialized = pino.stdSerializers.err(err);
+  if (!serialized || typeof serialized !== 'object') return serialized;
+  const out = serialized as unknown as Record<string, unknown>;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (!(e instanceof DrizzleQueryError)) continue;
+    const shown = `\nparams: ${String(e.params)}`;
+    for (const field of ['message', 'stack'] as const) {
+      const text = out[field];
+      if (typeof text === 'string') out[field] = text.split(shown).join('\nparams: [redacted]');
+    }
+  }
+  if ('params' in out) out.params = '[redacted]';
+  return serialized;
+}
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, database } = deps;
+  const app = Fastify({
+    // A caller's logger settings (a test's capture stream) add to the defaults, never drop the redaction.
+    logger: typeof deps.logger === 'object' ? { ...loggerOptions(config), ...deps.logger } : (deps.logger ?? loggerOptions(config)),
+    genReqId: () => newId('req').id,
+    // One line per request is written by the onResponse hook below, with account and duration.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSchemaErrorFormatter((errors, context) => validationError(errors, context) as unknown as Error);
+  app.addSchema(ErrorResponse);
+  app.addSchema(PaymentOrder);
+  app.addSchema(EventSchema);
+  for (const schema of [WebhookEndpoint, WebhookEndpointWithSecret, WebhookDeliveryAttempt]) {
+    app.addSchema(schema);
+    addSharedSchema(schema);
+  }
+  for (const schema of [ErrorResponse, PaymentOrder, EventSchema]) addSharedSchema(schema);
+
+  // An empty body on a JSON POST (a bare `/cancel`) means "no parameters", not a parse error.
+  const jsonParser = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, undefined);
+    jsonParser(req, body as string, (err, parsed) => {
+      if (!err) return done(null, parsed);
+      // Valid JSON keyed `__proto__` (or constructor.prototype) is refused against prototype
+      // pollution; say so rather than call the JSON malformed. (JSON.parse alone is harmless: its
+      // result is dropped.)
+      let wellFormed = true;
+      try {
+        JSON.parse(body as string);
+      } catch {
+        wellFormed = false;
+      }
+      done(
+        wellFormed
+          ? new ApiError('parameter_invalid', { message: 'The body may not use "__proto__" or "constructor.prototype" as a key, at any depth.' })
+          : new ApiError('body_invalid_json'),
+        undefined,
+      );
+    });
+  });
+
+  // Collected to tell "wrong method" (405) from "no such route" (404).
+  const routePatterns: { regex: RegExp; method: string }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url.replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*');
+    for (const method of [route.method].flat()) routePatterns.push({ regex: new RegExp(`^${pattern}/?$`), method });
+    // The documentation page is public, like the OpenAPI document it renders.
+    if (route.url.startsWith('/docs')) route.config = { ...route.config, auth: false };
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('request-id', req.id);
+    (req as { startedAtNs?: bigint }).startedAtNs = process.hrtime.bigint();
+    if (req.routeOptions.config.auth === false || req.routeOptions.url === undefined) return;
+    const principal = await authenticate(deps.authenticator, req.headers.authorization);
+    req.ctx = { accountId: principal.accountId, livemode: principal.livemode, requestId: req.id };
+    await applyRateLimit(deps.rateLimiter, config, principal, reply, req.log);
+  });
+
+  app.addHook('preHandler', idempotencyHook(database.db, config));
+
+  app.addHook('onResponse', async (req, reply) => {
+    const started = (req as { startedAtNs?: bigint }).startedAtNs;
+    const durationMs = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
+    req.log.info(
+      {
+        account: req.ctx ? toPublicId('acct', req.ctx.accountId) : undefined,
+        livemode: req.ctx?.livemode,
+        method: req.method,
+        path: req.url.split('?')[0],
+        status: reply.statusCode,
+        duration_ms: durationMs === undefined ? undefined : Math.round(durationMs * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  app.setErrorHandler(async (error: FastifyError | ApiError, req, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
+    const outcome: Outcome = { status: apiError.status, body: JSON.stringify(apiError.body(req.id)) };
+    await settleIdempotency(req, outcome, database, apiError);
+    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    return sendOutcome(reply, outcome);
+  });
+
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const version = VERSION_PREFIX.exec(path);
+    let error: ApiError;
+    if (version && version[1] !== '1') {
+      error = new ApiError('unsupported_api_version', { message: `API version v${version[1]} is not supported; use /v1.` });
+    } else {
+      const allowed = [...new Set(routePatterns.filter((r) => r.regex.test(path)).map((r) => r.method))];
+      error = allowed.length
+        ? new ApiError('method_not_allowed', {
+            message: `${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`,
+            headers: { allow: allowed.join(', ') },
+          })
+        : new ApiError('route_missing', { message: `No route ${req.method} ${path}.` });
+    }
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    return sendOutcome(reply, { status: error.status, body: JSON.stringify(error.body(req.id)) });
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Payment orchestration API',
+        version: '1.0.0',
+        description:
+          'Payment orders, payments, payouts, mandates and signed webhooks. Amounts are integers in the minor unit of their currency. ' +
+          'Every POST that creates or moves money needs an Idempotency-Key header. Errors share one typed body.',
+      },
+      servers: [{ url: '/' }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true });
+
+  registerHealthRoutes(app, database);
+  registerPaymentOrderRoutes(app, database.db);
+  registerEventRoutes(app, database.db);
+  // The API process sends only the test-mode delivery scenarios; the worker delivers events.
+  const webhookSender = createSender({ maxSockets: 16 });
+  app.addHook('onClose', async () => webhookSender.close());
+  registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: createEncryptor(config.encryptionKeys), sender: webhookSender });
+  registerPaymentsModule(app, database.db, config, deps.payments);
+  app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
+
+  return app;
+}
+
+function toApiError(error: FastifyError | ApiError): ApiError {
+  if (error instanceof ApiError) return error;
+  if ((error as unknown) instanceof ApiError) return error as unknown as ApiError;
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('body_too_large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('unsupported_media_type');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('body_invalid_json', { message: 'The Content-Length header does not match the body.' });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('body_missing');
+  }
+  if (error.validation) return validationError(error.validation, error.validationContext ?? 'body');
+  if (error.statusCode === 400 && error instanceof SyntaxError) return new ApiError('body_invalid_json');
+  return new ApiError('internal_error');
+}
+
+/** 4xx answers from executing are remembered for the key; 5xx, 409 and 429 let the key go. */
+async function settleIdempotency(req: FastifyRequest, outcome: Outcome, database: Database, error: ApiError) {
+  const ctx = req.ctx;
+  if (!ctx?.idempotency || error.code === 'idempotency_key_in_use' || error.code === 'idempotency_key_reused') return;
+  try {
+    if (outcome.status < 500 && outcome.status !== 429 && outcome.status !== 409) await storeFailure(database.db, ctx, outcome);
+    else await releaseKey(database.db, ctx);
+  } catch (err) {
+    // The key stays locked; it becomes claimable again after the lock timeout.
+    req.log.error({ err }, 'could not settle idempotency key');
+  }
+}
+
+export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
+  return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body);
+}

@@ -1,0 +1,32 @@
+// Per-key token buckets (API.md §8): the account's own budget when onboarding set one, else the
+// mode's default. Every authenticated response carries the RateLimit-* headers.
+import type { FastifyBaseLogger, FastifyReply } from 'fastify';
+import type { Config } from '../config.js';
+import type { Principal } from '../domain/accounts/service.js';
+import type { Decision, RateLimiter } from '../lib/rate-limiter.js';
+import { ApiError } from './errors.js';
+
+export async function applyRateLimit(
+  limiter: RateLimiter,
+  config: Config,
+  principal: Principal,
+  reply: FastifyReply,
+  log: FastifyBaseLogger,
+): Promise<void> {
+  const budget = principal.rateLimit ?? config.rateLimit[principal.livemode ? 'live' : 'test'];
+  let decision: Decision;
+  try {
+    decision = await limiter.take(principal.keyId, budget);
+  } catch (err) {
+    // A rate-limit store outage must not stop payments: let the request through and say so.
+    log.warn({ err }, 'rate limiter unavailable; request allowed');
+    return;
+  }
+  reply.header('ratelimit-limit', String(budget.burst));
+  reply.header('ratelimit-remaining', String(decision.remaining));
+  reply.header('ratelimit-reset', String(decision.resetS));
+  reply.header('ratelimit-policy', `${budget.perSecond};w=1;burst=${budget.burst}`);
+  if (!decision.allowed) {
+    throw new ApiError('rate_limited', { headers: { 'retry-after': String(decision.retryAfterS) } });
+  }
+}

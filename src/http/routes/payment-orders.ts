@@ -1,0 +1,74 @@
+// HTTP surface of payment orders: validate, call one service function, shape the answer.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
+import {
+  cancelPaymentOrder,
+  createPaymentOrder,
+  listPaymentOrders,
+  retrievePaymentOrder,
+} from '../../domain/payment-orders/service.js';
+
+const PaymentOrderRef = Type.Ref('PaymentOrder');
+const IdempotencyHeader = (required: boolean) =>
+  Type.Object({
+    'idempotency-key': required
+      ? Type.String({ minLength: 1, maxLength: 255, description: 'Unique per intended action; a retry with the same key never acts twice.' })
+      : Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  });
+const tags = ['payment orders'];
+
+export function registerPaymentOrderRoutes(app: App, db: Db) {
+  app.post(
+    '/v1/payment-orders',
+    {
+      config: { idempotency: 'required' },
+      schema: {
+        tags,
+        operationId: 'createPaymentOrder',
+        summary: 'Create a payment order',
+        body: CreatePaymentOrderBody,
+        headers: IdempotencyHeader(true),
+        response: { 201: PaymentOrderRef, ...errorResponses(409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body)),
+  );
+
+  app.get(
+    '/v1/payment-orders/:id',
+    {
+      schema: { tags, operationId: 'retrievePaymentOrder',
+        summary: 'Retrieve a payment order', params: IdParam('ord_01jd8x3v0pe7wbz0m4k6f2n9qa'), response: { 200: PaymentOrderRef, ...errorResponses(404) } },
+    },
+    async (req) => retrievePaymentOrder(db, req.ctx, req.params.id),
+  );
+
+  app.get(
+    '/v1/payment-orders',
+    {
+      schema: { tags, operationId: 'listPaymentOrders',
+        summary: 'List payment orders, newest first', querystring: ListPaymentOrdersQuery, response: { 200: ListOf(PaymentOrderRef), ...errorResponses() } },
+    },
+    async (req) => listPaymentOrders(db, req.ctx, req.query),
+  );
+
+  app.post(
+    '/v1/payment-orders/:id/cancel',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags,
+        operationId: 'cancelPaymentOrder',
+        summary: 'Cancel an open payment order',
+        params: IdParam('ord_01jd8x3v0pe7wbz0m4k6f2n9qa'),
+        headers: IdempotencyHeader(false),
+        response: { 200: PaymentOrderRef, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await cancelPaymentOrder(db, req.ctx, req.params.id)),
+  );
+}

@@ -1,0 +1,72 @@
+// HTTP surface of payments: validate, call one service function, shape the answer.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
+import { createPayment, listPayments, retrievePayment } from '../../domain/payments/service.js';
+import { redactCardForFingerprint } from '../../domain/payments/cards.js';
+import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+
+export const IdempotencyHeader = (required: boolean) =>
+  Type.Object({
+    'idempotency-key': required
+      ? Type.String({ minLength: 1, maxLength: 255, description: 'Unique per intended action; a retry with the same key never acts twice.' })
+      : Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  });
+
+const PaymentRef = Type.Ref('Payment');
+const tags = ['payments'];
+
+export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+  app.post(
+    '/v1/payments',
+    {
+      config: { idempotency: 'required', idempotencyFingerprint: redactCardForFingerprint(rt.config.cardFingerprintKey) },
+      schema: {
+        tags,
+        operationId: 'createPayment',
+        summary: 'Pay an open payment order',
+        description:
+          'Routes the payment to a connector and answers 201 with the payment in whatever state it reached: `succeeded`, `failed` ' +
+          '(a decline is not an HTTP error) or `pending` (the outcome comes later by webhook, `?refresh=true` or the worker). ' +
+          'The card number and CVC are passed to the connector and never stored, logged or returned.',
+        body: CreatePaymentBody,
+        headers: IdempotencyHeader(true),
+        response: { 201: PaymentRef, ...errorResponses(404, 409, 422, 502, 503) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createPayment(db, rt, req.ctx, req.body)),
+  );
+
+  app.get(
+    '/v1/payments/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'retrievePayment',
+        summary: 'Retrieve a payment',
+        description: "The payment as recorded; with `refresh=true` a pending payment's connector is asked for its current state first.",
+        params: IdParam('pay_01jd8x3v0pe7wbz0m4k6f2n9qa'),
+        querystring: RetrievePaymentQuery,
+        response: { 200: PaymentRef, ...errorResponses(404) },
+      },
+    },
+    async (req) => retrievePayment(db, rt, req.ctx, req.params.id, { refresh: req.query.refresh }),
+  );
+
+  app.get(
+    '/v1/payments',
+    {
+      schema: {
+        tags,
+        operationId: 'listPayments',
+        summary: 'List payments, newest first',
+        querystring: ListPaymentsQuery,
+        response: { 200: ListOf(PaymentRef), ...errorResponses() },
+      },
+    },
+    async (req) => listPayments(db, req.ctx, req.query),
+  );
+}

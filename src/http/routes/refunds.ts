@@ -1,0 +1,54 @@
+// HTTP surface of refunds.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { CreateRefundBody, ListRefundsQuery } from '../../domain/refunds/schema.js';
+import { createRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
+import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import { IdempotencyHeader } from './payments.js';
+
+const RefundRef = Type.Ref('Refund');
+const tags = ['refunds'];
+
+export function registerRefundRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+  app.post(
+    '/v1/refunds',
+    {
+      config: { idempotency: 'required' },
+      schema: {
+        tags,
+        operationId: 'createRefund',
+        summary: 'Refund a succeeded payment, fully or in part',
+        description: 'The refunds of a payment never add up to more than its amount, even when requested concurrently (422 amount_above_refundable).',
+        body: CreateRefundBody,
+        headers: IdempotencyHeader(true),
+        response: { 201: RefundRef, ...errorResponses(404, 409, 422, 503) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createRefund(db, rt, req.ctx, req.body)),
+  );
+
+  app.get(
+    '/v1/refunds/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'retrieveRefund',
+        summary: 'Retrieve a refund',
+        params: IdParam('ref_01jd8x3v0pe7wbz0m4k6f2n9qa'),
+        response: { 200: RefundRef, ...errorResponses(404) },
+      },
+    },
+    async (req) => retrieveRefund(db, req.ctx, req.params.id),
+  );
+
+  app.get(
+    '/v1/refunds',
+    {
+      schema: { tags, operationId: 'listRefunds', summary: 'List refunds, newest first', querystring: ListRefundsQuery, response: { 200: ListOf(RefundRef), ...errorResponses() } },
+    },
+    async (req) => listRefunds(db, req.ctx, req.query),
+  );
+}

@@ -1,0 +1,42 @@
+// HTTP surface of the routing configuration.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses } from '../schemas.js';
+import { PutRoutingBody } from '../../domain/routing/schema.js';
+import { putRouting, retrieveRouting } from '../../domain/routing/service.js';
+import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+
+const tags = ['routing'];
+
+export function registerRoutingRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+  app.get(
+    '/v1/routing',
+    {
+      schema: {
+        tags,
+        operationId: 'retrieveRouting',
+        summary: "Retrieve this mode's routing rules",
+        response: { 200: Type.Ref('Routing'), ...errorResponses() },
+      },
+    },
+    async (req) => retrieveRouting(db, rt, req.ctx),
+  );
+
+  app.put(
+    '/v1/routing',
+    {
+      schema: {
+        tags,
+        operationId: 'replaceRouting',
+        summary: "Replace this mode's routing rules",
+        description:
+          'Ordered rules; the first that matches a payment (currency, amount range, payment method type) names the connectors to try. ' +
+          'Other processes of the service apply the change within ROUTING_CACHE_TTL_MS.',
+        body: PutRoutingBody,
+        response: { 200: Type.Ref('Routing'), ...errorResponses() },
+      },
+    },
+    async (req) => putRouting(db, rt, req.ctx, req.body),
+  );
+}

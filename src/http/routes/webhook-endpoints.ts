@@ -1,0 +1,201 @@
+// HTTP surface of webhook endpoints, their delivery attempts, event redelivery and the test-mode
+// delivery scenarios: validate, call one service function, shape the answer.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import {
+  CreateWebhookEndpointBody,
+  DeletedWebhookEndpoint,
+  ListAttemptsQuery,
+  ListWebhookEndpointsQuery,
+  RedeliverBody,
+  Redelivery,
+  RotateSecretBody,
+  SendTestBody,
+  UpdateWebhookEndpointBody,
+  WebhookTestResult,
+} from '../../domain/webhooks/schema.js';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listEndpointAttempts,
+  listEventAttempts,
+  listWebhookEndpoints,
+  redeliverEvent,
+  retrieveWebhookEndpoint,
+  rotateWebhookSecret,
+  updateWebhookEndpoint,
+  type WebhookSettings,
+} from '../../domain/webhooks/service.js';
+import { sendTestScenario } from '../../domain/webhooks/test-scenarios.js';
+import type { WebhookTestScenario } from '../../domain/webhooks/state.js';
+
+const Endpoint = Type.Ref('WebhookEndpoint');
+const EndpointWithSecret = Type.Ref('WebhookEndpointWithSecret');
+const Attempt = Type.Ref('WebhookDeliveryAttempt');
+const OptionalIdempotencyKey = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
+const EndpointId = IdParam('we_01jd8x3v0pe7wbz0m4k6f2n9qa');
+const EventId = IdParam('evt_01jd8x3v0pe7wbz0m4k6f2n9qa');
+const tags = ['webhook endpoints'];
+/** These POSTs take optional parameters: no body at all means `{}`. */
+const bodyOptional = async (req: { body: unknown }) => {
+  if (req.body === undefined || req.body === null) req.body = {};
+};
+
+export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSettings) {
+  app.post(
+    '/v1/webhook-endpoints',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags,
+        operationId: 'createWebhookEndpoint',
+        summary: 'Create a webhook endpoint (the answer holds its signing secret, once)',
+        body: CreateWebhookEndpointBody,
+        headers: OptionalIdempotencyKey,
+        response: { 201: EndpointWithSecret, ...errorResponses(409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createWebhookEndpoint(db, settings, req.ctx, req.body)),
+  );
+
+  app.get(
+    '/v1/webhook-endpoints/:id',
+    {
+      schema: { tags, operationId: 'retrieveWebhookEndpoint', summary: 'Retrieve a webhook endpoint', params: EndpointId, response: { 200: Endpoint, ...errorResponses(404) } },
+    },
+    async (req) => retrieveWebhookEndpoint(db, req.ctx, req.params.id),
+  );
+
+  app.get(
+    '/v1/webhook-endpoints',
+    {
+      schema: {
+        tags,
+        operationId: 'listWebhookEndpoints',
+        summary: 'List webhook endpoints, newest first',
+        querystring: ListWebhookEndpointsQuery,
+        response: { 200: ListOf(Endpoint), ...errorResponses() },
+      },
+    },
+    async (req) => listWebhookEndpoints(db, req.ctx, req.query),
+  );
+
+  app.patch(
+    '/v1/webhook-endpoints/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'updateWebhookEndpoint',
+        summary: 'Update a webhook endpoint: url, enabled_events, description, metadata, status',
+        params: EndpointId,
+        body: UpdateWebhookEndpointBody,
+        response: { 200: Endpoint, ...errorResponses(404, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await updateWebhookEndpoint(db, settings, req.ctx, req.params.id, req.body)),
+  );
+
+  app.delete(
+    '/v1/webhook-endpoints/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete a webhook endpoint; nothing more is sent to it',
+        params: EndpointId,
+        response: { 200: DeletedWebhookEndpoint, ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await deleteWebhookEndpoint(db, req.ctx, req.params.id)),
+  );
+
+  app.post(
+    '/v1/webhook-endpoints/:id/rotate-secret',
+    {
+      config: { idempotency: 'optional' },
+      preValidation: bodyOptional,
+      schema: {
+        tags,
+        operationId: 'rotateWebhookEndpointSecret',
+        summary: 'Issue a new signing secret; the previous one keeps signing for a grace period',
+        params: EndpointId,
+        body: RotateSecretBody,
+        headers: OptionalIdempotencyKey,
+        response: { 200: EndpointWithSecret, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await rotateWebhookSecret(db, settings, req.ctx, req.params.id, req.body)),
+  );
+
+  app.get(
+    '/v1/webhook-endpoints/:id/deliveries',
+    {
+      schema: {
+        tags,
+        operationId: 'listWebhookEndpointDeliveries',
+        summary: 'List the delivery attempts made to a webhook endpoint, newest first',
+        params: EndpointId,
+        querystring: ListAttemptsQuery,
+        response: { 200: ListOf(Attempt), ...errorResponses(404) },
+      },
+    },
+    async (req) => listEndpointAttempts(db, req.ctx, req.params.id, req.query),
+  );
+
+  app.get(
+    '/v1/events/:id/deliveries',
+    {
+      schema: {
+        tags: ['events'],
+        operationId: 'listEventDeliveries',
+        summary: 'List the delivery attempts of an event, newest first',
+        params: EventId,
+        querystring: ListAttemptsQuery,
+        response: { 200: ListOf(Attempt), ...errorResponses(404) },
+      },
+    },
+    async (req) => listEventAttempts(db, req.ctx, req.params.id, req.query),
+  );
+
+  app.post(
+    '/v1/events/:id/redeliver',
+    {
+      config: { idempotency: 'optional' },
+      preValidation: bodyOptional,
+      schema: {
+        tags: ['events'],
+        operationId: 'redeliverEvent',
+        summary: 'Send an event again (same webhook-id) to one endpoint or to every subscribed one',
+        params: EventId,
+        body: RedeliverBody,
+        headers: OptionalIdempotencyKey,
+        response: { 202: Redelivery, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await redeliverEvent(db, req.ctx, req.params.id, req.body)),
+  );
+
+  app.post(
+    '/v1/test-helpers/webhook-endpoints/:id/send',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags: ['test helpers'],
+        operationId: 'sendTestWebhook',
+        summary: 'Test mode: send a delivery scenario to an endpoint and report what it answered',
+        description:
+          'Scenarios: deliver, duplicate (same webhook-id twice), out_of_order (version 2 before version 1), invalid_signature, ' +
+          'stale_timestamp. The requests are sent while this call waits; the answer shows each one and what the receiver answered.',
+        params: EndpointId,
+        body: SendTestBody,
+        headers: OptionalIdempotencyKey,
+        response: { 200: WebhookTestResult, ...errorResponses(404, 409) },
+      },
+    },
+    async (req, reply) =>
+      sendOutcome(reply, await sendTestScenario(db, settings, req.ctx, req.params.id, req.body.scenario as WebhookTestScenario)),
+  );
+}

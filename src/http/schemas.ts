@@ -1,0 +1,72 @@
+// Schemas shared by many routes. They are plain JSON Schema (built with typebox), so the same
+// object validates requests, types the handlers and documents the API in OpenAPI.
+import { Type, type TSchema } from 'typebox';
+import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from '../lib/currencies.js';
+import { ERROR_CATALOGUE } from './errors.js';
+
+export const Amount = Type.Integer({
+  minimum: MIN_AMOUNT,
+  maximum: MAX_AMOUNT,
+  description: "Integer in the currency's minor unit (cents for USD, yen for JPY, fils for KWD).",
+  examples: [1999],
+});
+
+export const Currency = Type.String({
+  enum: [...CURRENCY_CODES],
+  description: 'ISO 4217 alphabetic code, upper case.',
+  examples: ['EUR'],
+});
+
+// Record keys as `[\s\S]`, not typebox's default `^.*$`: `.` skips line terminators, so a key holding
+// one would escape the value rules on input and be dropped by the serialiser on output.
+const MetadataKey = Type.String({ pattern: '^[\\s\\S]*$' });
+
+/** Metadata in responses: every key, whatever it holds. */
+export const MetadataView = Type.Record(MetadataKey, Type.String());
+
+export const Metadata = Type.Record(
+  MetadataKey,
+  Type.String({ maxLength: 500 }),
+  {
+    maxProperties: 50,
+    propertyNames: { minLength: 1, maxLength: 40 },
+    description: 'Up to 50 string keys (at most 40 characters) with string values (at most 500 characters).',
+  },
+);
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 UTC with milliseconds.' });
+
+export function IdParam(example: string) {
+  return Type.Object({ id: Type.String({ examples: [example] }) });
+}
+
+export const ListQueryBase = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+  starting_after: Type.Optional(Type.String({ description: 'An id: return the objects older than it.' })),
+  ending_before: Type.Optional(Type.String({ description: 'An id: return the objects newer than it.' })),
+  'created[gte]': Type.Optional(Timestamp),
+  'created[lte]': Type.Optional(Timestamp),
+};
+
+export function ListOf<T extends TSchema>(item: T) {
+  return Type.Object({ object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() });
+}
+
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object({
+      type: Type.String({ enum: ['validation', 'authentication', 'eligibility', 'processing', 'rate-limit'] }),
+      code: Type.String({ enum: Object.keys(ERROR_CATALOGUE) }),
+      message: Type.String(),
+      param: Type.Optional(Type.String()),
+      request_id: Type.String(),
+    }),
+  },
+  { $id: 'Error', title: 'Error' },
+);
+
+/** The error statuses every authenticated route can answer with, for the OpenAPI document. */
+export function errorResponses(...extra: number[]) {
+  const statuses = new Set([400, 401, 403, 429, 500, ...extra]);
+  return Object.fromEntries([...statuses].map((status) => [status, Type.Ref('Error')]));
+}

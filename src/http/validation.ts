@@ -1,0 +1,116 @@
+// Request validation. Bodies are checked strictly (no type coercion, unknown fields rejected,
+// nothing removed behind the caller's back); query strings and path parameters arrive as text, so
+// their validator coerces "10" to 10. Ajv's first error becomes one typed API error with `param`.
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import { ApiError } from './errors.js';
+
+// ajv-formats ships CommonJS whose default export NodeNext sees one level deeper.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+
+function makeAjv(options: Options): Ajv {
+  const ajv = new Ajv({
+    allErrors: false,
+    removeAdditional: false,
+    useDefaults: true,
+    strict: false,
+    ...options,
+  });
+  addFormats(ajv);
+  // RFC 3339 admits a leap second (23:59:60) that Date cannot represent; a timestamp the service
+  // cannot turn into a Date is refused here instead of failing later as a 500.
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean };
+  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && Number.isFinite(Date.parse(value)) });
+  return ajv;
+}
+
+const bodyAjv = makeAjv({ coerceTypes: false });
+const textAjv = makeAjv({ coerceTypes: true });
+
+// PostgreSQL stores neither U+0000 (text and jsonb) nor unpaired UTF-16 surrogates (jsonb), so a
+// string holding one is a validation error rather than a 500 from the database.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function unstorableString(value: unknown, instancePath: string): ErrorObject | undefined {
+  const error = (path: string): ErrorObject => ({
+    instancePath: path,
+    schemaPath: '#',
+    keyword: 'text',
+    params: {},
+    message: 'must not contain NUL characters or unpaired UTF-16 surrogates',
+  });
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? error(instancePath) : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (UNSTORABLE.test(key)) return error(instancePath);
+    const found = unstorableString(item, `${instancePath}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+  const validate = ajv.compile(schema as object);
+  if (httpPart !== 'body' && httpPart !== 'querystring') return validate as never;
+  const checked = (data: unknown) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    const found = unstorableString(data, '');
+    checked.errors = found ? [found] : null;
+    return !found;
+  };
+  checked.errors = null as ErrorObject[] | null | undefined;
+  return checked as never;
+};
+
+export function addSharedSchema(schema: object): void {
+  // The validators are shared by every app in the process (tests build several): replace, not add twice.
+  const id = (schema as { $id?: string }).$id;
+  for (const ajv of [bodyAjv, textAjv]) {
+    if (id !== undefined) ajv.removeSchema(id);
+    ajv.addSchema(schema);
+  }
+}
+
+function joinPath(instancePath: string, last?: string): string {
+  const parts = instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (last !== undefined) parts.push(last);
+  return parts.join('.');
+}
+
+/** Turns fastify's validation failure into the API's typed error. */
+export function validationError(errors: FastifySchemaValidationError[], context: string): ApiError {
+  // A bad property name yields the inner keyword's error first; the propertyNames one names the key.
+  const err = (errors.find((e) => e.keyword === 'propertyNames') ?? errors[0]) as unknown as ErrorObject;
+  if (context === 'headers') {
+    // The only header with a schema is Idempotency-Key; its errors have their own codes.
+    return new ApiError(err.keyword === 'required' ? 'idempotency_key_missing' : 'idempotency_key_invalid');
+  }
+  const where = context === 'querystring' ? 'query ' : '';
+  if (err.keyword === 'required') {
+    const param = joinPath(err.instancePath, (err.params as { missingProperty: string }).missingProperty);
+    return new ApiError('parameter_missing', { param, message: `Missing required ${where}parameter: ${param}.` });
+  }
+  if (err.keyword === 'additionalProperties') {
+    const param = joinPath(err.instancePath, (err.params as { additionalProperty: string }).additionalProperty);
+    return new ApiError('parameter_unknown', { param, message: `Unknown ${where}parameter: ${param}.` });
+  }
+  if (context === 'body' && err.instancePath === '' && err.keyword === 'type') {
+    return new ApiError('body_missing', { message: 'The request body must be a JSON object.' });
+  }
+  if (err.keyword === 'propertyNames') {
+    const param = joinPath(err.instancePath);
+    const name = (err.params as { propertyName?: string }).propertyName;
+    return new ApiError('parameter_invalid', { param, message: `${param} has an invalid key ${JSON.stringify(name)}: keys are 1 to 40 characters.` });
+  }
+  const param = joinPath(err.instancePath);
+  let detail = err.message ?? 'is invalid';
+  if (err.keyword === 'enum' && param === 'currency') detail = 'must be a supported ISO 4217 currency code in upper case';
+  else if (err.keyword === 'enum') detail = `must be one of: ${(err.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+  else if (err.keyword === 'format') detail = `must be a valid ${(err.params as { format: string }).format}`;
+  return new ApiError('parameter_invalid', { param: param || undefined, message: `${param || 'The body'} ${detail}.` });
+}

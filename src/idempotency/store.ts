@@ -1,0 +1,168 @@
+// Idempotency keys, kept in the database so they hold across any number of processes.
+//
+// A request claims its key with INSERT … ON CONFLICT DO NOTHING (the unique key is the lock). The
+// business transaction that finishes the work also writes the response into the key's row, and
+// only while this request still owns it — so the record and the business rows commit together or
+// not at all, and a request whose lock was taken over (it stalled past the lock timeout) rolls
+// back instead of acting twice.
+import crypto from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Db, Executor } from '../storage/db.js';
+import { ApiError } from '../http/errors.js';
+
+export interface IdempotencyClaim {
+  key: string;
+  /** Where a multi-phase operation got to; `started` means nothing has been committed yet. */
+  recoveryPoint: string;
+}
+
+/** Who is asking, as every service function needs it: tenancy, mode and request trail. */
+export interface RequestContext {
+  accountId: string;
+  livemode: boolean;
+  requestId: string;
+  idempotency?: IdempotencyClaim;
+}
+
+/** A finished response: the exact bytes are what a replay sends again. */
+export interface Outcome {
+  status: number;
+  body: string;
+}
+
+export type ClaimResult = { kind: 'owner'; claim: IdempotencyClaim } | { kind: 'replay'; outcome: Outcome };
+
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+export function fingerprint(method: string, path: string, body: unknown): string {
+  return crypto.createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('base64url');
+}
+
+interface Settings {
+  retentionS: number;
+  lockTimeoutS: number;
+}
+
+type Row = Record<string, unknown>;
+const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
+
+export async function claimKey(db: Db, ctx: RequestContext, key: string, print: string, settings: Settings): Promise<ClaimResult> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = rowsOf(
+      await db.execute(sql`
+        INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, locked_at, request_id, expires_at)
+        VALUES (${ctx.accountId}, ${ctx.livemode}, ${key}, ${print}, now(), ${ctx.requestId},
+                now() + make_interval(secs => ${settings.retentionS}))
+        ON CONFLICT DO NOTHING
+        RETURNING recovery_point`),
+    );
+    if (inserted[0]) return { kind: 'owner', claim: { key, recoveryPoint: String(inserted[0].recovery_point) } };
+
+    const [existing] = rowsOf(
+      await db.execute(sql`
+        SELECT fingerprint, response_status, response_body, expires_at <= now() AS expired,
+               (locked_at IS NOT NULL AND locked_at > now() - make_interval(secs => ${settings.lockTimeoutS})) AS locked
+        FROM idempotency_keys
+        WHERE account_id = ${ctx.accountId} AND livemode = ${ctx.livemode} AND key = ${key}`),
+    );
+    if (!existing) continue; // swept between our two statements: claim it afresh
+    if (existing.expired) {
+      await db.execute(sql`
+        DELETE FROM idempotency_keys
+        WHERE account_id = ${ctx.accountId} AND livemode = ${ctx.livemode} AND key = ${key} AND expires_at <= now()`);
+      continue;
+    }
+    if (existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
+    if (existing.response_status !== null) {
+      return { kind: 'replay', outcome: { status: Number(existing.response_status), body: String(existing.response_body) } };
+    }
+    if (!existing.locked) {
+      // The previous holder died (or stalled past the lock timeout): take over and resume at its
+      // recovery point. The compare-and-set makes sure only one taker wins.
+      const [taken] = rowsOf(
+        await db.execute(sql`
+          UPDATE idempotency_keys SET locked_at = now(), request_id = ${ctx.requestId}
+          WHERE account_id = ${ctx.accountId} AND livemode = ${ctx.livemode} AND key = ${key}
+            AND response_status IS NULL
+            AND (locked_at IS NULL OR locked_at <= now() - make_interval(secs => ${settings.lockTimeoutS}))
+          RETURNING recovery_point`),
+      );
+      if (taken) return { kind: 'owner', claim: { key, recoveryPoint: String(taken.recovery_point) } };
+    }
+    throw new ApiError('idempotency_key_in_use', { headers: { 'retry-after': '1' } });
+  }
+  throw new ApiError('idempotency_key_in_use', { headers: { 'retry-after': '1' } });
+}
+
+function ownedBy(ctx: RequestContext) {
+  return sql`account_id = ${ctx.accountId} AND livemode = ${ctx.livemode} AND key = ${ctx.idempotency!.key}
+             AND request_id = ${ctx.requestId} AND response_status IS NULL`;
+}
+
+/**
+ * Finishes a request inside the caller's transaction: serialises the answer once and, when the
+ * request holds an idempotency key, stores it in the same transaction. Throws (so the transaction
+ * rolls back) if the key was taken over by another request meanwhile.
+ */
+export async function respond(tx: Executor, ctx: RequestContext, status: number, payload: unknown): Promise<Outcome> {
+  const body = JSON.stringify(payload);
+  if (ctx.idempotency) {
+    const updated = rowsOf(
+      await tx.execute(sql`
+        UPDATE idempotency_keys
+        SET response_status = ${status}, response_body = ${body}, recovery_point = 'finished', locked_at = NULL
+        WHERE ${ownedBy(ctx)}
+        RETURNING 1 AS ok`),
+    );
+    if (updated.length === 0) throw new ApiError('idempotency_key_in_use', { headers: { 'retry-after': '1' } });
+  }
+  return { status, body };
+}
+
+/** Records a recovery point reached by a multi-phase operation, inside that phase's transaction. */
+export async function setRecoveryPoint(tx: Executor, ctx: RequestContext, point: string): Promise<void> {
+  if (!ctx.idempotency) return;
+  const updated = rowsOf(
+    await tx.execute(sql`UPDATE idempotency_keys SET recovery_point = ${point} WHERE ${ownedBy(ctx)} RETURNING 1 AS ok`),
+  );
+  if (updated.length === 0) throw new ApiError('idempotency_key_in_use', { headers: { 'retry-after': '1' } });
+  ctx.idempotency.recoveryPoint = point;
+}
+
+/** Stores a 4xx answer produced while executing, so a retry gets the same answer. */
+export async function storeFailure(db: Db, ctx: RequestContext, outcome: Outcome): Promise<void> {
+  await db.execute(sql`
+    UPDATE idempotency_keys
+    SET response_status = ${outcome.status}, response_body = ${outcome.body}, recovery_point = 'finished', locked_at = NULL
+    WHERE ${ownedBy(ctx)}`);
+}
+
+/**
+ * Lets go of the key after a 5xx (nothing is stored for those). With nothing committed the key is
+ * forgotten; after a committed phase it is unlocked, so a retry resumes at the recovery point.
+ */
+export async function releaseKey(db: Db, ctx: RequestContext): Promise<void> {
+  if (ctx.idempotency!.recoveryPoint === 'started') {
+    await db.execute(sql`DELETE FROM idempotency_keys WHERE ${ownedBy(ctx)}`);
+  } else {
+    await db.execute(sql`UPDATE idempotency_keys SET locked_at = NULL WHERE ${ownedBy(ctx)}`);
+  }
+}
+
+export async function sweepExpiredKeys(db: Db, batch = 1000): Promise<number> {
+  const deleted = rowsOf(
+    await db.execute(sql`
+      DELETE FROM idempotency_keys
+      WHERE (account_id, livemode, key) IN (
+        SELECT account_id, livemode, key FROM idempotency_keys WHERE expires_at <= now() LIMIT ${batch})
+      RETURNING 1 AS ok`),
+  );
+  return deleted.length;
+}

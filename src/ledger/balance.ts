@@ -1,0 +1,140 @@
+// The merchant's balance and balance transactions: read models over the journal, tenant-scoped.
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../storage/db.js';
+import { journalEntries, journalLines, ledgerBalances } from '../storage/schema.js';
+import { parseId, toPublicId } from '../lib/ids.js';
+import { ApiError } from '../http/errors.js';
+import { respond, type Outcome, type RequestContext } from '../idempotency/store.js';
+import { planPage, toPage, type Page } from '../domain/pagination.js';
+import { MERCHANT_BALANCES, testFunding, type EntryType, type MerchantBalance } from './journal.js';
+import type { BalanceTransactionView, BalanceView, FundBalanceBody, ListBalanceTransactionsQuery } from './schema.js';
+
+const MERCHANT_ACCOUNTS = Object.keys(MERCHANT_BALANCES) as (keyof typeof MERCHANT_BALANCES)[];
+
+export async function retrieveBalance(db: Db, ctx: RequestContext): Promise<BalanceView> {
+  const rows = await db
+    .select({
+      ledgerAccount: ledgerBalances.ledgerAccount,
+      currency: ledgerBalances.currency,
+      total: sql<number>`sum(${ledgerBalances.balance})::bigint`.mapWith(Number),
+    })
+    .from(ledgerBalances)
+    .where(
+      and(
+        eq(ledgerBalances.accountId, ctx.accountId),
+        eq(ledgerBalances.livemode, ctx.livemode),
+        inArray(ledgerBalances.ledgerAccount, MERCHANT_ACCOUNTS),
+      ),
+    )
+    .groupBy(ledgerBalances.ledgerAccount, ledgerBalances.currency)
+    .orderBy(ledgerBalances.currency);
+  const view: BalanceView = { object: 'balance', livemode: ctx.livemode, available: [], pending: [], reserved: [] };
+  const currencies = [...new Set(rows.map((r) => r.currency))];
+  // Every currency the merchant has ever held appears in all three lists, zero where nothing is held.
+  for (const currency of currencies) {
+    for (const account of MERCHANT_ACCOUNTS) {
+      const row = rows.find((r) => r.currency === currency && r.ledgerAccount === account);
+      // Liabilities: the merchant's balance is the negated sum of the lines.
+      view[MERCHANT_BALANCES[account]].push({ currency, amount: row ? -row.total : 0 });
+    }
+  }
+  return view;
+}
+
+type EntryRow = typeof journalEntries.$inferSelect;
+
+function transactionView(row: EntryRow, lines: { ledgerAccount: string; amount: number }[]): BalanceTransactionView {
+  const changes: Record<MerchantBalance, number> = { available: 0, pending: 0, reserved: 0 };
+  for (const line of lines) {
+    const part = MERCHANT_BALANCES[line.ledgerAccount as keyof typeof MERCHANT_BALANCES];
+    if (part) changes[part] -= line.amount;
+  }
+  return {
+    id: toPublicId('txn', row.id),
+    object: 'balance_transaction',
+    livemode: row.livemode,
+    type: row.type,
+    currency: row.currency,
+    amount: changes.available + changes.pending + changes.reserved,
+    balance_changes: changes,
+    source: row.sourceId && row.sourceType ? toPublicId(row.sourceType === 'payment' ? 'pay' : 'ref', row.sourceId) : null,
+    description: row.description,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+async function withLines(db: Db, accountId: string, rows: EntryRow[]) {
+  if (rows.length === 0) return new Map<string, { ledgerAccount: string; amount: number }[]>();
+  const lines = await db
+    .select({ entryId: journalLines.entryId, ledgerAccount: journalLines.ledgerAccount, amount: journalLines.amount })
+    .from(journalLines)
+    .where(
+      and(
+        eq(journalLines.accountId, accountId),
+        inArray(
+          journalLines.entryId,
+          rows.map((r) => r.id),
+        ),
+      ),
+    );
+  const byEntry = new Map<string, { ledgerAccount: string; amount: number }[]>();
+  for (const line of lines) byEntry.set(line.entryId, [...(byEntry.get(line.entryId) ?? []), line]);
+  return byEntry;
+}
+
+function sourceFilter(source: string) {
+  const type = source.startsWith('pay_') ? 'payment' : source.startsWith('ref_') ? 'refund' : undefined;
+  const uuid = type && parseId(type === 'payment' ? 'pay' : 'ref', source);
+  if (!type || !uuid) throw new ApiError('parameter_invalid', { param: 'source', message: 'source must be a payment (pay_…) or refund (ref_…) id.' });
+  return and(eq(journalEntries.sourceType, type), eq(journalEntries.sourceId, uuid));
+}
+
+export async function listBalanceTransactions(
+  db: Db,
+  ctx: RequestContext,
+  params: ListBalanceTransactionsQuery,
+): Promise<Page<BalanceTransactionView>> {
+  const plan = planPage('txn', journalEntries.id, journalEntries.createdAt, params);
+  const rows = await db
+    .select()
+    .from(journalEntries)
+    .where(
+      and(
+        eq(journalEntries.accountId, ctx.accountId),
+        eq(journalEntries.livemode, ctx.livemode),
+        params.type ? eq(journalEntries.type, params.type as EntryType) : undefined,
+        params.currency ? eq(journalEntries.currency, params.currency) : undefined,
+        params.source ? sourceFilter(params.source) : undefined,
+        plan.where,
+      ),
+    )
+    .orderBy(plan.orderBy)
+    .limit(plan.fetch);
+  const lines = await withLines(db, ctx.accountId, rows);
+  return toPage(rows, plan, (row) => transactionView(row, lines.get(row.id) ?? []));
+}
+
+/** POST /v1/test-helpers/balance/fund: credits available through a journal entry (test mode only). */
+export async function fundTestBalance(db: Db, ctx: RequestContext, input: FundBalanceBody, now = new Date()): Promise<Outcome> {
+  if (ctx.livemode) throw testHelpersOnly();
+  return db.transaction(async (tx) => {
+    const id = await testFunding(tx, {
+      accountId: ctx.accountId,
+      livemode: ctx.livemode,
+      currency: input.currency,
+      source: null,
+      description: 'Test-mode balance funding',
+      amount: input.amount,
+      createdAt: now,
+    });
+    const view = transactionView(
+      { accountId: ctx.accountId, id, livemode: ctx.livemode, type: 'test_funding', currency: input.currency, sourceType: null, sourceId: null, description: 'Test-mode balance funding', createdAt: now },
+      [{ ledgerAccount: 'merchant_available', amount: -input.amount }],
+    );
+    return respond(tx, ctx, 201, view);
+  });
+}
+
+export function testHelpersOnly(): ApiError {
+  return new ApiError('permission_denied', { message: 'Test helpers are available with test-mode keys only.' });
+}

@@ -1,0 +1,130 @@
+// The ledger's invariants, recomputed from the journal: every entry balances, every stored
+// balance equals the sum of its lines, and every payment and refund has exactly the entries its
+// state calls for (a succeeded payment is credited once; a refund reserves once and settles or
+// returns once). Used by `npm run cli -- ledger check` and by the tests.
+import { sql } from 'drizzle-orm';
+import type { Db } from '../storage/db.js';
+import { toPublicId } from '../lib/ids.js';
+
+export interface LedgerCheckReport {
+  ok: boolean;
+  entries: number;
+  balances: number;
+  unbalancedEntries: { account_id: string; entry_id: string; sum: number; lines: number }[];
+  balanceDifferences: {
+    account_id: string;
+    livemode: boolean;
+    ledger_account: string;
+    currency: string;
+    from_journal: number;
+    stored: number;
+  }[];
+  /** Payments and refunds whose journal entries do not match their status. */
+  postingMismatches: { account_id: string; object: string; status: string; expected: string; found: string }[];
+}
+
+type Row = Record<string, unknown>;
+const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
+
+export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Promise<LedgerCheckReport> {
+  const scope = (column: string) => (opts.accountId ? sql`${sql.raw(column)} = ${opts.accountId}` : sql`true`);
+
+  const unbalanced = rowsOf(
+    await db.execute(sql`
+      SELECT e.account_id::text, e.id::text AS entry_id, coalesce(sum(l.amount), 0)::bigint AS sum, count(l.line_no)::int AS lines
+      FROM journal_entries e
+      LEFT JOIN journal_lines l ON l.account_id = e.account_id AND l.entry_id = e.id
+      WHERE ${scope('e.account_id')}
+      GROUP BY e.account_id, e.id
+      HAVING coalesce(sum(l.amount), 0) <> 0 OR count(l.line_no) < 2`),
+  );
+  const orphanLines = rowsOf(
+    await db.execute(sql`
+      SELECT l.account_id::text, l.entry_id::text, sum(l.amount)::bigint AS sum, count(*)::int AS lines
+      FROM journal_lines l
+      LEFT JOIN journal_entries e ON e.account_id = l.account_id AND e.id = l.entry_id
+      WHERE e.id IS NULL AND ${scope('l.account_id')}
+      GROUP BY l.account_id, l.entry_id`),
+  );
+
+  const differences = rowsOf(
+    await db.execute(sql`
+      WITH journal AS (
+        SELECT e.account_id, e.livemode, l.ledger_account, e.currency, sum(l.amount) AS total
+        FROM journal_lines l JOIN journal_entries e ON e.account_id = l.account_id AND e.id = l.entry_id
+        WHERE ${scope('e.account_id')}
+        GROUP BY 1, 2, 3, 4
+      ), stored AS (
+        SELECT account_id, livemode, ledger_account, currency, sum(balance) AS total
+        FROM ledger_balances
+        WHERE ${scope('account_id')}
+        GROUP BY 1, 2, 3, 4
+      )
+      SELECT coalesce(j.account_id, s.account_id)::text AS account_id, coalesce(j.livemode, s.livemode) AS livemode,
+             coalesce(j.ledger_account, s.ledger_account) AS ledger_account, coalesce(j.currency, s.currency) AS currency,
+             coalesce(j.total, 0)::bigint AS from_journal, coalesce(s.total, 0)::bigint AS stored
+      FROM journal j FULL JOIN stored s
+        ON j.account_id = s.account_id AND j.livemode = s.livemode AND j.ledger_account = s.ledger_account AND j.currency = s.currency
+      WHERE coalesce(j.total, 0) <> coalesce(s.total, 0)`),
+  );
+
+  // Entries each object's status calls for, by entry type: `payment` for a succeeded payment,
+  // `refund,refund_settlement` for a succeeded refund, and so on.
+  const mismatches = rowsOf(
+    await db.execute(sql`
+      WITH expected AS (
+        SELECT account_id, 'payment' AS source_type, id, status,
+               CASE status WHEN 'succeeded' THEN 'payment' ELSE '' END AS expected
+        FROM payments WHERE ${scope('account_id')}
+        UNION ALL
+        SELECT account_id, 'refund', id, status,
+               CASE status WHEN 'pending' THEN 'refund' WHEN 'succeeded' THEN 'refund,refund_settlement' ELSE 'refund,refund_failure' END
+        FROM refunds WHERE ${scope('account_id')}
+      ), found AS (
+        SELECT account_id, source_type, source_id, string_agg(type, ',' ORDER BY type) AS found
+        FROM journal_entries WHERE source_id IS NOT NULL AND ${scope('account_id')}
+        GROUP BY account_id, source_type, source_id
+      )
+      SELECT coalesce(x.account_id, f.account_id)::text AS account_id, coalesce(x.source_type, f.source_type) AS source_type,
+             coalesce(x.id, f.source_id)::text AS id, coalesce(x.status, 'missing') AS status,
+             coalesce(x.expected, '') AS expected, coalesce(f.found, '') AS found
+      FROM expected x
+      FULL JOIN found f ON f.account_id = x.account_id AND f.source_type = x.source_type AND f.source_id = x.id
+      WHERE coalesce(x.expected, '') <> coalesce(f.found, '')`),
+  );
+
+  const [counts] = rowsOf(
+    await db.execute(sql`
+      SELECT (SELECT count(*) FROM journal_entries WHERE ${scope('account_id')})::int AS entries,
+             (SELECT count(*) FROM (SELECT DISTINCT account_id, livemode, ledger_account, currency FROM ledger_balances WHERE ${scope('account_id')}) b)::int AS balances`),
+  );
+
+  const report: LedgerCheckReport = {
+    ok: false,
+    entries: Number(counts?.entries ?? 0),
+    balances: Number(counts?.balances ?? 0),
+    unbalancedEntries: [...unbalanced, ...orphanLines].map((r) => ({
+      account_id: String(r.account_id),
+      entry_id: String(r.entry_id),
+      sum: Number(r.sum),
+      lines: Number(r.lines),
+    })),
+    balanceDifferences: differences.map((r) => ({
+      account_id: String(r.account_id),
+      livemode: Boolean(r.livemode),
+      ledger_account: String(r.ledger_account),
+      currency: String(r.currency),
+      from_journal: Number(r.from_journal),
+      stored: Number(r.stored),
+    })),
+    postingMismatches: mismatches.map((r) => ({
+      account_id: String(r.account_id),
+      object: toPublicId(r.source_type === 'payment' ? 'pay' : 'ref', String(r.id)),
+      status: String(r.status),
+      expected: String(r.expected),
+      found: String(r.found),
+    })),
+  };
+  report.ok = report.unbalancedEntries.length === 0 && report.balanceDifferences.length === 0 && report.postingMismatches.length === 0;
+  return report;
+}

@@ -1,0 +1,173 @@
+// The double-entry journal: the one place that writes it. Every movement of money is an entry
+// whose signed lines (debit positive, credit negative) sum to zero; this function refuses any
+// other, and a deferred constraint trigger checks it again at commit (migration 0002), so not even
+// hand-written SQL can leave an unbalanced entry behind. The journal is append-only.
+//
+// Balances are running sums of the lines, kept in ledger_balances in the same statement as the
+// entry. Each posting adds to one of BALANCE_SLOTS rows per ledger account (picked at random), so
+// that concurrent payments of one merchant do not queue on a single hot row; a balance is the sum
+// of its slots. A debit that must not overdraw (payouts) locks every slot of the account first.
+import crypto from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Executor } from '../storage/db.js';
+import { newId } from '../lib/ids.js';
+
+/**
+ * Merchant accounts are liabilities (what the service owes the merchant): a credit raises them, so
+ * the merchant's balance is the negated sum of their lines. The others are the service's own
+ * assets and contra accounts.
+ */
+export const LEDGER_ACCOUNTS = [
+  'merchant_available',
+  'merchant_pending',
+  'merchant_reserved',
+  /** Money held for us at processors: debited when a payment succeeds, credited when a refund leaves. */
+  'processor_clearing',
+  /** The counterpart of test-mode balance funding. */
+  'test_funding',
+] as const;
+export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
+
+export const MERCHANT_BALANCES = { merchant_available: 'available', merchant_pending: 'pending', merchant_reserved: 'reserved' } as const;
+export type MerchantBalance = (typeof MERCHANT_BALANCES)[keyof typeof MERCHANT_BALANCES];
+
+export const ENTRY_TYPES = ['payment', 'refund', 'refund_settlement', 'refund_failure', 'test_funding'] as const;
+export type EntryType = (typeof ENTRY_TYPES)[number];
+
+export const BALANCE_SLOTS = 16;
+
+export interface JournalLine {
+  ledgerAccount: LedgerAccount;
+  /** Minor units; debit positive, credit negative. */
+  amount: number;
+}
+
+export interface JournalEntryInput {
+  accountId: string;
+  livemode: boolean;
+  type: EntryType;
+  currency: string;
+  /** The object behind the movement, if any. */
+  source: { type: 'payment' | 'refund'; id: string } | null;
+  description?: string;
+  lines: JournalLine[];
+  createdAt: Date;
+}
+
+export class UnbalancedEntryError extends Error {}
+
+/** Refuses anything but a balanced entry of at least two non-zero integer lines. */
+export function assertBalanced(lines: readonly JournalLine[]): void {
+  if (lines.length < 2) throw new UnbalancedEntryError('a journal entry needs at least two lines');
+  let sum = 0;
+  for (const line of lines) {
+    if (!Number.isSafeInteger(line.amount) || line.amount === 0) {
+      throw new UnbalancedEntryError(`journal line amounts are non-zero integers, got ${line.amount}`);
+    }
+    sum += line.amount;
+  }
+  if (sum !== 0) throw new UnbalancedEntryError(`journal entry lines sum to ${sum}, not 0`);
+}
+
+/** Posts one entry, its lines and the balance changes in a single statement of the caller's transaction. */
+export async function postJournalEntry(tx: Executor, input: JournalEntryInput, randomSlot = defaultSlot): Promise<string> {
+  assertBalanced(input.lines);
+  const { uuid } = newId('txn');
+  const perAccount = new Map<LedgerAccount, number>();
+  for (const line of input.lines) perAccount.set(line.ledgerAccount, (perAccount.get(line.ledgerAccount) ?? 0) + line.amount);
+  // One row per ledger account, in a fixed order, so that concurrent postings lock slots in the
+  // same order and cannot deadlock.
+  const balanceRows = [...perAccount.entries()]
+    .filter(([, amount]) => amount !== 0)
+    .map(([ledgerAccount, amount]) => ({ ledgerAccount, amount, slot: randomSlot() }))
+    .sort((a, b) => (a.ledgerAccount < b.ledgerAccount ? -1 : a.ledgerAccount > b.ledgerAccount ? 1 : a.slot - b.slot));
+  const lineValues = input.lines.map(
+    (line, i) => sql`(${input.accountId}::uuid, ${uuid}::uuid, ${i + 1}::int, ${input.livemode}::boolean, ${line.ledgerAccount}::text, ${line.amount}::bigint)`,
+  );
+  const balanceValues = balanceRows.map(
+    (row) =>
+      sql`(${input.accountId}::uuid, ${input.livemode}::boolean, ${row.ledgerAccount}::text, ${input.currency}::text, ${row.slot}::int, ${row.amount}::bigint)`,
+  );
+  await tx.execute(sql`
+    WITH entry AS (
+      INSERT INTO journal_entries (account_id, id, livemode, type, currency, source_type, source_id, description, created_at)
+      VALUES (${input.accountId}, ${uuid}, ${input.livemode}, ${input.type}, ${input.currency}, ${input.source?.type ?? null}, ${input.source?.id ?? null},
+              ${input.description ?? null}, ${input.createdAt.toISOString()})
+    ), lines AS (
+      INSERT INTO journal_lines (account_id, entry_id, line_no, livemode, ledger_account, amount)
+      VALUES ${sql.join(lineValues, sql`, `)}
+    )
+    INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, slot, balance)
+    VALUES ${sql.join(balanceValues, sql`, `)}
+    ON CONFLICT (account_id, livemode, ledger_account, currency, slot)
+    DO UPDATE SET balance = ledger_balances.balance + excluded.balance`);
+  return uuid;
+}
+
+function defaultSlot(): number {
+  return crypto.randomInt(BALANCE_SLOTS);
+}
+
+// ---- the movements the service makes ------------------------------------------------------------
+
+type Movement = Omit<JournalEntryInput, 'lines' | 'type'> & { amount: number };
+
+/** A payment succeeded: the processor holds the money for us, the merchant's available balance grows. */
+export function paymentSucceeded(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'payment',
+    lines: [
+      { ledgerAccount: 'processor_clearing', amount: m.amount },
+      { ledgerAccount: 'merchant_available', amount: -m.amount },
+    ],
+  });
+}
+
+/** A refund was asked for: its amount leaves available and is reserved until the processor answers. */
+export function refundCreated(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'refund',
+    lines: [
+      { ledgerAccount: 'merchant_available', amount: m.amount },
+      { ledgerAccount: 'merchant_reserved', amount: -m.amount },
+    ],
+  });
+}
+
+/** The processor refunded: the reserved amount leaves for good. */
+export function refundSettled(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'refund_settlement',
+    lines: [
+      { ledgerAccount: 'merchant_reserved', amount: m.amount },
+      { ledgerAccount: 'processor_clearing', amount: -m.amount },
+    ],
+  });
+}
+
+/** The refund failed: the reserved amount returns to available. */
+export function refundFailed(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'refund_failure',
+    lines: [
+      { ledgerAccount: 'merchant_reserved', amount: m.amount },
+      { ledgerAccount: 'merchant_available', amount: -m.amount },
+    ],
+  });
+}
+
+/** Test mode only: credit available out of thin (test) air. */
+export function testFunding(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'test_funding',
+    lines: [
+      { ledgerAccount: 'test_funding', amount: m.amount },
+      { ledgerAccount: 'merchant_available', amount: -m.amount },
+    ],
+  });
+}

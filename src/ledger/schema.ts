@@ -1,0 +1,52 @@
+// Response schemas of the balance and its transactions (the journal seen from the merchant's side).
+import { Type, type Static } from 'typebox';
+import { Amount, Currency, ListQueryBase, Timestamp } from '../http/schemas.js';
+import { ENTRY_TYPES } from './journal.js';
+
+const BalanceAmounts = Type.Array(Type.Object({ currency: Type.String(), amount: Type.Integer() }));
+
+export const Balance = Type.Object(
+  {
+    object: Type.Literal('balance'),
+    livemode: Type.Boolean(),
+    available: BalanceAmounts,
+    pending: BalanceAmounts,
+    reserved: BalanceAmounts,
+  },
+  { $id: 'Balance', title: 'Balance' },
+);
+export type BalanceView = Static<typeof Balance>;
+
+export const BalanceTransaction = Type.Object(
+  {
+    id: Type.String({ examples: ['txn_01jd8x3v0pe7wbz0m4k6f2n9qa'] }),
+    object: Type.Literal('balance_transaction'),
+    livemode: Type.Boolean(),
+    type: Type.String({ enum: [...ENTRY_TYPES] }),
+    currency: Type.String(),
+    amount: Type.Integer({ description: "Net change of the merchant's total balance (available + pending + reserved)." }),
+    balance_changes: Type.Object(
+      { available: Type.Integer(), pending: Type.Integer(), reserved: Type.Integer() },
+      { description: 'Change of each part of the balance; a refund in flight moves its amount from available to reserved.' },
+    ),
+    source: Type.Union([Type.String(), Type.Null()], { description: 'The object behind the movement (pay_…, ref_…).' }),
+    description: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+  },
+  { $id: 'BalanceTransaction', title: 'BalanceTransaction' },
+);
+export type BalanceTransactionView = Static<typeof BalanceTransaction>;
+
+export const ListBalanceTransactionsQuery = Type.Object(
+  {
+    ...ListQueryBase,
+    type: Type.Optional(Type.String({ enum: [...ENTRY_TYPES] })),
+    currency: Type.Optional(Currency),
+    source: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+export type ListBalanceTransactionsQuery = Static<typeof ListBalanceTransactionsQuery>;
+
+export const FundBalanceBody = Type.Object({ amount: Amount, currency: Currency }, { additionalProperties: false });
+export type FundBalanceBody = Static<typeof FundBalanceBody>;

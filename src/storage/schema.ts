@@ -1,0 +1,360 @@
+// The database schema. Every tenant-owned table is keyed by account_id first (primary key and
+// indexes), so that each query is tenant-scoped by construction and the schema can be distributed
+// by account (Citus) without changes.
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' });
+const money = (name: string) => bigint(name, { mode: 'number' });
+
+export const accounts = pgTable('accounts', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull(),
+  status: text('status', { enum: ['active', 'suspended'] }).notNull().default('active'),
+  liveEnabled: boolean('live_enabled').notNull().default(false),
+  rateLimitPerS: integer('rate_limit_per_s'),
+  rateLimitBurst: integer('rate_limit_burst'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    accountId: uuid('account_id').notNull().references(() => accounts.id),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    /** SHA-256 of the whole key, hex. Keys carry 190 bits of entropy, so a fast hash is enough. */
+    keyHash: text('key_hash').notNull(),
+    /** First characters and last four, for people to tell keys apart; never enough to use. */
+    redacted: text('redacted').notNull(),
+    name: text('name'),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('api_keys_key_hash_key').on(t.keyHash)],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    accountId: uuid('account_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    key: text('key').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    /** Where a multi-phase operation got to; `started` until the first phase commits, `finished` at the end. */
+    recoveryPoint: text('recovery_point').notNull().default('started'),
+    lockedAt: ts('locked_at'),
+    responseStatus: integer('response_status'),
+    responseBody: text('response_body'),
+    requestId: text('request_id').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.livemode, t.key] }), index('idempotency_keys_expires_at_idx').on(t.expiresAt)],
+);
+
+export const paymentOrders = pgTable(
+  'payment_orders',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    status: text('status', { enum: ['open', 'processing', 'paid', 'cancelled', 'expired'] }).notNull(),
+    amount: money('amount').notNull(),
+    amountPaid: money('amount_paid').notNull().default(0),
+    currency: text('currency').notNull(),
+    reference: text('reference').notNull(),
+    customerEmail: text('customer_email').notNull(),
+    customerName: text('customer_name'),
+    description: text('description'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    expiresAt: ts('expires_at').notNull(),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('payment_orders_list_idx').on(t.accountId, t.livemode, t.id),
+    index('payment_orders_reference_idx').on(t.accountId, t.livemode, t.reference),
+    index('payment_orders_open_expiry_idx').on(t.expiresAt).where(sql`status = 'open'`),
+  ],
+);
+
+export const events = pgTable(
+  'events',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    type: text('type').notNull(),
+    objectId: text('object_id').notNull(),
+    data: jsonb('data').$type<{ object: Record<string, unknown> }>().notNull(),
+    requestId: text('request_id'),
+    idempotencyKey: text('idempotency_key'),
+    createdAt: ts('created_at').notNull(),
+    /** Outbox marker: null until the delivery worker has fanned the event out to endpoints. */
+    dispatchedAt: ts('dispatched_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('events_list_idx').on(t.accountId, t.livemode, t.id),
+    index('events_undispatched_idx').on(t.createdAt).where(sql`dispatched_at IS NULL`),
+  ],
+);
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    url: text('url').notNull(),
+    description: text('description'),
+    /** Event types, with `*` wildcards (`payment.*`, `*`). */
+    enabledEvents: text('enabled_events').array().notNull(),
+    status: text('status', { enum: ['enabled', 'disabled'] }).notNull(),
+    /** Why a disabled endpoint is disabled: asked for, answered 410 Gone, or failing for days. */
+    disabledReason: text('disabled_reason', { enum: ['requested', 'gone', 'failing'] }),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    /** The signing secret, encrypted (src/lib/encryption.ts: AES-256-GCM, key id inside). */
+    secretEncrypted: text('secret_encrypted').notNull(),
+    /** The secret before the last rotation, still signing until previous_secret_expires_at. */
+    previousSecretEncrypted: text('previous_secret_encrypted'),
+    previousSecretExpiresAt: ts('previous_secret_expires_at'),
+    /** Start of the current run of failed attempts; null after any success. */
+    failingSince: ts('failing_since'),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.id] }), index('webhook_endpoints_list_idx').on(t.accountId, t.livemode, t.id)],
+);
+
+/** One event to deliver to one endpoint: a small queue row, claimed with SKIP LOCKED and leased. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    eventId: uuid('event_id').notNull(),
+    endpointId: uuid('endpoint_id').notNull(),
+    /** `event`: fanned out when the event was dispatched; `redeliver`: asked for through the API. */
+    trigger: text('trigger', { enum: ['event', 'redeliver'] }).notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed', 'cancelled'] }).notNull(),
+    /** Attempts whose outcome was recorded (an attempt lost in a crash does not count). */
+    attempts: integer('attempts').notNull().default(0),
+    /** When the delivery is due; while an attempt is in flight, when its lease runs out. */
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    /** Fencing token of the worker holding the lease; a stale holder cannot record over a newer one. */
+    leaseId: uuid('lease_id'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    uniqueIndex('webhook_deliveries_fan_out_key').on(t.accountId, t.eventId, t.endpointId).where(sql`"trigger" = 'event'`),
+  ],
+);
+
+/** Every HTTP attempt, as listed by /v1/events/{id}/deliveries and /v1/webhook-endpoints/{id}/deliveries. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    deliveryId: uuid('delivery_id').notNull(),
+    eventId: uuid('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    endpointId: uuid('endpoint_id').notNull(),
+    trigger: text('trigger', { enum: ['event', 'redeliver'] }).notNull(),
+    /** 1 for the first attempt of its delivery. */
+    attemptNumber: integer('attempt_number').notNull(),
+    url: text('url').notNull(),
+    outcome: text('outcome', { enum: ['succeeded', 'failed'] }).notNull(),
+    responseStatus: integer('response_status'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    durationMs: integer('duration_ms').notNull(),
+    /** When the next attempt is scheduled; null when this attempt ended the delivery. */
+    nextRetryAt: ts('next_retry_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('webhook_attempts_event_idx').on(t.accountId, t.livemode, t.eventId, t.id),
+    index('webhook_attempts_endpoint_idx').on(t.accountId, t.livemode, t.endpointId, t.id),
+  ],
+);
+
+// ---- payments, refunds, routing, ledger (issue 3) ------------------------------------------------
+
+/** One attempt to pay an order, routed to connectors (src/domain/payments). */
+export const payments = pgTable(
+  'payments',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    paymentOrderId: uuid('payment_order_id').notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    /** Pending and succeeded refunds (a failed refund gives its amount back). */
+    amountRefunded: money('amount_refunded').notNull().default(0),
+    /** The card's brand, last4, expiry and keyed fingerprint; never the number or the CVC. */
+    paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
+    /** Connectors to try, in order, fixed when the payment is created so a resumed request follows the same plan. */
+    route: text('route').array().notNull(),
+    /** The connector that accepted or answered the payment; null while no connector has. */
+    connector: text('connector'),
+    connectorReference: text('connector_reference'),
+    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    /** When the worker next asks the connector about a pending payment. */
+    nextStatusCheckAt: ts('next_status_check_at'),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('payments_list_idx').on(t.accountId, t.livemode, t.id),
+    index('payments_order_idx').on(t.accountId, t.livemode, t.paymentOrderId),
+    // Processors report by our id alone (inbound webhooks carry no account).
+    uniqueIndex('payments_id_key').on(t.id),
+    index('payments_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+  ],
+);
+
+export const refunds = pgTable(
+  'refunds',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    paymentId: uuid('payment_id').notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    reason: text('reason'),
+    connector: text('connector').notNull(),
+    connectorReference: text('connector_reference'),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    nextStatusCheckAt: ts('next_status_check_at'),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('refunds_list_idx').on(t.accountId, t.livemode, t.id),
+    index('refunds_payment_idx').on(t.accountId, t.livemode, t.paymentId),
+    uniqueIndex('refunds_id_key').on(t.id),
+    index('refunds_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+  ],
+);
+
+/** Each account's routing rules per mode (GET/PUT /v1/routing); absent means the mode's default. */
+export const routingConfigs = pgTable(
+  'routing_configs',
+  {
+    accountId: uuid('account_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    rules: jsonb('rules').$type<unknown[]>().notNull(),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.livemode] })],
+);
+
+/** Processor events already applied, so a redelivered inbound webhook is a no-op. */
+export const connectorWebhookEvents = pgTable(
+  'connector_webhook_events',
+  {
+    accountId: uuid('account_id').notNull(),
+    connector: text('connector').notNull(),
+    eventId: text('event_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    objectId: text('object_id').notNull(),
+    receivedAt: ts('received_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.connector, t.eventId] })],
+);
+
+/** A double-entry journal entry: its lines (journal_lines) sum to zero, checked at commit. */
+export const journalEntries = pgTable(
+  'journal_entries',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    type: text('type').notNull(),
+    currency: text('currency').notNull(),
+    /** The object that caused the movement, if any. */
+    sourceType: text('source_type', { enum: ['payment', 'refund'] }),
+    sourceId: uuid('source_id'),
+    description: text('description'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('journal_entries_list_idx').on(t.accountId, t.livemode, t.id),
+    index('journal_entries_source_idx').on(t.accountId, t.sourceId),
+  ],
+);
+
+/** Append-only; amounts are signed (debit positive, credit negative). */
+export const journalLines = pgTable(
+  'journal_lines',
+  {
+    accountId: uuid('account_id').notNull(),
+    entryId: uuid('entry_id').notNull(),
+    lineNo: integer('line_no').notNull(),
+    livemode: boolean('livemode').notNull(),
+    ledgerAccount: text('ledger_account').notNull(),
+    amount: money('amount').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.entryId, t.lineNo] })],
+);
+
+/**
+ * Running sums of journal lines per ledger account and currency, split over a few slots so that
+ * concurrent postings to one hot account do not queue on one row; the balance is the slots' sum.
+ */
+export const ledgerBalances = pgTable(
+  'ledger_balances',
+  {
+    accountId: uuid('account_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    ledgerAccount: text('ledger_account').notNull(),
+    currency: text('currency').notNull(),
+    slot: integer('slot').notNull(),
+    /** Sum of the lines posted to this slot (debit positive, credit negative). */
+    balance: money('balance').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.livemode, t.ledgerAccount, t.currency, t.slot] })],
+);

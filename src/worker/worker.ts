@@ -1,0 +1,101 @@
+// The worker role: periodic jobs that move state without a request. Each job is safe to run in
+// any number of processes at once (rows are claimed with SKIP LOCKED or deleted idempotently).
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../storage/db.js';
+import { expireDuePaymentOrders } from '../domain/payment-orders/service.js';
+import { sweepExpiredKeys } from '../idempotency/store.js';
+import { runStatusChecks } from '../domain/payments/status-checks.js';
+import type { PaymentsRuntime } from '../domain/payments/runtime.js';
+import type { WebhookConfig } from '../config.js';
+import type { Encryptor } from '../lib/encryption.js';
+import { createSender, type Resolver, type Sender } from '../webhooks/sender.js';
+import { runDeliveryPass, startDeliveryEngine, type DeliveryDeps } from '../webhooks/delivery.js';
+
+export interface WorkerDeps {
+  db: Db;
+  log: Pick<FastifyBaseLogger, 'info' | 'error'>;
+  now?: () => Date;
+  /** Webhook delivery; without it the worker does not deliver (tests of other jobs). */
+  webhooks?: WebhookWorkerOptions;  /** Status checks of pending payments and refunds; without it the worker does not check. */
+  payments?: PaymentsRuntime;
+}
+
+export interface WebhookWorkerOptions {
+  config: WebhookConfig;
+  encryptor: Encryptor;
+  /** Injected by tests; by default one keep-alive sender per worker. */
+  sender?: Sender;
+  /** Name resolution for the sender (tests play DNS rebinding with it). */
+  resolver?: Resolver;
+  random?: () => number;
+}
+
+function deliveryDeps(deps: WorkerDeps, webhooks: WebhookWorkerOptions, sender: Sender): DeliveryDeps {
+  return {
+    db: deps.db,
+    log: deps.log,
+    config: webhooks.config,
+    encryptor: webhooks.encryptor,
+    sender,
+    now: deps.now ?? (() => new Date()),
+    random: webhooks.random ?? Math.random,
+  };
+}
+
+function ownSender(webhooks: WebhookWorkerOptions): { sender: Sender; owned: boolean } {
+  if (webhooks.sender) return { sender: webhooks.sender, owned: false };
+  return { sender: createSender({ maxSockets: webhooks.config.concurrency, resolver: webhooks.resolver }), owned: true };
+}
+
+/** One pass over every job; returns what each did, for logs and tests. */
+export async function runWorkerOnce(
+  deps: WorkerDeps,
+): Promise<{
+  expiredOrders: number;
+  sweptKeys: number;
+  statusChecks?: { payments: number; refunds: number };
+  webhooks?: { dispatchedEvents: number; attempts: number };
+}> {
+  const now = deps.now?.() ?? new Date();
+  let expiredOrders = 0;
+  for (let n = await expireDuePaymentOrders(deps.db, now); n > 0; n = await expireDuePaymentOrders(deps.db, now)) expiredOrders += n;
+  const sweptKeys = await sweepExpiredKeys(deps.db);
+  const statusChecks = deps.payments ? { statusChecks: await runStatusChecks(deps.db, deps.payments) } : {};
+  if (!deps.webhooks) return { expiredOrders, sweptKeys, ...statusChecks };
+  const { sender, owned } = ownSender(deps.webhooks);
+  try {
+    return { expiredOrders, sweptKeys, ...statusChecks, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
+  } finally {
+    if (owned) sender.close();
+  }
+}
+
+export function startWorker(deps: WorkerDeps, intervalMs: number): { stop(): Promise<void> } {
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  // Webhooks run in their own continuous loop (low latency); the periodic pass does the rest.
+  const webhookSender = deps.webhooks ? ownSender(deps.webhooks) : undefined;
+  const engine = deps.webhooks && webhookSender ? startDeliveryEngine(deliveryDeps(deps, deps.webhooks, webhookSender.sender)) : undefined;
+  const periodic = { ...deps, webhooks: undefined };
+  const loop = async () => {
+    while (!stopped) {
+      running = runWorkerOnce(periodic).then(
+        (done) => {
+          if (done.expiredOrders || done.sweptKeys) deps.log.info(done, 'worker pass');
+        },
+        (err) => deps.log.error({ err }, 'worker pass failed'),
+      );
+      await running;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs).unref());
+    }
+  };
+  void loop();
+  return {
+    async stop() {
+      stopped = true;
+      await running;
+      await engine?.stop();
+      if (webhookSender?.owned) webhookSender.sender.close();
+    },
+  };
+}

@@ -1,0 +1,239 @@
+// One contract every connector passes (as Hyperswitch's ConnectorActions): charges by test card,
+// idempotency by our reference, status, refunds, webhook verification — run against each
+// simulated processor in process and over HTTP. Then real network failures: a refused connection
+// is retryable (the router falls back), a timeout after the request went out is not.
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
+import { createHttpClient, type HttpClient } from '../src/connectors/http.js';
+import { callConnector, routeCharge, type CallDeps } from '../src/connectors/router.js';
+import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
+import { SimulatorHost } from '../src/connectors/simulator/processor.js';
+import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
+import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
+import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
+import { WebhookVerificationError, type Connector } from '../src/connectors/types.js';
+import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
+import { CARDS, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+
+const SECRET = 'contract-family-secret';
+let server: SimulatorServer;
+let host: SimulatorHost;
+let http: HttpClient;
+
+beforeAll(async () => {
+  server = await startSimulatorServer({ familySecret: SECRET, pendingDelayMs: 60_000 });
+  host = new SimulatorHost({ familySecret: SECRET, pendingDelayMs: 60_000 });
+  http = createHttpClient();
+});
+afterAll(async () => {
+  http?.close();
+  host?.close();
+  await server?.close();
+});
+
+let counter = 0;
+const reference = () => `pay_contract${Date.now()}${counter++}`;
+const card = (number: string) => ({ number, expMonth: 12, expYear: new Date().getUTCFullYear() + 1, cvc: '123' });
+const signal = () => AbortSignal.timeout(2000);
+
+const connectors: [string, () => Connector][] = [
+  ['simulator_a in process', () => createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: SECRET })],
+  ['simulator_b in process', () => createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: SECRET })],
+  ['simulator_a over HTTP', () => createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(server.url, http), familySecret: SECRET })],
+  ['simulator_b over HTTP', () => createSimulatorConnector({ name: 'simulator_b', transport: httpTransport(server.url, http), familySecret: SECRET })],
+];
+
+describe.each(connectors)('connector contract: %s', (_label, make) => {
+  let connector: Connector;
+  beforeAll(() => {
+    connector = make();
+  });
+
+  it('charges a success card, and a repeated charge with the same reference returns the same charge', async () => {
+    const ref = reference();
+    const first = await connector.charge({ reference: ref, amount: 1000, currency: 'EUR', card: card(CARDS.success) }, signal());
+    expect(first).toMatchObject({ kind: 'succeeded', connectorReference: expect.stringContaining(`${connector.name}_ch_`) });
+    const again = await connector.charge({ reference: ref, amount: 1000, currency: 'EUR', card: card(CARDS.success) }, signal());
+    expect(again).toEqual(first);
+    expect(await connector.chargeStatus({ reference: ref, connectorReference: null }, signal())).toEqual(first);
+    // The same reference for another amount is refused, not charged.
+    expect(await connector.charge({ reference: ref, amount: 999, currency: 'EUR', card: card(CARDS.success) }, signal())).toMatchObject({
+      kind: 'error',
+      code: 'request_rejected',
+    });
+  });
+
+  it('maps declines onto our failure codes', async () => {
+    for (const [number, failureCode] of [
+      [CARDS.declined, 'card_declined'],
+      [CARDS.insufficientFunds, 'insufficient_funds'],
+      ['4000056655665556', 'card_declined'],
+    ] as const) {
+      const result = await connector.charge({ reference: reference(), amount: 1000, currency: 'EUR', card: card(number) }, signal());
+      expect(result).toMatchObject({ kind: 'declined', failureCode, message: expect.any(String) });
+    }
+    const expired = await connector.charge(
+      { reference: reference(), amount: 1000, currency: 'EUR', card: { ...card(CARDS.success), expYear: 2001 } },
+      signal(),
+    );
+    expect(expired).toMatchObject({ kind: 'declined', failureCode: 'expired_card' });
+  });
+
+  it('answers pending for the pending card, and settles it when told to', async () => {
+    const ref = reference();
+    expect(await connector.charge({ reference: ref, amount: 500, currency: 'EUR', card: card(CARDS.pending) }, signal())).toMatchObject({ kind: 'pending' });
+    expect(await connector.chargeStatus({ reference: ref, connectorReference: null }, signal())).toMatchObject({ kind: 'pending' });
+    expect(await connector.resolvePendingCharge!(ref, 'succeeded', signal())).toMatchObject({ kind: 'succeeded' });
+    expect(await connector.chargeStatus({ reference: ref, connectorReference: null }, signal())).toMatchObject({ kind: 'succeeded' });
+  });
+
+  it('does not know a reference it never charged', async () => {
+    expect(await connector.chargeStatus({ reference: reference(), connectorReference: null }, signal())).toEqual({ kind: 'not_found' });
+    expect(await connector.refundStatus({ reference: 'ref_none', connectorReference: null }, signal())).toEqual({ kind: 'not_found' });
+  });
+
+  it('refunds up to the charge, idempotently by the refund reference', async () => {
+    const ref = reference();
+    await connector.charge({ reference: ref, amount: 1000, currency: 'EUR', card: card(CARDS.success) }, signal());
+    const refund = (r: string, amount: number) =>
+      connector.refund({ reference: r, paymentReference: ref, connectorPaymentReference: null, amount, currency: 'EUR' }, signal());
+    const first = await refund(`${ref}_r1`, 600);
+    expect(first).toMatchObject({ kind: 'succeeded' });
+    expect(await refund(`${ref}_r1`, 600)).toEqual(first);
+    expect(await refund(`${ref}_r2`, 500)).toMatchObject({ kind: 'failed', failureCode: 'amount_above_refundable' });
+    expect(await refund(`${ref}_r3`, 400)).toMatchObject({ kind: 'succeeded' });
+    expect(await connector.refundStatus({ reference: `${ref}_r1`, connectorReference: null }, signal())).toEqual(first);
+  });
+
+  it('verifies webhooks with its own secret only, and refuses stale ones', () => {
+    const body = JSON.stringify({
+      event_id: 'evt_contract_1',
+      event_type: 'charge.state_changed',
+      occurred_at: new Date().toISOString(),
+      charge: {
+        charge_id: 'c1',
+        merchant_reference: 'pay_x',
+        amount_minor: 100,
+        currency: 'EUR',
+        state: 'CAPTURED',
+        refusal: null,
+        refunded_minor: 0,
+        created_at: new Date().toISOString(),
+      },
+    });
+    const now = new Date();
+    const ts = Math.floor(now.getTime() / 1000);
+    const own = processorSecret(SECRET, connector.name);
+    const parse = (header: string | undefined, raw = body, at = now) => connector.parseWebhook({ headers: { [SIM_SIGNATURE_HEADER]: header }, rawBody: raw, now: at });
+    expect(parse(signPayload(own, ts, body))).toEqual({ eventId: 'evt_contract_1', object: 'payment', reference: 'pay_x', state: { kind: 'succeeded', connectorReference: 'c1' } });
+    const reason = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        return err instanceof WebhookVerificationError ? err.reason : String(err);
+      }
+      return 'accepted';
+    };
+    const other = processorSecret(SECRET, connector.name === 'simulator_a' ? 'simulator_b' : 'simulator_a');
+    expect(reason(() => parse(signPayload(other, ts, body)))).toBe('signature_invalid');
+    expect(reason(() => parse(undefined))).toBe('signature_invalid');
+    expect(reason(() => parse('garbage'))).toBe('signature_invalid');
+    expect(reason(() => parse(signPayload(own, ts, body), body.replace('CAPTURED', 'REFUSED')))).toBe('signature_invalid');
+    expect(reason(() => parse(signPayload(own, ts - 301, body)))).toBe('timestamp_stale');
+    expect(reason(() => parse(signPayload(own, ts + 301, body)))).toBe('timestamp_stale');
+    expect(reason(() => parse(signPayload(own, ts - 299, body)))).toBe('accepted');
+    expect(reason(() => parse(signPayload(own, ts, '{"event_id":"x"}'), '{"event_id":"x"}'))).toBe('payload_invalid');
+  });
+});
+
+describe('network failures, classified by whether the processor can have acted', () => {
+  function deps(connector: Connector, timeoutMs = 300): CallDeps {
+    return {
+      registry: { get: (name) => (name === connector.name ? connector : undefined), names: () => [connector.name] },
+      breaker: new CircuitBreaker({ failureThreshold: 100, openMs: 1000 }),
+      timeoutMs,
+      now: () => new Date(),
+    };
+  }
+
+  async function closedPort(): Promise<number> {
+    const s = net.createServer();
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const port = (s.address() as net.AddressInfo).port;
+    await new Promise((resolve) => s.close(resolve));
+    return port;
+  }
+
+  it('a refused connection is connection_refused (retryable)', async () => {
+    const connector = createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await closedPort()}`, http), familySecret: SECRET });
+    const guarded = await callConnector(deps(connector), 'simulator_a', (c, s) => c.charge({ reference: reference(), amount: 1, currency: 'EUR', card: card(CARDS.success) }, s));
+    expect(guarded).toMatchObject({ result: { kind: 'error', code: 'connection_refused' } });
+  });
+
+  it('no answer after the request went out is a timeout (not retryable), over HTTP and in process', async () => {
+    for (const transport of [httpTransport(server.url, http), inProcessTransport(host)]) {
+      const connector = createSimulatorConnector({ name: 'simulator_b', transport, familySecret: SECRET });
+      const ref = reference();
+      const started = Date.now();
+      const execution = await routeCharge(deps(connector, 200), ['simulator_b'], { reference: ref, amount: 700, currency: 'EUR', card: card(CARDS.timeout) });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(195);
+      expect(execution).toMatchObject({ connector: 'simulator_b', result: { kind: 'error', code: 'timeout' } });
+      expect(execution.attempts).toEqual([expect.objectContaining({ outcome: 'timeout', error_code: 'timeout' })]);
+      // The processor did charge: asking tells the truth.
+      expect(await connector.chargeStatus({ reference: ref, connectorReference: null }, signal())).toMatchObject({ kind: 'succeeded' });
+    }
+  });
+
+  it('an unreadable answer is invalid_response (not retryable)', async () => {
+    const broken: Connector = {
+      ...createSimulatorConnector({ name: 'broken', transport: inProcessTransport(host), familySecret: SECRET }),
+      charge: async () => {
+        throw new Error('cannot parse');
+      },
+    };
+    const execution = await routeCharge(deps(broken), ['broken'], { reference: reference(), amount: 1, currency: 'EUR', card: card(CARDS.success) });
+    expect(execution).toMatchObject({ connector: 'broken', result: { kind: 'error', code: 'invalid_response' } });
+  });
+});
+
+describe('fallback over real sockets', () => {
+  let testDb: TestDatabase;
+  let service: PaymentsTestService;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    const port = await (async () => {
+      const s = net.createServer();
+      await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+      const p = (s.address() as net.AddressInfo).port;
+      await new Promise((resolve) => s.close(resolve));
+      return p;
+    })();
+    service = await startPaymentsService(testDb, {
+      runtime: {
+        connectors: [
+          // simulator_a is down: nothing listens on its port.
+          createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${port}`, http), familySecret: SECRET }),
+          // simulator_b runs as its own server.
+          createSimulatorConnector({ name: 'simulator_b', transport: httpTransport(server.url, http), familySecret: SECRET }),
+        ],
+      },
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await testDb?.drop();
+  });
+
+  it('a refused connection falls back to the next connector; both attempts are recorded', async () => {
+    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { payment, order } = await orderAndPay(api, CARDS.success);
+    expect(payment).toMatchObject({ status: 'succeeded', connector: 'simulator_b' });
+    expect(payment.attempts.map((a: any) => [a.connector, a.outcome, a.error_code])).toEqual([
+      ['simulator_a', 'error', 'connection_refused'],
+      ['simulator_b', 'succeeded', null],
+    ]);
+    expect(server.host.processors.get('simulator_b')!.charges.get(payment.id)?.amount_minor).toBe(order.amount);
+  });
+});

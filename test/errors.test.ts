@@ -1,0 +1,236 @@
+// One error body shape everywhere: every failure the HTTP layer can produce — routing, method,
+// body size, media type, JSON syntax, validation, authentication, an internal failure — answers
+// `{ error: { type, code, message, param?, request_id } }` as JSON, with the request id repeated
+// from the Request-Id header.
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  call,
+  client,
+  createTenant,
+  createTestDatabase,
+  LogCapture,
+  orderBody,
+  startTestService,
+  type ApiResponse,
+  type TestDatabase,
+  type TestService,
+} from './helpers.js';
+
+let testDb: TestDatabase;
+let service: TestService;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  service = await startTestService(testDb);
+  const tenant = await createTenant(testDb.database);
+  api = client(service.url, tenant.testKey);
+});
+afterAll(async () => {
+  await service?.close();
+  await testDb?.drop();
+});
+
+const ERROR_TYPES = ['validation', 'authentication', 'eligibility', 'processing', 'rate-limit'];
+
+/** Asserts the one error shape and returns the error object for further checks. */
+function expectError(res: ApiResponse, status: number, expected: { type: string; code: string; param?: string }) {
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json\b/);
+  const requestId = res.headers.get('request-id');
+  expect(requestId).toMatch(/^req_[0-9a-z]{26}$/);
+  expect(Object.keys(res.body)).toEqual(['error']);
+  const error = res.body.error;
+  expect(ERROR_TYPES).toContain(error.type);
+  expect(error).toMatchObject({ type: expected.type, code: expected.code, request_id: requestId });
+  expect(typeof error.message).toBe('string');
+  expect(error.message.length).toBeGreaterThan(0);
+  for (const key of Object.keys(error)) expect(['type', 'code', 'message', 'param', 'request_id']).toContain(key);
+  if (expected.param === undefined) expect(error).not.toHaveProperty('param');
+  else expect(error.param).toBe(expected.param);
+  return error as { type: string; code: string; message: string; param?: string; request_id: string };
+}
+
+describe('errors: routing', () => {
+  it.each([
+    ['GET', '/v1/nothing-here'],
+    ['GET', '/nothing-here'],
+    ['POST', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa/refund'],
+    ['GET', '/'],
+  ])('%s %s → 404 route_missing, with or without a key', async (method, path) => {
+    expectError(await call(service.url, method, path), 404, { type: 'validation', code: 'route_missing' });
+    expectError(await api.request(method, path), 404, { type: 'validation', code: 'route_missing' });
+  });
+
+  it.each([
+    ['GET', '/v2/payment-orders'],
+    ['POST', '/v2/payment-orders'],
+    ['GET', '/v0/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa'],
+    ['GET', '/v2'],
+    ['DELETE', '/v10/events'],
+  ])('%s %s → 404 unsupported_api_version', async (method, path) => {
+    const error = expectError(await api.request(method, path), 404, { type: 'validation', code: 'unsupported_api_version' });
+    expect(error.message).toContain('/v1');
+  });
+
+  it.each([
+    ['DELETE', '/v1/payment-orders', ['GET', 'POST']],
+    ['PUT', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa', ['GET']],
+    ['GET', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa/cancel', ['POST']],
+    ['POST', '/v1/events', ['GET']],
+    ['PATCH', '/v1/events/evt_01jd8x3v0pe7wbz0m4k6f2n9qa', ['GET']],
+  ])('%s %s → 405 method_not_allowed with an Allow header', async (method, path, allowed) => {
+    const res = await api.request(method, path);
+    expectError(res, 405, { type: 'validation', code: 'method_not_allowed' });
+    const allow = (res.headers.get('allow') ?? '').split(',').map((m) => m.trim());
+    for (const m of allowed) expect(allow).toContain(m);
+    expect(allow).not.toContain(method);
+  });
+
+  it('a malformed or wrong-prefix id in a path → 404 resource_missing', async () => {
+    for (const id of ['nope', 'evt_01jd8x3v0pe7wbz0m4k6f2n9qa', 'ord_', 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', 'ord_ZZZ']) {
+      expectError(await api.get(`/v1/payment-orders/${id}`), 404, { type: 'validation', code: 'resource_missing', param: 'id' });
+    }
+  });
+});
+
+describe('errors: bodies', () => {
+  it('a body over 1 MiB → 413 body_too_large', async () => {
+    const rawBody = JSON.stringify({ ...orderBody(), description: 'x'.repeat(1024 * 1024) });
+    expectError(await api.post('/v1/payment-orders', undefined, { rawBody }), 413, { type: 'validation', code: 'body_too_large' });
+  });
+
+  it('a body of exactly 1 MiB is still read (and judged on its content)', async () => {
+    const base = JSON.stringify({ ...orderBody(), description: '' });
+    const rawBody = base.replace('"description":""', `"description":"${'x'.repeat(1024 * 1024 - base.length)}"`);
+    expect(Buffer.byteLength(rawBody)).toBe(1024 * 1024);
+    expectError(await api.post('/v1/payment-orders', undefined, { rawBody }), 400, {
+      type: 'validation',
+      code: 'parameter_invalid',
+      param: 'description',
+    });
+  });
+
+  it.each([
+    ['text/plain', 'amount=1'],
+    ['application/x-www-form-urlencoded', 'amount=1999&currency=EUR'],
+    ['multipart/form-data; boundary=x', '--x--'],
+    ['application/xml', '<order/>'],
+  ])('a %s body → 415 unsupported_media_type', async (contentType, rawBody) => {
+    const res = await api.post('/v1/payment-orders', undefined, { rawBody, headers: { 'content-type': contentType } });
+    expectError(res, 415, { type: 'validation', code: 'unsupported_media_type' });
+  });
+
+  it.each(['{', '{"amount": 1999,}', "{'amount': 1999}", 'amount=1999', '{"amount": 1999} trailing', 'nul', '\u0000'])(
+    'malformed JSON %j → 400 body_invalid_json',
+    async (rawBody) => {
+      expectError(await api.post('/v1/payment-orders', undefined, { rawBody }), 400, { type: 'validation', code: 'body_invalid_json' });
+    },
+  );
+
+  it.each([
+    ['an array', '[1, 2, 3]'],
+    ['an empty array', '[]'],
+    ['a string', '"hello"'],
+    ['a number', '42'],
+    ['a boolean', 'true'],
+    ['null', 'null'],
+    ['nothing', ''],
+  ])('%s as the body → 400 typed validation error without param', async (_label, rawBody) => {
+    const res = await api.post('/v1/payment-orders', undefined, { rawBody });
+    const error = expectError(res, 400, { type: 'validation', code: 'body_missing' });
+    expect(error.message).toMatch(/JSON object|JSON body/);
+  });
+
+  it.each([
+    [{ foo: 1 }, 'foo'],
+    [{ Amount: 1 }, 'Amount'],
+    [{ customer: { email: 'jane@example.com', foo: 'bar' } }, 'customer.foo'],
+    [{ customer: { email: 'jane@example.com', name: 'Jane', phone: '+33 1 23 45 67 89' } }, 'customer.phone'],
+  ])('an unknown body field %j → 400 parameter_unknown naming it', async (extra, param) => {
+    const body = { ...orderBody(), ...extra };
+    const error = expectError(await api.post('/v1/payment-orders', body), 400, { type: 'validation', code: 'parameter_unknown', param });
+    expect(error.message).toContain(param);
+  });
+
+  it.each([
+    ['{"__proto__": {"isAdmin": true}}'],
+    [JSON.stringify(orderBody()).replace('{', '{"__proto__": 1, ')],
+    [JSON.stringify(orderBody({ metadata: { placeholder: 'x' } })).replace('"placeholder"', '"__proto__"')],
+    ['{"customer": {"constructor": {"prototype": {"polluted": true}}}}'],
+  ])('valid JSON keyed __proto__ / constructor.prototype (%s) → 400 parameter_invalid saying so', async (rawBody) => {
+    const res = await api.post('/v1/payment-orders', undefined, { rawBody });
+    const error = expectError(res, 400, { type: 'validation', code: 'parameter_invalid' });
+    expect(error.message).toContain('__proto__');
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('an unknown query parameter → 400 parameter_unknown naming it', async () => {
+    expectError(await api.get('/v1/payment-orders?colour=red'), 400, { type: 'validation', code: 'parameter_unknown', param: 'colour' });
+  });
+
+  it('a string the database cannot store (NUL, unpaired surrogate) → 400 parameter_invalid, not 500', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ reference: 'a\u0000b' }, 'reference'],
+      [{ description: 'x\ud800' }, 'description'],
+      [{ customer: { email: 'jane@example.com', name: '\udc00Jane' } }, 'customer.name'],
+      [{ metadata: { cart: 'x\u0000' } }, 'metadata.cart'],
+      [{ metadata: { 'a\u0000': 'x' } }, 'metadata'],
+    ];
+    for (const [overrides, param] of cases) {
+      expectError(await api.post('/v1/payment-orders', orderBody(overrides)), 400, { type: 'validation', code: 'parameter_invalid', param });
+    }
+    expectError(await api.get('/v1/payment-orders?reference=a%00b'), 400, { type: 'validation', code: 'parameter_invalid', param: 'reference' });
+  });
+});
+
+describe('errors: authentication and idempotency share the shape', () => {
+  it('401 api_key_missing and api_key_invalid', async () => {
+    expectError(await call(service.url, 'GET', '/v1/payment-orders'), 401, { type: 'authentication', code: 'api_key_missing' });
+    expectError(await call(service.url, 'GET', '/v1/payment-orders', { key: `sk_test_${'a'.repeat(40)}` }), 401, {
+      type: 'authentication',
+      code: 'api_key_invalid',
+    });
+  });
+
+  it('400 idempotency_key_missing', async () => {
+    expectError(await api.post('/v1/payment-orders', orderBody(), { idempotencyKey: undefined }), 400, {
+      type: 'validation',
+      code: 'idempotency_key_missing',
+    });
+  });
+});
+
+describe('errors: 5xx', () => {
+  it('an internal failure answers 500 internal_error without leaking what failed; the log has it', async () => {
+    // Its own database, whose schema is then broken under the running service: the kind of
+    // failure (a migration gone wrong) that surfaces as a database error deep in a handler.
+    const logs = new LogCapture();
+    const brokenDb = await createTestDatabase();
+    const broken = await startTestService(brokenDb, {}, { logs });
+    try {
+      const tenant = await createTenant(brokenDb.database);
+      await brokenDb.database.db.execute(sql`ALTER TABLE payment_orders RENAME TO payment_orders_gone`);
+      const responses = [
+        await call(broken.url, 'GET', '/v1/payment-orders', { key: tenant.testKey }),
+        await call(broken.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, body: orderBody(), idempotencyKey: 'five-hundred-1' }),
+        await call(broken.url, 'GET', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa', { key: tenant.testKey }),
+      ];
+      for (const res of responses) {
+        const error = expectError(res, 500, { type: 'processing', code: 'internal_error' });
+        expect(error.message).toBe('An internal error occurred; retry later.');
+        expect(res.text).not.toMatch(/payment_orders|relation|does not exist|select|insert|stack|\bat [\w.<]+ \(|node_modules|\.ts\b|\.js\b/i);
+        expect(res.headers.get('retry-after')).toBeNull();
+      }
+      // The details went to the log, under the same request id.
+      const failure = logs.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed' && l.request_id === responses[0]!.body.error.request_id);
+      expect(failure).toBeDefined();
+      expect(JSON.stringify(failure)).toMatch(/payment_orders/);
+    } finally {
+      await broken.close();
+      await brokenDb.drop();
+    }
+  });
+});

@@ -1,0 +1,140 @@
+// Payments whose outcome comes later: the pending card (settled by the test helper, or by the
+// simulated processor after its delay, reported through our inbound webhook) and the timeout card
+// (the processor charges but does not answer in time; the truth is learnt through ?refresh=true,
+// the worker's status check, or the processor's webhook).
+import pino from 'pino';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runWorkerOnce } from '../src/worker/worker.js';
+import { parseId } from '../src/lib/ids.js';
+import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
+import { CARDS, eventTypesOf, eventually, orderAndPay, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+
+let testDb: TestDatabase;
+/** Pending charges wait a minute: only the helper, a refresh or the worker settles them. */
+let manual: PaymentsTestService;
+/** Pending charges settle after 300 ms and are reported by webhook. */
+let automatic: PaymentsTestService;
+let api: Api;
+let autoApi: Api;
+const log = pino({ level: 'silent' });
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  manual = await startPaymentsService(testDb, { settings: { statusCheckIntervalMs: 100 } });
+  automatic = await startPaymentsService(testDb, { settings: { simulator: { pendingDelayMs: 300 } } });
+  const tenant = await createTenant(testDb.database);
+  api = client(manual.url, tenant.testKey);
+  autoApi = client(automatic.url, tenant.testKey);
+});
+afterAll(async () => {
+  await automatic?.close();
+  await manual?.close();
+  await testDb?.drop();
+});
+
+const balanceOf = async (a: Api, currency = 'EUR') =>
+  ((await a.get('/v1/balance')).body.available as { currency: string; amount: number }[]).find((x) => x.currency === currency)?.amount ?? 0;
+
+describe('pending card', () => {
+  it('answers pending at the connector; the test helper settles it as succeeded, once', async () => {
+    const before = await balanceOf(api);
+    const { order, payment } = await orderAndPay(api, CARDS.pending);
+    expect(payment).toMatchObject({ status: 'pending', connector: 'simulator_a', version: 2 });
+    expect(payment.connector_reference).toMatch(/^simulator_a_ch_/);
+    expect(payment.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'pending' })]);
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
+    expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending']);
+
+    // Still pending at the processor: a refresh changes nothing.
+    const refreshed = await api.get(`/v1/payments/${payment.id}?refresh=true`);
+    expect(refreshed.body).toMatchObject({ status: 'pending', version: 2 });
+
+    const resolved = await api.post(`/v1/test-helpers/payments/${payment.id}/resolve`, { outcome: 'succeeded' });
+    expect(resolved.status, resolved.text).toBe(200);
+    expect(resolved.body).toMatchObject({ id: payment.id, status: 'succeeded', version: 3 });
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body).toMatchObject({ status: 'paid', amount_paid: order.amount });
+    expect((await balanceOf(api)) - before).toBe(order.amount);
+
+    // The processor's webhook arrives as well, and is received once without acting twice.
+    const [received] = await eventually(
+      () => query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${payment.id}`),
+      (rows) => Number(rows[0]!.n) >= 1,
+    );
+    expect(Number(received!.n)).toBe(1);
+    expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
+    expect((await api.get(`/v1/payments/${payment.id}`)).body.version).toBe(3);
+    expect((await balanceOf(api)) - before).toBe(order.amount);
+  });
+
+  it('the test helper can make it fail: declined, and the order opens again', async () => {
+    const { order, payment } = await orderAndPay(api, CARDS.pending);
+    const resolved = await api.post(`/v1/test-helpers/payments/${payment.id}/resolve`, { outcome: 'failed' });
+    expect(resolved.body).toMatchObject({ status: 'failed', failure_code: 'card_declined' });
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+    expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.failed']);
+  });
+
+  it('settles by itself after the configured delay, through the inbound webhook', async () => {
+    const { order, payment } = await orderAndPay(autoApi, CARDS.pending);
+    expect(payment.status).toBe('pending');
+    const settled = await eventually(
+      () => autoApi.get(`/v1/payments/${payment.id}`),
+      (res) => res.body.status !== 'pending',
+    );
+    expect(settled.body).toMatchObject({ status: 'succeeded', version: 3 });
+    expect((await autoApi.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
+    const [row] = await query(testDb, sql`SELECT connector, event_id FROM connector_webhook_events WHERE object_id = ${payment.id}`);
+    expect(row).toMatchObject({ connector: 'simulator_a' });
+    // Our own events follow, carrying no request (the processor caused them).
+    const events = (await autoApi.get('/v1/events?type=payment.succeeded')).body.data.filter((e: any) => e.data.object.id === payment.id);
+    expect(events).toHaveLength(1);
+    expect(events[0].request).toEqual({ id: null, idempotency_key: null });
+  });
+});
+
+describe('timeout card', () => {
+  it('stays pending after the timeout, with no fallback; ?refresh=true learns that it succeeded', async () => {
+    const before = await balanceOf(api);
+    const started = Date.now();
+    const { order, payment } = await orderAndPay(api, CARDS.timeout);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(manual.config.payments.connectorTimeoutMs);
+    expect(payment).toMatchObject({ status: 'pending', connector: 'simulator_a', connector_reference: null });
+    // The processor may have acted: the router must not try simulator_b.
+    expect(payment.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'timeout', error_code: 'timeout' })]);
+    expect(payment.attempts[0].duration_ms).toBeGreaterThanOrEqual(manual.config.payments.connectorTimeoutMs - 5);
+    expect(manual.payments.connectors.simulator!.processors.get('simulator_b')!.chargeRequests.has(payment.id)).toBe(false);
+
+    const plain = await api.get(`/v1/payments/${payment.id}`);
+    expect(plain.body.status).toBe('pending');
+    const refreshed = await api.get(`/v1/payments/${payment.id}?refresh=true`);
+    expect(refreshed.body).toMatchObject({ status: 'succeeded', connector: 'simulator_a' });
+    expect(refreshed.body.connector_reference).toMatch(/^simulator_a_ch_/);
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
+    expect((await balanceOf(api)) - before).toBe(order.amount);
+    expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
+  });
+
+  it("the worker's status check learns the outcome", async () => {
+    const { order, payment } = await orderAndPay(api, CARDS.timeout);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const pass = await runWorkerOnce({ db: testDb.database.db, log, payments: manual.payments });
+    expect(pass.statusChecks!.payments).toBeGreaterThanOrEqual(1);
+    expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('succeeded');
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
+    // Nothing left to check for it.
+    const [row] = await query(testDb, sql`SELECT next_status_check_at FROM payments WHERE id = ${parseId('pay', payment.id)!}`);
+    expect(row!.next_status_check_at).toBeNull();
+  });
+
+  it("the processor's webhook reports the outcome", async () => {
+    const { order, payment } = await orderAndPay(autoApi, CARDS.timeout);
+    expect(payment.status).toBe('pending');
+    const settled = await eventually(
+      () => autoApi.get(`/v1/payments/${payment.id}`),
+      (res) => res.body.status !== 'pending',
+    );
+    expect(settled.body.status).toBe('succeeded');
+    expect((await autoApi.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
+  });
+});

@@ -1,0 +1,201 @@
+// Crash safety of the atomic phases (API.md §4): the service runs as a real OS process, is killed
+// with SIGKILL between the phases (the CRASH_AFTER fault-injection switch), restarted without it,
+// and the same request is retried with the same Idempotency-Key. It must resume and never charge
+// twice: one payment, one charge at the simulated processor (its own server, which outlives the
+// crash), the order paid, the balance credited once. PostgreSQL only (several processes).
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
+import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
+import { checkLedger } from '../src/ledger/check.js';
+import { parseId } from '../src/lib/ids.js';
+import { call, createTenant, createTestDatabase, isPostgres, orderBody, type Tenant, type TestDatabase } from './helpers.js';
+import { CARDS, cardMethod, query } from './payments.helpers.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Child {
+  process: ChildProcess;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+async function startChild(env: Record<string, string>): Promise<Child> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', ROLES: 'api', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 45_000);
+    child.stdout!.on('data', () => {
+      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`service exited during start-up:\n${output}`));
+    });
+  });
+  return { process: child, url, exited, output: () => output };
+}
+
+async function stopChild(child: Child | undefined) {
+  if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
+  child.process.kill('SIGTERM');
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
+  await child.exited;
+  clearTimeout(timer);
+}
+
+describe.skipIf(!isPostgres)('a service killed between the phases resumes on retry and never charges twice', () => {
+  let testDb: TestDatabase;
+  let tenant: Tenant;
+  let simulator: SimulatorServer;
+  const children: Child[] = [];
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase();
+    tenant = await createTenant(testDb.database, 'Crash tenant');
+    simulator = await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 });
+  }, 60_000);
+  afterAll(async () => {
+    for (const child of children) await stopChild(child);
+    await simulator?.close();
+    await testDb?.drop();
+  }, 60_000);
+
+  const env = () => ({ DATABASE_URL: testDb.url!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '1' });
+  const charges = (reference: string) =>
+    [...simulator.host.processors.values()].reduce((n, p) => n + (p.chargeRequests.get(reference) ?? 0), 0);
+  const held = (reference: string) => [...simulator.host.processors.values()].filter((p) => p.charges.has(reference)).length;
+
+  async function crashDuringPayment(crashAfter: string, card: string) {
+    const crashing = await startChild({ ...env(), CRASH_AFTER: crashAfter });
+    children.push(crashing);
+    const order = await call(crashing.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 4321 }) });
+    expect(order.status, order.text).toBe(201);
+    const idempotencyKey = `crash-${crashAfter}-${order.body.id}`;
+    const body = { payment_order: order.body.id, payment_method: cardMethod(card) };
+    const attempt = await call(crashing.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body }).catch((err: Error) => err);
+    expect(attempt).toBeInstanceOf(Error); // the connection died with the process
+    expect(await crashing.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // What the first phase left behind: a pending payment, the order processing, the recovery point.
+    const [payment] = await query(testDb, sql`SELECT id, status, connector FROM payments WHERE payment_order_id = ${parseId('ord', order.body.id)!}`);
+    expect(payment).toMatchObject({ status: 'pending', connector: null });
+    const [key] = await query(testDb, sql`SELECT recovery_point, response_status FROM idempotency_keys WHERE key = ${idempotencyKey}`);
+    expect(key).toEqual({ recovery_point: `payment_created:${payment!.id}`, response_status: null });
+    const [orderRow] = await query(testDb, sql`SELECT status FROM payment_orders WHERE id = ${parseId('ord', order.body.id)!}`);
+    expect(orderRow!.status).toBe('processing');
+    return { order: order.body, idempotencyKey, body, paymentUuid: String(payment!.id) };
+  }
+
+  async function retry(idempotencyKey: string, body: unknown) {
+    const restarted = await startChild(env());
+    children.push(restarted);
+    // The crashed request's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_S.
+    let res;
+    for (let i = 0; i < 50; i++) {
+      res = await call(restarted.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body });
+      if (res.status !== 409) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const replay = await call(restarted.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body });
+    await stopChild(restarted);
+    return { res: res!, replay };
+  }
+
+  async function expectPaidOnce(orderId: string, paymentId: string, amount: number) {
+    const rows = await query(testDb, sql`SELECT id FROM payments WHERE payment_order_id = ${parseId('ord', orderId)!}`);
+    expect(rows).toHaveLength(1);
+    const [order] = await query(testDb, sql`SELECT status, amount_paid FROM payment_orders WHERE id = ${parseId('ord', orderId)!}`);
+    expect(order).toEqual({ status: 'paid', amount_paid: amount });
+    const entries = await query(testDb, sql`SELECT type FROM journal_entries WHERE source_id = ${parseId('pay', paymentId)!}`);
+    expect(entries).toEqual([{ type: 'payment' }]);
+    const events = await query(testDb, sql`SELECT type FROM events WHERE object_id = ${paymentId} ORDER BY id`);
+    expect(events.map((e) => e.type)).toEqual(['payment.created', 'payment.succeeded']);
+    expect((await checkLedger(testDb.database.db, { accountId: parseId('acct', tenant.accountId)! })).ok).toBe(true);
+  }
+
+  it('killed after the payment was committed, before the connector was called', async () => {
+    const crashed = await crashDuringPayment('payment_created', CARDS.success);
+    expect(simulator.host.processors.get('simulator_a')!.chargeRequests.size + simulator.host.processors.get('simulator_b')!.chargeRequests.size).toBe(0);
+
+    const { res, replay } = await retry(crashed.idempotencyKey, crashed.body);
+    expect(res.status, res.text).toBe(201);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    expect(parseId('pay', res.body.id)).toBe(crashed.paymentUuid);
+    expect(res.body).toMatchObject({ status: 'succeeded', connector: 'simulator_a', amount: 4321 });
+    expect(charges(res.body.id)).toBe(1);
+    expect(held(res.body.id)).toBe(1);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(res.text);
+    expect(charges(res.body.id)).toBe(1);
+    await expectPaidOnce(crashed.order.id, res.body.id, 4321);
+  }, 120_000);
+
+  it('killed after the processor charged, before the outcome was committed (fallback route included)', async () => {
+    // The processor-error card: simulator_a refuses it, simulator_b charges it — then the crash.
+    const crashed = await crashDuringPayment('payment_connector_answered', CARDS.processorError);
+    const { res } = await retry(crashed.idempotencyKey, crashed.body);
+    expect(res.status, res.text).toBe(201);
+    expect(parseId('pay', res.body.id)).toBe(crashed.paymentUuid);
+    // Resumed by asking the route's connectors: simulator_b holds the charge, so nobody charges again —
+    // not even simulator_a, which would now have been asked first.
+    expect(res.body).toMatchObject({ status: 'succeeded', connector: 'simulator_b' });
+    expect(simulator.host.processors.get('simulator_b')!.chargeRequests.get(res.body.id)).toBe(1);
+    expect(simulator.host.processors.get('simulator_a')!.chargeRequests.get(res.body.id)).toBe(1);
+    expect(held(res.body.id)).toBe(1);
+    expect(res.body.attempts).toEqual([expect.objectContaining({ connector: 'simulator_b', outcome: 'succeeded' })]);
+    await expectPaidOnce(crashed.order.id, res.body.id, 4321);
+  }, 120_000);
+
+  it('a refund killed between its phases resumes and refunds once', async () => {
+    const service = await startChild(env());
+    children.push(service);
+    const order = await call(service.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 900 }) });
+    const payment = await call(service.url, 'POST', '/v1/payments', {
+      key: tenant.testKey,
+      idempotencyKey: crypto.randomUUID(),
+      body: { payment_order: order.body.id, payment_method: cardMethod(CARDS.success) },
+    });
+    expect(payment.body.status).toBe('succeeded');
+    await stopChild(service);
+
+    const crashing = await startChild({ ...env(), CRASH_AFTER: 'refund_created' });
+    children.push(crashing);
+    const idempotencyKey = `refund-crash-${payment.body.id}`;
+    const body = { payment: payment.body.id, amount: 400 };
+    expect(await call(crashing.url, 'POST', '/v1/refunds', { key: tenant.testKey, idempotencyKey, body }).catch((e: Error) => e)).toBeInstanceOf(Error);
+    expect((await crashing.exited).signal).toBe('SIGKILL');
+
+    const restarted = await startChild(env());
+    children.push(restarted);
+    let res;
+    for (let i = 0; i < 50; i++) {
+      res = await call(restarted.url, 'POST', '/v1/refunds', { key: tenant.testKey, idempotencyKey, body });
+      if (res.status !== 409) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(res!.status, res!.text).toBe(201);
+    expect(res!.body).toMatchObject({ status: 'succeeded', amount: 400 });
+    await stopChild(restarted);
+    const refunds = await query(testDb, sql`SELECT status FROM refunds WHERE payment_id = ${parseId('pay', payment.body.id)!}`);
+    expect(refunds).toEqual([{ status: 'succeeded' }]);
+    expect(simulator.host.processors.get('simulator_a')!.refunds.size).toBe(1);
+    expect((await checkLedger(testDb.database.db, { accountId: parseId('acct', tenant.accountId)! })).ok).toBe(true);
+  }, 120_000);
+});

@@ -1,0 +1,20 @@
+// The routes of payments, refunds, routing, balance and their test helpers, whose tenancy and
+// authentication are proven route by route in payments.security.test.ts (singletons such as the
+// balance and the routing need checks of their own). isolation.security.test.ts counts them as covered.
+export const PAYMENTS_AUTHENTICATED_ROUTES = [
+  'POST /v1/payments',
+  'GET /v1/payments',
+  'GET /v1/payments/:id',
+  'POST /v1/refunds',
+  'GET /v1/refunds',
+  'GET /v1/refunds/:id',
+  'GET /v1/routing',
+  'PUT /v1/routing',
+  'GET /v1/balance',
+  'GET /v1/balance-transactions',
+  'POST /v1/test-helpers/payments/:id/resolve',
+  'POST /v1/test-helpers/balance/fund',
+] as const;
+
+/** Called by processors, authenticated by the connector's signature instead of an API key. */
+export const PAYMENTS_PUBLIC_ROUTES = ['POST /v1/connectors/:name/webhooks'] as const;

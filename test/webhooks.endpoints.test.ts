@@ -1,0 +1,220 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createTenant, createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
+
+let testDb: TestDatabase;
+let service: TestService;
+let test: ReturnType<typeof client>;
+let live: ReturnType<typeof client>;
+let other: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  service = await startTestService(testDb);
+  const tenant = await createTenant(testDb.database);
+  const stranger = await createTenant(testDb.database, 'Other');
+  test = client(service.url, tenant.testKey);
+  live = client(service.url, tenant.liveKey);
+  other = client(service.url, stranger.testKey);
+});
+afterAll(async () => {
+  await service?.close();
+  await testDb?.drop();
+});
+
+const body = (overrides: Record<string, unknown> = {}) => ({
+  url: 'https://example.com/hooks',
+  enabled_events: ['payment_order.*'],
+  ...overrides,
+});
+
+describe('webhook endpoints', () => {
+  it('creates an endpoint whose secret is shown once', async () => {
+    const created = await test.post('/v1/webhook-endpoints', body({ description: 'orders', metadata: { team: 'ops' } }));
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      object: 'webhook_endpoint',
+      livemode: false,
+      url: 'https://example.com/hooks',
+      enabled_events: ['payment_order.*'],
+      status: 'enabled',
+      disabled_reason: null,
+      description: 'orders',
+      metadata: { team: 'ops' },
+      previous_secret_expires_at: null,
+      version: 1,
+    });
+    expect(created.body.id).toMatch(/^we_[0-9a-z]{26}$/);
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(created.body.secret.slice(6), 'base64')).toHaveLength(32);
+
+    const fetched = await test.get(`/v1/webhook-endpoints/${created.body.id}`);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.secret).toBeUndefined();
+    expect(fetched.text).not.toContain(created.body.secret.slice(6, 20));
+    const { secret: _secret, ...withoutSecret } = created.body;
+    expect(fetched.body).toEqual(withoutSecret);
+
+    const list = await test.get('/v1/webhook-endpoints');
+    expect(list.body.data.map((e: any) => e.id)).toContain(created.body.id);
+    expect(list.text).not.toContain(created.body.secret.slice(6, 20));
+  });
+
+  it('stores the secret encrypted, never in clear', async () => {
+    const created = await test.post('/v1/webhook-endpoints', body());
+    const { rows } = (await testDb.database.db.execute(
+      `SELECT secret_encrypted FROM webhook_endpoints` as never,
+    )) as unknown as { rows: { secret_encrypted: string }[] };
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.secret_encrypted).toMatch(/^v1\.dev\./);
+      expect(row.secret_encrypted).not.toContain(created.body.secret.slice(6));
+    }
+  });
+
+  it('updates url, events, description and status, bumping the version', async () => {
+    const { body: endpoint } = await test.post('/v1/webhook-endpoints', body());
+    const patched = await test.request('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {
+      body: { url: 'http://localhost:4000/hooks', enabled_events: ['*'], description: null, metadata: { a: 'b' } },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ url: 'http://localhost:4000/hooks', enabled_events: ['*'], description: null, metadata: { a: 'b' }, version: 2 });
+
+    const disabled = await test.request('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { body: { status: 'disabled' } });
+    expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'requested', version: 3 });
+    const listed = await test.get('/v1/webhook-endpoints?status=disabled');
+    expect(listed.body.data.map((e: any) => e.id)).toContain(endpoint.id);
+
+    const enabled = await test.request('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { body: { status: 'enabled' } });
+    expect(enabled.body).toMatchObject({ status: 'enabled', disabled_reason: null, version: 4 });
+
+    const events = await test.get('/v1/events?type=webhook_endpoint.*');
+    const types = events.body.data.filter((e: any) => e.data.object.id === endpoint.id).map((e: any) => e.type);
+    expect(types).toEqual(['webhook_endpoint.enabled', 'webhook_endpoint.disabled']);
+    const disabledEvent = events.body.data.find((e: any) => e.type === 'webhook_endpoint.disabled' && e.data.object.id === endpoint.id);
+    expect(disabledEvent.data.object).toMatchObject({ status: 'disabled', version: 3 });
+    expect(JSON.stringify(disabledEvent)).not.toContain('secret"');
+  });
+
+  it('deletes an endpoint: 404 afterwards, not listed', async () => {
+    const { body: endpoint } = await test.post('/v1/webhook-endpoints', body());
+    const deleted = await test.request('DELETE', `/v1/webhook-endpoints/${endpoint.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ id: endpoint.id, object: 'webhook_endpoint', deleted: true });
+    expect((await test.get(`/v1/webhook-endpoints/${endpoint.id}`)).status).toBe(404);
+    expect((await test.request('DELETE', `/v1/webhook-endpoints/${endpoint.id}`)).status).toBe(404);
+    const list = await test.get('/v1/webhook-endpoints?limit=100');
+    expect(list.body.data.map((e: any) => e.id)).not.toContain(endpoint.id);
+  });
+
+  it('rotates the secret with a grace period and returns the new secret once', async () => {
+    const { body: endpoint } = await test.post('/v1/webhook-endpoints', body());
+    const rotated = await test.post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { grace_period_seconds: 3600 });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(endpoint.secret);
+    expect(Date.parse(rotated.body.previous_secret_expires_at) - Date.parse(rotated.body.updated_at)).toBe(3600_000);
+    const fetched = await test.get(`/v1/webhook-endpoints/${endpoint.id}`);
+    expect(fetched.body.secret).toBeUndefined();
+    expect(fetched.body.previous_secret_expires_at).toBe(rotated.body.previous_secret_expires_at);
+
+    const noGrace = await test.post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { grace_period_seconds: 0 });
+    expect(noGrace.body.previous_secret_expires_at).toBeNull();
+    // no body at all: the default grace period
+    const bare = await test.post(`/v1/webhook-endpoints/${endpoint.id}/rotate-secret`);
+    expect(Date.parse(bare.body.previous_secret_expires_at) - Date.parse(bare.body.updated_at)).toBe(24 * 3600_000);
+  });
+
+  it('honours an Idempotency-Key on create (optional)', async () => {
+    const first = await test.post('/v1/webhook-endpoints', body(), { idempotencyKey: 'we-create-1' });
+    const again = await test.post('/v1/webhook-endpoints', body(), { idempotencyKey: 'we-create-1' });
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+    const without = await test.post('/v1/webhook-endpoints', body(), { idempotencyKey: undefined });
+    expect(without.status).toBe(201);
+  });
+
+  it('validates urls and event patterns', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [body({ url: 'not a url' }), 'url'],
+      [body({ url: 'ftp://example.com/x' }), 'url'],
+      [body({ url: 'https://user:pw@example.com/x' }), 'url'],
+      [body({ enabled_events: [] }), 'enabled_events'],
+      [body({ enabled_events: ['Payment.Created'] }), 'enabled_events.0'],
+      [body({ enabled_events: ['a', 'a'] }), 'enabled_events'],
+      [body({ extra: 1 }), 'extra'],
+      [{ enabled_events: ['*'] }, 'url'],
+    ];
+    for (const [payload, param] of cases) {
+      const res = await test.post('/v1/webhook-endpoints', payload);
+      expect(res.status, JSON.stringify(payload)).toBe(400);
+      expect(res.body.error.param, JSON.stringify(payload)).toBe(param);
+    }
+    // test mode accepts http and local addresses, for local development
+    expect((await test.post('/v1/webhook-endpoints', body({ url: 'http://127.0.0.1:9/x' }))).status).toBe(201);
+  });
+
+  it('live mode requires https and refuses local, private and metadata destinations', async () => {
+    for (const url of [
+      'http://example.com/hooks',
+      'https://localhost/hooks',
+      'https://127.0.0.1/hooks',
+      'https://10.1.2.3/hooks',
+      'https://192.168.1.1/hooks',
+      'https://172.16.0.1/hooks',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/hooks',
+      'https://[::ffff:127.0.0.1]/hooks',
+      'https://[fd00:ec2::254]/hooks',
+      'https://metadata.google.internal/computeMetadata/v1/',
+      'https://0.0.0.0/hooks',
+      'https://intranet/hooks',
+    ]) {
+      const res = await live.post('/v1/webhook-endpoints', body({ url }));
+      expect(res.status, url).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'parameter_invalid', param: 'url' });
+    }
+    const ok = await live.post('/v1/webhook-endpoints', body({ url: 'https://hooks.example.com/in' }));
+    expect(ok.status).toBe(201);
+    expect(ok.body.livemode).toBe(true);
+    // and an update cannot sneak one in either
+    const patched = await live.request('PATCH', `/v1/webhook-endpoints/${ok.body.id}`, { body: { url: 'https://127.0.0.1/x' } });
+    expect(patched.status).toBe(400);
+  });
+
+  it('keeps tenants and modes apart', async () => {
+    const { body: endpoint } = await test.post('/v1/webhook-endpoints', body());
+    for (const c of [other, live]) {
+      for (const [method, path] of [
+        ['GET', `/v1/webhook-endpoints/${endpoint.id}`],
+        ['PATCH', `/v1/webhook-endpoints/${endpoint.id}`],
+        ['DELETE', `/v1/webhook-endpoints/${endpoint.id}`],
+        ['POST', `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`],
+        ['GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries`],
+        ['POST', `/v1/test-helpers/webhook-endpoints/${endpoint.id}/send`],
+      ] as const) {
+        const payload = method === 'PATCH' ? { status: 'disabled' } : path.endsWith('/send') ? { scenario: 'deliver' } : undefined;
+        const res = await c.request(method, path, { body: payload });
+        expect(res.status, `${method} ${path}`).toBe(c === live && path.endsWith('/send') ? 403 : 404);
+      }
+      const list = await c.get('/v1/webhook-endpoints?limit=100');
+      expect(list.body.data.map((e: any) => e.id)).not.toContain(endpoint.id);
+    }
+    const otherMode = await live.get(`/v1/webhook-endpoints/${endpoint.id}`);
+    expect(otherMode.body.error.message).toContain('test mode');
+    const stranger = await other.get(`/v1/webhook-endpoints/${endpoint.id}`);
+    expect(stranger.body.error.message).not.toContain('mode');
+    expect((await test.get('/v1/webhook-endpoints/we_nope')).status).toBe(404);
+    expect((await test.request('GET', '/v1/webhook-endpoints')).status).toBe(200);
+    expect((await client(service.url).get('/v1/webhook-endpoints')).status).toBe(401);
+  });
+
+  it('limits the number of endpoints per account and mode', async () => {
+    const tenant = await createTenant(testDb.database, 'Many endpoints');
+    const api = client(service.url, tenant.testKey);
+    for (let i = 0; i < 16; i++) expect((await api.post('/v1/webhook-endpoints', body())).status).toBe(201);
+    const refused = await api.post('/v1/webhook-endpoints', body());
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('webhook_endpoint_limit_reached');
+  });
+});

@@ -1,0 +1,83 @@
+// `npm run cli -- listen`: new events of the key's account and mode are forwarded to a local URL,
+// signed like real deliveries with the secret the command prints.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { Receiver, verify } from './webhooks.helpers.js';
+import { listen, parseListenArgs } from '../src/cli/listen.js';
+import { newWebhookSecret } from '../src/webhooks/signing.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+let testDb: TestDatabase;
+let service: TestService;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  service = await startTestService(testDb);
+  receiver = await Receiver.start();
+});
+afterAll(async () => {
+  await receiver?.close();
+  await service?.close();
+  await testDb?.drop();
+});
+
+describe('cli listen', () => {
+  it('forwards new events, signed, and nothing from before it started', async () => {
+    const tenant = await createTenant(testDb.database);
+    const api = client(service.url, tenant.testKey);
+    const other = client(service.url, (await createTenant(testDb.database)).testKey);
+    const before = (await api.post('/v1/payment-orders', orderBody())).body;
+    const secret = newWebhookSecret();
+    const out: string[] = [];
+    const err: string[] = [];
+    const controller = new AbortController();
+    const ready = new Promise<void>((resolve) => {
+      const running = listen(
+        { apiUrl: service.url, apiKey: tenant.testKey, forwardTo: receiver.url, secret, intervalMs: 50, events: 'payment_order.*' },
+        { stdout: (t) => out.push(t), stderr: (t) => (err.push(t), t.startsWith('Ready') && resolve()) },
+        controller.signal,
+      );
+      void running.then((n) => out.push(`done ${n}`));
+    });
+    await ready;
+    expect(err.join('')).toContain(secret);
+    const order = (await api.post('/v1/payment-orders', orderBody())).body;
+    await api.post(`/v1/payment-orders/${order.id}/cancel`);
+    await other.post('/v1/payment-orders', orderBody());
+    await receiver.waitFor(() => receiver.requests.length >= 2, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort();
+    const events = receiver.requests.map((r) => verify(secret, r));
+    expect(events.map((e) => [e.type, e.data.object.id])).toEqual([
+      ['payment_order.created', order.id],
+      ['payment_order.cancelled', order.id],
+    ]);
+    expect(events.some((e) => e.data.object.id === before.id)).toBe(false);
+    const fetched = await api.get(`/v1/events/${events[0].id}`);
+    expect(receiver.requests[0]!.body).toBe(fetched.text);
+    expect(out.join('')).toMatch(/payment_order\.created evt_\w+ {2}<-- \[200\]/);
+  });
+
+  it('checks its flags', () => {
+    expect(() => parseListenArgs([], {})).toThrow(/--forward-to/);
+    expect(() => parseListenArgs(['--forward-to', 'localhost:3000'], { API_KEY: 'sk_test_x' })).toThrow(/http/);
+    expect(() => parseListenArgs(['--forward-to', 'http://localhost:4242/hooks'], {})).toThrow(/api-key/);
+    expect(() => parseListenArgs(['--forward-to', 'http://localhost:4242/hooks', '--secret', 'nope'], { API_KEY: 'k' })).toThrow(/whsec_/);
+    const opts = parseListenArgs(['--forward-to', 'http://localhost:4242/hooks'], { API_KEY: 'sk_test_abc', API_URL: 'http://x:1/' });
+    expect(opts).toMatchObject({ apiUrl: 'http://x:1', apiKey: 'sk_test_abc', intervalMs: 1000 });
+    expect(opts.secret).toMatch(/^whsec_/);
+  });
+
+  it('is wired into the command line', () => {
+    const help = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'listen', '--help'], { cwd: ROOT, encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('--forward-to');
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'listen'], { cwd: ROOT, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--forward-to is required');
+  });
+});
