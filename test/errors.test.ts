@@ -155,13 +155,13 @@ describe('errors: bodies', () => {
   });
 
   it.each([
-    ['{"__proto__": {"isAdmin": true}}'],
-    [JSON.stringify(orderBody()).replace('{', '{"__proto__": 1, ')],
-    [JSON.stringify(orderBody({ metadata: { placeholder: 'x' } })).replace('"placeholder"', '"__proto__"')],
-    ['{"customer": {"constructor": {"prototype": {"polluted": true}}}}'],
-  ])('valid JSON keyed __proto__ / constructor.prototype (%s) → 400 parameter_invalid saying so', async (rawBody) => {
+    ['{"__proto__": {"isAdmin": true}}', '__proto__'],
+    [JSON.stringify(orderBody()).replace('{', '{"__proto__": 1, '), '__proto__'],
+    [JSON.stringify(orderBody({ metadata: { placeholder: 'x' } })).replace('"placeholder"', '"__proto__"'), 'metadata'],
+    ['{"customer": {"constructor": {"prototype": {"polluted": true}}}}', 'customer'],
+  ])('valid JSON keyed __proto__ / constructor.prototype (%s) → 400 parameter_invalid naming where', async (rawBody, param) => {
     const res = await api.post('/v1/payment-orders', undefined, { rawBody });
-    const error = expectError(res, 400, { type: 'validation', code: 'parameter_invalid' });
+    const error = expectError(res, 400, { type: 'validation', code: 'parameter_invalid', param });
     expect(error.message).toContain('__proto__');
     expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -131,18 +131,20 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     jsonParser(req, body as string, (err, parsed) => {
       if (!err) return done(null, parsed);
       // Valid JSON keyed `__proto__` (or constructor.prototype) is refused against prototype
-      // pollution; say so rather than call the JSON malformed. (JSON.parse alone is harmless: its
-      // result is dropped.)
-      let wellFormed = true;
+      // pollution; say so, naming where. (JSON.parse makes `__proto__` an own property, so walking
+      // its result is harmless, and the result is dropped.)
+      let value: unknown;
       try {
-        JSON.parse(body as string);
+        value = JSON.parse(body as string);
       } catch {
-        wellFormed = false;
+        return done(new ApiError('body_invalid_json'), undefined);
       }
+      const param = forbiddenKeyPath(value);
       done(
-        wellFormed
-          ? new ApiError('parameter_invalid', { message: 'The body may not use "__proto__" or "constructor.prototype" as a key, at any depth.' })
-          : new ApiError('body_invalid_json'),
+        new ApiError('parameter_invalid', {
+          message: 'The body may not use "__proto__" or "constructor.prototype" as a key, at any depth.',
+          ...(param === undefined ? {} : { param }),
+        }),
         undefined,
       );
     });
@@ -276,4 +278,20 @@ async function settleIdempotency(req: FastifyRequest, outcome: Outcome, database
 
 export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
   return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body);
+}
+
+/**
+ * Names where the first `__proto__` key (or `constructor` holding `prototype`) sits the way other
+ * bad keys are named: by the object holding it, or by the key itself at the top level.
+ */
+function forbiddenKeyPath(value: unknown, path: string[] = []): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const key of Object.keys(value)) {
+    const child = (value as Record<string, unknown>)[key];
+    const forbidden = key === '__proto__' || (key === 'constructor' && child !== null && typeof child === 'object' && Object.hasOwn(child, 'prototype'));
+    if (forbidden) return path.length > 0 ? path.join('.') : key;
+    const found = forbiddenKeyPath(child, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
