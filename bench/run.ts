@@ -12,7 +12,7 @@
 //   BENCH_DATABASE_URL      admin URL; a bench_<random> database is created and dropped through it
 //                           (default postgres://postgres@127.0.0.1:5432/test)
 //   BENCH_PGBENCH_THREADS   pgbench -j                            (default 2)
-//   BENCH_PGBENCH_PROTOCOL  pgbench -M: extended (like node-postgres) | prepared | simple
+//   BENCH_PGBENCH_PROTOCOL  pgbench -M: extended | prepared | simple (default: what the measured path uses)
 //   BENCH_SERVICE_NODE_ARGS extra node flags for the service, e.g. "--cpu-prof --cpu-prof-dir=bench/results/prof"
 //   BENCH_SERVICE_ENTRY     service entry file (default src/main.ts)
 //   BENCH_LOG_LEVEL         the service's LOG_LEVEL (default warn; info logs one line per request)
@@ -46,8 +46,8 @@ function intEnv(name: string, fallback: number, min: number): number {
 }
 
 function options(): BenchOptions {
-  const protocol = process.env.BENCH_PGBENCH_PROTOCOL ?? 'extended';
-  if (protocol !== 'simple' && protocol !== 'extended' && protocol !== 'prepared') {
+    const protocol = process.env.BENCH_PGBENCH_PROTOCOL || undefined;
+  if (protocol !== undefined && protocol !== 'simple' && protocol !== 'extended' && protocol !== 'prepared') {
     throw new Error(`BENCH_PGBENCH_PROTOCOL must be simple, extended or prepared, got ${JSON.stringify(protocol)}`);
   }
   return {

@@ -222,6 +222,23 @@ describe('idempotency: replay', () => {
     expect(notFoundAgain.text).toBe(notFound.text);
   });
 
+  it('stores a refusal found while creating (expires_at in the past) and replays it; the one-statement create stores its answer', async () => {
+    const key = newKey();
+    const past = orderBody({ expires_at: new Date(Date.now() - 60_000).toISOString() });
+    const refused = await create(past, key);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.param).toBe('expires_at');
+    const replay = await create(past, key);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(refused.text);
+
+    const okKey = newKey();
+    const created = await create(orderBody(), okKey);
+    expect(created.status).toBe(201);
+    expect(await keyRow(okKey)).toMatchObject({ response_status: 201, response_body: created.text, locked_at: null, recovery_point: 'finished' });
+    expect(await eventCount('payment_order.created', created.body.id)).toBe(1);
+  });
+
   it('does not claim the key for a request refused before the work (validation error)', async () => {
     const key = newKey();
     const invalid = await create({ ...orderBody(), amount: -1 }, key);

@@ -10,7 +10,8 @@ export interface BenchOptions {
   /** Concurrent HTTP connections, and pgbench clients for the ceiling. */
   connections: number;
   pgbenchThreads: number;
-  pgbenchProtocol: 'simple' | 'extended' | 'prepared';
+  /** Unset: each benchmark uses the protocol its service path uses (orders: prepared; payments: extended). */
+  pgbenchProtocol: 'simple' | 'extended' | 'prepared' | undefined;
   /** Admin connection string; each benchmark creates and drops its own database through it. */
   adminUrl: string;
   /** Extra node flags for the service process (BENCH_SERVICE_NODE_ARGS), e.g. --cpu-prof. */

@@ -47,6 +47,8 @@ declare module 'fastify' {
     idempotency?: 'required' | 'optional';
     /** What of the body the idempotency fingerprint sees (payments: card data as keyed digests). */
     idempotencyFingerprint?: (body: unknown) => unknown;
+    /** The handler claims the key itself (one-statement creates); see claimDeferred. */
+    idempotencyDeferred?: boolean;
   }
   interface FastifyRequest {
     ctx: RequestContext;
@@ -233,7 +235,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true });
 
   registerHealthRoutes(app, database);
-  registerPaymentOrderRoutes(app, database.db);
+  registerPaymentOrderRoutes(app, database.db, config);
   registerEventRoutes(app, database.db);
   // The API process sends only the test-mode delivery scenarios; the worker delivers events.
   const webhookSender = createSender({ maxSockets: 16 });

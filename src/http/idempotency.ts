@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../storage/db.js';
-import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/store.js';
+import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN, type Outcome } from '../idempotency/store.js';
 import { ApiError } from './errors.js';
 
 export function idempotencyHook(db: Db, config: Config) {
@@ -21,14 +21,37 @@ export function idempotencyHook(db: Db, config: Config) {
     // A route may show the fingerprint less than the body (payments: card data as keyed digests).
     const fingerprintOf = req.routeOptions.config.idempotencyFingerprint;
     const body = fingerprintOf ? fingerprintOf(req.body) : req.body;
-    const result = await claimKey(db, req.ctx, header, fingerprint(req.method, req.url, body), settings);
-    if (result.kind === 'replay') {
-      return reply
-        .code(result.outcome.status)
-        .header('idempotent-replayed', 'true')
-        .type('application/json; charset=utf-8')
-        .send(result.outcome.body);
+    const print = fingerprint(req.method, req.url, body);
+    if (req.routeOptions.config.idempotencyDeferred) {
+      // The handler claims the key itself, in the statement that does the work (see claimDeferred).
+      req.ctx.deferredIdempotency = { key: header, fingerprint: print, retentionS: settings.retentionS };
+      return;
     }
+    const result = await claimKey(db, req.ctx, header, print, settings);
+    if (result.kind === 'replay') return sendReplay(reply, result.outcome);
     req.ctx.idempotency = result.claim;
   };
+}
+
+function sendReplay(reply: FastifyReply, outcome: Outcome) {
+  return reply.code(outcome.status).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(outcome.body);
+}
+
+/**
+ * For routes with `idempotencyDeferred`, after their one-statement attempt found the key taken:
+ * claims it the general way. Returns true when the answer was sent (a replay); otherwise the
+ * request now owns the key (or threw 409/422) and the handler goes on with its general path.
+ */
+export async function claimDeferred(db: Db, config: Config, req: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  const deferred = req.ctx.deferredIdempotency;
+  if (!deferred) return false;
+  req.ctx.deferredIdempotency = undefined;
+  const settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS };
+  const result = await claimKey(db, req.ctx, deferred.key, deferred.fingerprint, settings);
+  if (result.kind === 'replay') {
+    await sendReplay(reply, result.outcome);
+    return true;
+  }
+  req.ctx.idempotency = result.claim;
+  return false;
 }

@@ -22,6 +22,8 @@ export interface RequestContext {
   livemode: boolean;
   requestId: string;
   idempotency?: IdempotencyClaim;
+  /** A key not yet claimed: the route claims it in the statement that does the work. */
+  deferredIdempotency?: { key: string; fingerprint: string; retentionS: number };
 }
 
 /** A finished response: the exact bytes are what a replay sends again. */

@@ -11,6 +11,7 @@ import { notFound } from '../lookup.js';
 import { planPage, toPage, type Page } from '../pagination.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
+import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
 
 type Row = typeof paymentOrders.$inferSelect;
 
@@ -47,6 +48,27 @@ function expiry(input: string | undefined, now: Date): Date {
     });
   }
   return at;
+}
+
+/**
+ * The one-statement create (fast-create.ts) for a request whose key is not claimed yet. Undefined
+ * when it did nothing: the key exists, or the input fails a check the general path must answer
+ * (and record against the key).
+ */
+export async function tryCreatePaymentOrderAtOnce(
+  db: Db,
+  ctx: RequestContext,
+  claim: DeferredClaim,
+  input: CreatePaymentOrderBody,
+  now = new Date(),
+): Promise<Outcome | undefined> {
+  let expiresAt: Date;
+  try {
+    expiresAt = expiry(input.expires_at, now);
+  } catch {
+    return undefined;
+  }
+  return createPaymentOrderAtOnce(db, ctx, claim, input, expiresAt, now);
 }
 
 export async function createPaymentOrder(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody, now = new Date()): Promise<Outcome> {

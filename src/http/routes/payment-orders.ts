@@ -3,12 +3,15 @@ import { Type } from 'typebox';
 import type { App } from '../app.js';
 import { sendOutcome } from '../app.js';
 import type { Db } from '../../storage/db.js';
+import type { Config } from '../../config.js';
+import { claimDeferred } from '../idempotency.js';
 import { errorResponses, IdParam, ListOf } from '../schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,
   createPaymentOrder,
   listPaymentOrders,
+  tryCreatePaymentOrderAtOnce,
   retrievePaymentOrder,
 } from '../../domain/payment-orders/service.js';
 
@@ -21,11 +24,11 @@ const IdempotencyHeader = (required: boolean) =>
   });
 const tags = ['payment orders'];
 
-export function registerPaymentOrderRoutes(app: App, db: Db) {
+export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
   app.post(
     '/v1/payment-orders',
     {
-      config: { idempotency: 'required' },
+      config: { idempotency: 'required', idempotencyDeferred: true },
       schema: {
         tags,
         operationId: 'createPaymentOrder',
@@ -35,7 +38,15 @@ export function registerPaymentOrderRoutes(app: App, db: Db) {
         response: { 201: PaymentOrderRef, ...errorResponses(409, 422) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body)),
+    async (req, reply) => {
+      const deferred = req.ctx.deferredIdempotency;
+      if (deferred) {
+        const created = await tryCreatePaymentOrderAtOnce(db, req.ctx, deferred, req.body);
+        if (created) return sendOutcome(reply, created);
+        if (await claimDeferred(db, config, req, reply)) return reply;
+      }
+      return sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body));
+    },
   );
 
   app.get(

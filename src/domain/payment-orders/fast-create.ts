@@ -1,0 +1,92 @@
+// Creating a payment order in one statement: the idempotency record (already finished, holding
+// the answer), the order and its event, inserted by one data-modifying CTE, so one round trip and
+// one commit instead of a claim, a transaction of three statements and its BEGIN and COMMIT.
+//
+// The CTE chains the inserts: the order is inserted only if the key was new, the event only if
+// the order was. A key that exists (a retry, a concurrent twin — which waits on the unique index
+// until the first commits — or an expired record not yet swept) inserts nothing and the caller
+// falls back to the general path (claimKey), which replays, refuses or takes over as usual. Every
+// value, the answer included, is computed here first, so the stored answer is exactly the bytes
+// sent.
+import type { Executor } from '../../storage/db.js';
+import { rawQuery, type RawStatement } from '../../storage/raw.js';
+import { newId, toPublicId } from '../../lib/ids.js';
+import type { Outcome, RequestContext } from '../../idempotency/store.js';
+import type { CreatePaymentOrderBody, PaymentOrderView } from './schema.js';
+
+export interface DeferredClaim {
+  key: string;
+  fingerprint: string;
+  retentionS: number;
+}
+
+const CREATE_ORDER: RawStatement = {
+  name: 'create_payment_order_v1',
+  text: `WITH claimed AS (
+  INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
+  VALUES ($1, $2, $3, $4, 'finished', NULL, 201, $5, $6, now() + make_interval(secs => $7::int))
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+), inserted AS (
+  INSERT INTO payment_orders (account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name,
+                              description, metadata, expires_at, version, created_at, updated_at)
+  SELECT $1, $8, $2, 'open', $9, 0, $10, $11, $12, $13, $14, $15::jsonb, $16, 1, $17, $17 FROM claimed
+  RETURNING 1
+)
+INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
+SELECT $1, $18, $2, 'payment_order.created', $19, $20::jsonb, $6, $3, $17 FROM inserted
+RETURNING 1 AS created`,
+};
+
+/** The created order's answer, or undefined when the key already existed (nothing was written). */
+export async function createPaymentOrderAtOnce(
+  db: Executor,
+  ctx: RequestContext,
+  claim: DeferredClaim,
+  input: CreatePaymentOrderBody,
+  expiresAt: Date,
+  now: Date,
+): Promise<Outcome | undefined> {
+  const order = newId('ord');
+  const view: PaymentOrderView = {
+    id: toPublicId('ord', order.uuid),
+    object: 'payment_order',
+    livemode: ctx.livemode,
+    status: 'open',
+    amount: input.amount,
+    amount_paid: 0,
+    currency: input.currency,
+    reference: input.reference,
+    customer: { email: input.customer.email, name: input.customer.name ?? null },
+    description: input.description ?? null,
+    metadata: input.metadata ?? {},
+    expires_at: expiresAt.toISOString(),
+    version: 1,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+  };
+  const body = JSON.stringify(view);
+  const rows = await rawQuery(db, CREATE_ORDER, [
+    ctx.accountId,
+    ctx.livemode,
+    claim.key,
+    claim.fingerprint,
+    body,
+    ctx.requestId,
+    claim.retentionS,
+    order.uuid,
+    input.amount,
+    input.currency,
+    input.reference,
+    input.customer.email,
+    input.customer.name ?? null,
+    input.description ?? null,
+    JSON.stringify(view.metadata),
+    expiresAt.toISOString(),
+    now.toISOString(),
+    newId('evt').uuid,
+    view.id,
+    `{"object":${body}}`,
+  ]);
+  return rows.length === 1 ? { status: 201, body } : undefined;
+}

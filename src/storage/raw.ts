@@ -1,0 +1,23 @@
+// One SQL statement sent straight to the driver, for the few hot paths where the query builder's
+// cost shows (src/domain/payment-orders/fast-create.ts). On PostgreSQL the statement is named, so
+// each pooled connection parses and plans it once and later calls only bind and execute; PGlite
+// runs in process, where there is no round trip to save.
+import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+import type { Executor } from './db.js';
+
+export interface RawStatement {
+  /** Unique per distinct text: PostgreSQL refuses a known name with other text. */
+  name: string;
+  text: string;
+}
+
+export async function rawQuery<R extends Record<string, unknown>>(db: Executor, statement: RawStatement, values: unknown[]): Promise<R[]> {
+  const client = (db as unknown as { $client: pg.Pool | PGlite }).$client;
+  if (client instanceof pg.Pool) {
+    const result = await client.query<R>({ name: statement.name, text: statement.text, values });
+    return result.rows;
+  }
+  const result = await (client as PGlite).query<R>(statement.text, values);
+  return result.rows;
+}
