@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
 import { client, createTenant, createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
 
 let testDb: TestDatabase;
@@ -20,6 +21,11 @@ afterAll(async () => {
   await service?.close();
   await testDb?.drop();
 });
+
+async function storedAnswers(): Promise<string[]> {
+  const result = await testDb.database.db.execute(sql`SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL`);
+  return (result as unknown as { rows: { response_body: string }[] }).rows.map((r) => r.response_body);
+}
 
 const body = (overrides: Record<string, unknown> = {}) => ({
   url: 'https://example.com/hooks',
@@ -124,12 +130,23 @@ describe('webhook endpoints', () => {
     expect(Date.parse(bare.body.previous_secret_expires_at) - Date.parse(bare.body.updated_at)).toBe(24 * 3600_000);
   });
 
-  it('honours an Idempotency-Key on create (optional)', async () => {
+  it('honours an Idempotency-Key on create (optional), keeping the stored answer sealed', async () => {
     const first = await test.post('/v1/webhook-endpoints', body(), { idempotencyKey: 'we-create-1' });
     const again = await test.post('/v1/webhook-endpoints', body(), { idempotencyKey: 'we-create-1' });
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.text).toBe(first.text);
+    // The idempotency record holds the answer encrypted: the secret is not in the table in clear.
+    const secret: string = first.body.secret;
+    expect(secret).toMatch(/^whsec_/);
+    const stored = await storedAnswers();
+    expect(stored.some((b) => b.startsWith('sealed:'))).toBe(true);
+    expect(stored.some((b) => b.includes(secret) || b.includes(secret.slice('whsec_'.length)))).toBe(false);
+    const rotateKey = 'we-rotate-1';
+    const rotated = await test.post(`/v1/webhook-endpoints/${first.body.id}/rotate-secret`, undefined, { idempotencyKey: rotateKey });
+    const rotatedAgain = await test.post(`/v1/webhook-endpoints/${first.body.id}/rotate-secret`, undefined, { idempotencyKey: rotateKey });
+    expect(rotatedAgain.text).toBe(rotated.text);
+    expect((await storedAnswers()).some((b) => b.includes(rotated.body.secret.slice('whsec_'.length)))).toBe(false);
     const without = await test.post('/v1/webhook-endpoints', body(), { idempotencyKey: undefined });
     expect(without.status).toBe(201);
   });

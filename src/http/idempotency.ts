@@ -6,9 +6,14 @@ import type { Config } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN, type Outcome } from '../idempotency/store.js';
 import { ApiError } from './errors.js';
+import { createEncryptor } from '../lib/encryption.js';
+
+function settingsOf(config: Config) {
+  return { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS, encryptor: createEncryptor(config.encryptionKeys) };
+}
 
 export function idempotencyHook(db: Db, config: Config) {
-  const settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS };
+  const settings = settingsOf(config);
   return async function idempotency(req: FastifyRequest, reply: FastifyReply) {
     const mode = req.routeOptions.config.idempotency;
     if (!mode || req.method !== 'POST' || !req.ctx) return;
@@ -46,8 +51,7 @@ export async function claimDeferred(db: Db, config: Config, req: FastifyRequest,
   const deferred = req.ctx.deferredIdempotency;
   if (!deferred) return false;
   req.ctx.deferredIdempotency = undefined;
-  const settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS };
-  const result = await claimKey(db, req.ctx, deferred.key, deferred.fingerprint, settings);
+  const result = await claimKey(db, req.ctx, deferred.key, deferred.fingerprint, settingsOf(config));
   if (result.kind === 'replay') {
     await sendReplay(reply, result.outcome);
     return true;

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db, Executor } from '../storage/db.js';
 import { ApiError } from '../http/errors.js';
+import type { Encryptor } from '../lib/encryption.js';
 
 export interface IdempotencyClaim {
   key: string;
@@ -50,7 +51,15 @@ export function fingerprint(method: string, path: string, body: unknown): string
 interface Settings {
   retentionS: number;
   lockTimeoutS: number;
+  /** Opens answers stored sealed (those that carry a secret; see respond's `seal`). */
+  encryptor?: Encryptor;
 }
+
+// A stored answer holding a secret (a webhook endpoint's signing secret) is kept encrypted, bound
+// to its key, so the idempotency table never holds the secret in clear; a replay opens it and
+// sends the same bytes.
+const SEALED_PREFIX = 'sealed:';
+const sealContext = (accountId: string, livemode: boolean, key: string) => `idempotency:${accountId}:${livemode}:${key}`;
 
 type Row = Record<string, unknown>;
 const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
@@ -83,7 +92,12 @@ export async function claimKey(db: Db, ctx: RequestContext, key: string, print: 
     }
     if (existing.fingerprint !== print) throw new ApiError('idempotency_key_reused');
     if (existing.response_status !== null) {
-      return { kind: 'replay', outcome: { status: Number(existing.response_status), body: String(existing.response_body) } };
+      let body = String(existing.response_body);
+      if (body.startsWith(SEALED_PREFIX)) {
+        if (!settings.encryptor) throw new Error('a sealed idempotent answer needs an encryptor to replay');
+        body = settings.encryptor.decrypt(body.slice(SEALED_PREFIX.length), sealContext(ctx.accountId, ctx.livemode, key));
+      }
+      return { kind: 'replay', outcome: { status: Number(existing.response_status), body } };
     }
     if (!existing.locked) {
       // The previous holder died (or stalled past the lock timeout): take over and resume at its
@@ -110,16 +124,26 @@ function ownedBy(ctx: RequestContext) {
 
 /**
  * Finishes a request inside the caller's transaction: serialises the answer once and, when the
- * request holds an idempotency key, stores it in the same transaction. Throws (so the transaction
+ * request holds an idempotency key, stores it in the same transaction (encrypted with `seal` when
+ * the answer carries a secret). Throws (so the transaction
  * rolls back) if the key was taken over by another request meanwhile.
  */
-export async function respond(tx: Executor, ctx: RequestContext, status: number, payload: unknown): Promise<Outcome> {
+export async function respond(
+  tx: Executor,
+  ctx: RequestContext,
+  status: number,
+  payload: unknown,
+  opts: { seal?: Encryptor } = {},
+): Promise<Outcome> {
   const body = JSON.stringify(payload);
   if (ctx.idempotency) {
+    const stored = opts.seal
+      ? SEALED_PREFIX + opts.seal.encrypt(body, sealContext(ctx.accountId, ctx.livemode, ctx.idempotency.key))
+      : body;
     const updated = rowsOf(
       await tx.execute(sql`
         UPDATE idempotency_keys
-        SET response_status = ${status}, response_body = ${body}, recovery_point = 'finished', locked_at = NULL
+        SET response_status = ${status}, response_body = ${stored}, recovery_point = 'finished', locked_at = NULL
         WHERE ${ownedBy(ctx)}
         RETURNING 1 AS ok`),
     );

@@ -154,7 +154,7 @@ export async function createWebhookEndpoint(
         updatedAt: now,
       })
       .returning();
-    return respond(tx, ctx, 201, { ...webhookEndpointView(row!, now), secret });
+    return respond(tx, ctx, 201, { ...webhookEndpointView(row!, now), secret }, { seal: settings.encryptor });
   });
 }
 
@@ -305,7 +305,7 @@ export async function rotateWebhookSecret(
           })
           .where(and(eq(webhookEndpoints.accountId, row.accountId), eq(webhookEndpoints.id, row.id)))
           .returning();
-        return respond(tx, ctx, 200, { ...webhookEndpointView(updated!, now), secret });
+        return respond(tx, ctx, 200, { ...webhookEndpointView(updated!, now), secret }, { seal: settings.encryptor });
       })
     : undefined;
   if (outcome) return outcome;
