@@ -236,7 +236,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
           const sample = await sampleStored(db);
           const vars = { acct: tenant.accountUuid, ...sample };
           pgbench = (durationS: number) =>
-            runPgbench({ url: db.url, script: PGBENCH_SCRIPT, clients: opts.connections, threads: opts.pgbenchThreads, durationS, vars, protocol: opts.pgbenchProtocol ?? 'extended' });
+            runPgbench({ url: db.url, script: PGBENCH_SCRIPT, clients: opts.connections, threads: opts.pgbenchThreads, durationS, vars, protocol: opts.pgbenchProtocol ?? 'prepared' });
           if (opts.warmupS > 0) {
             log(`pgbench warm-up ${opts.warmupS} s`);
             await pgbench(opts.warmupS);

@@ -10,7 +10,7 @@ export interface BenchOptions {
   /** Concurrent HTTP connections, and pgbench clients for the ceiling. */
   connections: number;
   pgbenchThreads: number;
-  /** Unset: each benchmark uses the protocol its service path uses (orders: prepared; payments: extended). */
+  /** Unset: prepared, as the service sends every parameterised statement (src/storage/db.ts). */
   pgbenchProtocol: 'simple' | 'extended' | 'prepared' | undefined;
   /** Admin connection string; each benchmark creates and drops its own database through it. */
   adminUrl: string;

@@ -35,8 +35,39 @@ pg.types.setTypeParser(NUMERIC_OID, (value) => Number(value));
 
 export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
+// Every parameterised statement is sent as a named prepared statement: PostgreSQL then parses and
+// plans its text once per connection instead of at every execution, which halves its CPU per
+// statement on the service's short queries (bench/README.md). Names are shared by all connections
+// (one name, one text) and capped, so statements whose text varies without bound (a list of n
+// values) cannot grow each backend's memory without limit: past the cap they go unnamed.
+const STATEMENT_NAME_CAP = 2000;
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string | undefined {
+  const known = statementNames.get(text);
+  if (known !== undefined || statementNames.size >= STATEMENT_NAME_CAP) return known;
+  const name = `s${statementNames.size}`;
+  statementNames.set(text, name);
+  return name;
+}
+
+class PreparingClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const [config, values] = args as [unknown, unknown];
+    if (typeof config === 'object' && config !== null && 'text' in config && !(config as pg.QueryConfig).name) {
+      const params = (config as pg.QueryConfig).values ?? values;
+      const name = Array.isArray(params) && params.length > 0 ? statementName((config as pg.QueryConfig).text) : undefined;
+      if (name) args[0] = { ...(config as pg.QueryConfig), name };
+    } else if (typeof config === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = statementName(config);
+      if (name) args[0] = { text: config, name };
+    }
+    return (super.query as (...a: unknown[]) => never)(...args);
+  }
+}
+
 export async function openPostgres(url: string, poolSize = 20): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   const db = drizzlePg(pool, { schema }) as unknown as Db;
