@@ -109,6 +109,18 @@ describe('lists: pagination', () => {
     expect(res.body.error).toMatchObject({ type: 'validation', code: 'parameter_invalid', param });
   });
 
+  it.each([
+    ['/v1/payment-orders', 'created[gte]', '0000-01-01T00:00:00Z'],
+    ['/v1/events', 'created[lte]', '0000-06-01T00:00:00Z'],
+    ['/v1/payment-orders', 'created[lte]', '9999-12-31T23:00:00-05:00'],
+  ])('a timestamp the database cannot store (%s %s=%s) → 400 naming it, not a 500', async (path, param, value) => {
+    const res = await api.get(`${path}?${param}=${encodeURIComponent(value)}`);
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toMatchObject({ type: 'validation', code: 'parameter_invalid', param });
+    const earliest = await api.get(`${path}?${param}=${encodeURIComponent('0001-01-01T00:00:00Z')}`);
+    expect(earliest.status, earliest.text).toBe(200);
+  });
+
   it('a malformed cursor on events → 400 too', async () => {
     const res = await api.get(`/v1/events?starting_after=${orders[0].id}`);
     expect(res.status).toBe(400);

@@ -18,12 +18,23 @@ function makeAjv(options: Options): Ajv {
     ...options,
   });
   addFormats(ajv);
-  // RFC 3339 admits a leap second (23:59:60) that Date cannot represent; a timestamp the service
-  // cannot turn into a Date is refused here instead of failing later as a 500.
+  // RFC 3339 admits a leap second (23:59:60) that Date cannot represent, and years (0000, or
+  // 9999 pushed past by an offset) that PostgreSQL refuses as written by toISOString; a timestamp
+  // the service cannot store is refused here instead of failing later as a 500.
   const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean };
-  ajv.addFormat('date-time', { type: 'string', validate: (value: string) => rfc3339.validate(value) && Number.isFinite(Date.parse(value)) });
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => {
+      if (!rfc3339.validate(value)) return false;
+      const ms = Date.parse(value);
+      return ms >= EARLIEST_STORABLE_MS && ms <= LATEST_STORABLE_MS;
+    },
+  });
   return ajv;
 }
+
+const EARLIEST_STORABLE_MS = Date.parse('0001-01-01T00:00:00Z');
+const LATEST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 const bodyAjv = makeAjv({ coerceTypes: false });
 const textAjv = makeAjv({ coerceTypes: true });
