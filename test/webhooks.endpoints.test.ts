@@ -234,4 +234,13 @@ describe('webhook endpoints', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe('webhook_endpoint_limit_reached');
   });
+
+  it('holds the limit under concurrent creates', async () => {
+    const tenant = await createTenant(testDb.database, 'Racing endpoints');
+    const api = client(service.url, tenant.testKey);
+    const answers = await Promise.all(Array.from({ length: 24 }, () => api.post('/v1/webhook-endpoints', body())));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(16);
+    expect(answers.filter((a) => a.status === 422)).toHaveLength(8);
+    expect((await api.get('/v1/webhook-endpoints?limit=100')).body.data).toHaveLength(16);
+  });
 });

@@ -129,6 +129,9 @@ export async function createWebhookEndpoint(
   const secret = newWebhookSecret();
   return db.transaction(async (tx) => {
     // One account's fan-out is bounded, so one event cannot turn into an unbounded number of requests.
+    // Creates of one account and mode queue on a transaction-scoped lock, or two could both count
+    // one below the limit and both insert.
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints:${ctx.accountId}:${ctx.livemode}`}, 0))`);
     const [existing] = await tx
       .select({ n: count() })
       .from(webhookEndpoints)
