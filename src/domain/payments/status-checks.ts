@@ -6,7 +6,9 @@
 // A payment that no connector has taken is one whose request crashed between the phases: once
 // its retry window is over, the route's connectors are asked whether one holds the charge (it is
 // adopted) or none does (the payment fails as abandoned and its order reopens). A refund never
-// sent is sent again: the processor dedupes by the refund id, and no card data is needed.
+// sent is sent again: the processor dedupes by the refund id, and no card data is needed. A
+// payment sent without an answer (timeout) that its processor still does not know once overdue
+// fails the same way.
 import { and, asc, eq, inArray, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
@@ -15,7 +17,7 @@ import { systemContext } from '../events/service.js';
 import { callConnector } from '../../connectors/router.js';
 import type { PaymentsRuntime } from './runtime.js';
 import { ABANDONED, abandonAfterMs, applyChargeState, locateCharge } from './service.js';
-import { applyPaymentUpdate, lockPayment, type PaymentRow } from './outcome.js';
+import { applyPaymentUpdate, lockPayment, type PaymentRow, type PaymentUpdate } from './outcome.js';
 import { applyRefundState, sendRefund, updateFromRefundState, type RefundRow } from '../refunds/service.js';
 
 async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: PaymentsRuntime, table: T, batch: number) {
@@ -61,8 +63,31 @@ async function checkPayment(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promi
   const guarded = await callConnector(rt.call, connector, (c, signal) =>
     c.chargeStatus({ reference: toPublicId('pay', row.id), connectorReference: row.connectorReference }, signal),
   );
-  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') return;
+  if ('skipped' in guarded || guarded.result.kind === 'error') return;
+  if (guarded.result.kind === 'not_found') {
+    // The request went out (a timeout) but the processor never booked it. Until the payment is
+    // overdue it may still be on its way; after that, waiting longer would keep the order
+    // `processing` forever, unpayable and uncancellable.
+    if (overdue) await failUnbooked(db, rt, row, connector);
+    return;
+  }
   await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, guarded.result);
+}
+
+async function failUnbooked(db: Db, rt: PaymentsRuntime, row: PaymentRow, connector: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const locked = await lockPayment(tx, row.accountId, row.id);
+    if (!locked || locked.status !== 'pending' || locked.connector !== connector) return;
+    const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
+    const update: PaymentUpdate = {
+      kind: 'failed',
+      connector,
+      connectorReference: null,
+      failureCode: 'processing_error',
+      failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the charge; nothing was charged.`,
+    };
+    await applyPaymentUpdate(tx, systemContext(row.accountId, row.livemode), locked, update, [], options);
+  });
 }
 
 async function checkRefund(db: Db, rt: PaymentsRuntime, row: RefundRow): Promise<void> {
