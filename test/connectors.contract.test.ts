@@ -12,7 +12,8 @@ import { SimulatorHost } from '../src/connectors/simulator/processor.js';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
-import { WebhookVerificationError, type Connector } from '../src/connectors/types.js';
+import { isRetryable, WebhookVerificationError, type Connector, type ConnectorErrorCode } from '../src/connectors/types.js';
+import { chargeAnswer } from '../src/connectors/simulator/transformers.js';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
 import { CARDS, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
 
@@ -57,10 +58,11 @@ describe.each(connectors)('connector contract: %s', (_label, make) => {
     const again = await connector.charge({ reference: ref, amount: 1000, currency: 'EUR', card: card(CARDS.success) }, signal());
     expect(again).toEqual(first);
     expect(await connector.chargeStatus({ reference: ref, connectorReference: null }, signal())).toEqual(first);
-    // The same reference for another amount is refused, not charged.
+    // The same reference for another amount is refused, not charged — and not taken as a failure
+    // either (the processor holds a charge under it), so it is not retried elsewhere.
     expect(await connector.charge({ reference: ref, amount: 999, currency: 'EUR', card: card(CARDS.success) }, signal())).toMatchObject({
       kind: 'error',
-      code: 'request_rejected',
+      code: 'invalid_response',
     });
   });
 
@@ -182,6 +184,15 @@ describe('network failures, classified by whether the processor can have acted',
       expect(execution.attempts).toEqual([expect.objectContaining({ outcome: 'timeout', error_code: 'timeout' })]);
       // The processor did charge: asking tells the truth.
       expect(await connector.chargeStatus({ reference: ref, connectorReference: null }, signal())).toMatchObject({ kind: 'succeeded' });
+    }
+  });
+
+  it("a 5xx is retryable elsewhere only when the processor says it did nothing (its INTERNAL_ERROR)", () => {
+    expect(chargeAnswer(500, { error: { code: 'INTERNAL_ERROR', message: 'x' } })).toMatchObject({ kind: 'error', code: 'processor_error' });
+    for (const status of [500, 502, 503, 504]) {
+      const result = chargeAnswer(status, '<html>Bad Gateway</html>');
+      expect(result).toMatchObject({ kind: 'error', code: 'invalid_response' });
+      expect(isRetryable(result as { kind: string; code?: ConnectorErrorCode })).toBe(false);
     }
   });
 

@@ -113,6 +113,18 @@ describe('inbound processor webhooks', () => {
     expect(foreign.body).toEqual({ received: true, duplicate: false, applied: false });
   });
 
+  it('refuses a well-signed but malformed event (numeric reference, unknown refusal) with a typed 400', async () => {
+    const numeric = JSON.parse(chargeEvent({ id: 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa', amount: 1, currency: 'EUR' }, 'CAPTURED'));
+    numeric.charge.merchant_reference = 12345;
+    const refusedNumeric = await send('simulator_a', JSON.stringify(numeric));
+    expect(refusedNumeric.status, refusedNumeric.text).toBe(400);
+    expect(refusedNumeric.body.error.code).toBe('parameter_invalid');
+    const bogus = JSON.parse(chargeEvent({ id: 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa', amount: 1, currency: 'EUR' }, 'REFUSED'));
+    bogus.charge.refusal = 'BOGUS';
+    const refusedBogus = await send('simulator_a', JSON.stringify(bogus));
+    expect(refusedBogus.status, refusedBogus.text).toBe(400);
+  });
+
   it("one connector's event does not settle a payment held by another", async () => {
     const { payment } = await orderAndPay(api, CARDS.pending); // at simulator_a
     const res = await send('simulator_b', chargeEvent(payment, 'CAPTURED'));

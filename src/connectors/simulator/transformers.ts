@@ -58,7 +58,9 @@ const ERROR_OF_CODE = {
   INTERNAL_ERROR: 'processor_error',
   BAD_REQUEST: 'request_rejected',
   NOT_FOUND: 'request_rejected',
-  IDEMPOTENCY_CONFLICT: 'request_rejected',
+  // The processor holds something under our reference already: not a refusal to act, so the
+  // object is verified (status) rather than failed and tried elsewhere.
+  IDEMPOTENCY_CONFLICT: 'invalid_response',
 } as const satisfies Record<SimErrorCode, ConnectorErrorCode>;
 
 export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
@@ -79,14 +81,26 @@ export function toRefundRequest(request: RefundRequest): SimRefundRequest {
   return { merchant_reference: request.reference, charge_reference: request.paymentReference, amount_minor: request.amount };
 }
 
+// Signed payloads are still checked field by field: a well-signed but malformed one (a numeric
+// reference, an unknown refusal) must be refused, not crash the handler or store `undefined`.
 function isCharge(body: unknown): body is SimCharge {
   const b = body as SimCharge | undefined;
-  return typeof b?.charge_id === 'string' && (SIM_CHARGE_STATES as readonly string[]).includes(b.state);
+  return (
+    typeof b?.charge_id === 'string' &&
+    typeof b.merchant_reference === 'string' &&
+    (SIM_CHARGE_STATES as readonly string[]).includes(b.state) &&
+    (b.refusal == null || Object.hasOwn(FAILURE_OF_REFUSAL, b.refusal))
+  );
 }
 
 function isRefund(body: unknown): body is SimRefund {
   const b = body as SimRefund | undefined;
-  return typeof b?.refund_id === 'string' && (SIM_REFUND_STATES as readonly string[]).includes(b.state);
+  return (
+    typeof b?.refund_id === 'string' &&
+    typeof b.merchant_reference === 'string' &&
+    (SIM_REFUND_STATES as readonly string[]).includes(b.state) &&
+    (b.refusal == null || Object.hasOwn(FAILURE_OF_REFUND_REFUSAL, b.refusal))
+  );
 }
 
 function errorCodeOf(body: unknown): SimErrorCode | undefined {
@@ -129,7 +143,9 @@ export function refundStateOf(refund: SimRefund): RefundState {
 function errorOf(status: number, body: unknown) {
   const code = errorCodeOf(body);
   if (code) return connectorError(ERROR_OF_CODE[code], `the processor answered ${status} ${code}`);
-  if (status >= 500) return connectorError('processor_error', `the processor answered ${status}`);
+  // Only the processor's own INTERNAL_ERROR says nothing was done. A bare 5xx may come from a proxy
+  // after the processor acted, so it is not retryable elsewhere: the outcome is verified later.
+  if (status >= 500) return connectorError('invalid_response', `the processor answered ${status} without saying whether it acted`);
   return connectorError('invalid_response', `unexpected answer ${status} from the processor`);
 }
 
