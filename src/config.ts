@@ -32,6 +32,19 @@ export interface Config {
   usingDevelopmentEncryptionKey: boolean;
   webhooks: WebhookConfig;
   payments: PaymentsConfig;
+  payouts: PayoutsConfig;
+}
+
+/** Payouts (src/domain/payouts). */
+export interface PayoutsConfig {
+  /**
+   * Submit a payout to its bank right after the request that created it (in the background),
+   * rather than waiting for the worker's next pass. Either way cancel and submission lock the
+   * payout row, so exactly one of them wins. PAYOUT_SUBMIT_ON_CREATE=false leaves it to the worker.
+   */
+  submitOnCreate: boolean;
+  /** How many due payouts one worker pass submits or checks at most. */
+  batchSize: number;
 }
 
 export interface WebhookConfig {
@@ -112,6 +125,12 @@ export interface PaymentsConfig {
   usingDevelopmentFingerprintKey: boolean;
   simulator: SimulatorConfig;
   /**
+   * An active mandate with no successful debit for this many days (counted from its activation or
+   * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
+   * which a SEPA Core mandate lapses).
+   */
+  mandateDormancyDays: number;
+  /**
    * Fault injection for the crash-safety tests: SIGKILL the process right after this point of a
    * payment or refund. Never set it in production.
    */
@@ -131,7 +150,7 @@ export interface SimulatorConfig {
   latencyMs: number;
 }
 
-export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created'] as const;
+export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created', 'mandate_created'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Printed in this file, so it protects nothing: production sets CARD_FINGERPRINT_KEY. */
@@ -163,6 +182,7 @@ function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
       pendingDelayMs: int(env, 'SIMULATOR_PENDING_DELAY_MS', 5000),
       latencyMs: int(env, 'SIMULATOR_LATENCY_MS', 0),
     },
+    mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     crashAfter: crash as CrashPoint | undefined,
   };
 }
@@ -176,6 +196,13 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   const value = Number(raw);
   if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
   return value;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+  return raw === 'true';
 }
 
 function roles(raw: string | undefined): Role[] {
@@ -210,5 +237,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     usingDevelopmentEncryptionKey: !env.ENCRYPTION_KEYS,
     webhooks: webhookConfig(env),
     payments: paymentsConfig(env),
+    payouts: {
+      submitOnCreate: bool(env, 'PAYOUT_SUBMIT_ON_CREATE', true),
+      batchSize: int(env, 'PAYOUT_BATCH_SIZE', 50, 1),
+    },
   };
 }

@@ -9,6 +9,7 @@ import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.js';
 import { startWorker } from './worker/worker.js';
 import { createEncryptor } from './lib/encryption.js';
 import { createPaymentsRuntime, type PaymentsRuntime } from './domain/payments/runtime.js';
+import { createPayoutsRuntime } from './domain/payouts/runtime.js';
 
 export interface Service {
   database: Database;
@@ -52,6 +53,7 @@ export async function startService(
           log: app?.log ?? pino(loggerOptions(config)),
           webhooks: { config: config.webhooks, encryptor: createEncryptor(config.encryptionKeys) },
           payments,
+          payouts: createPayoutsRuntime(config, payments),
         },
         config.workerIntervalMs,
       )

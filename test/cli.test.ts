@@ -229,6 +229,7 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
       status: 'active',
       live_enabled: false,
       rate_limit: null,
+      payouts: { live_enabled: false, max_amount: null },
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect(await getAccount(db(), created.id)).toEqual(created);

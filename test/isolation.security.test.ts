@@ -19,6 +19,8 @@ import {
   type TestService,
 } from './helpers.js';
 import { PAYMENTS_AUTHENTICATED_ROUTES, PAYMENTS_PUBLIC_ROUTES } from './payments.routes.js';
+import { MANDATES_AUTHENTICATED_ROUTES } from './mandates.routes.js';
+import { PAYOUTS_AUTHENTICATED_ROUTES } from './payouts.routes.js';
 
 type Resource = 'payment_order' | 'event' | 'webhook_endpoint';
 type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
@@ -209,8 +211,9 @@ const allOwned = (p: Principal) => new Set(Object.values(owned[p]).flat());
 describe('isolation and authentication over every route', () => {
   it('the table covers every authenticated /v1 route the app registers, and only those', () => {
     const registered = [...registeredRoutes()].filter((r) => r.split(' ')[1]!.startsWith('/v1/') && !PUBLIC_V1.has(r));
-    // Payments, refunds, routing and balance have their own table: payments.security.test.ts.
-    const table = [...ROUTES.map((r) => `${r.method} ${r.url}`), ...PAYMENTS_AUTHENTICATED_ROUTES];
+    // Payments, refunds, routing and balance have their own table: payments.security.test.ts;
+    // mandates theirs: mandates.security.test.ts; beneficiaries and payouts: payouts.security.test.ts.
+    const table = [...ROUTES.map((r) => `${r.method} ${r.url}`), ...PAYMENTS_AUTHENTICATED_ROUTES, ...MANDATES_AUTHENTICATED_ROUTES, ...PAYOUTS_AUTHENTICATED_ROUTES];
     expect(registered.length).toBeGreaterThan(0);
     expect([...new Set(table)].sort()).toEqual([...registered].sort());
     for (const route of ROUTES) expect(service.app!.hasRoute({ method: route.method, url: route.url })).toBe(true);

@@ -24,7 +24,7 @@ beforeAll(async () => {
   // in the second phase, with the card still in memory.
   const broken: Connector = {
     ...createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: DEVELOPMENT_SIMULATOR_SECRET }),
-    charge: async (request) => ({ kind: 'succeeded', connectorReference: `bad\u0000${request.card.number.slice(0, 0)}` }),
+    charge: async (request) => ({ kind: 'succeeded', connectorReference: `bad\u0000${request.card!.number.slice(0, 0)}` }),
   };
   service = await startPaymentsService(testDb, { logs, runtime: { connectors: [a, broken] } });
 });

@@ -15,9 +15,11 @@ import {
   reinstateAccount,
   revokeKey,
   rollKey,
+  setPayoutSettings,
   setRateLimit,
   suspendAccount,
 } from '../domain/accounts/service.js';
+import { MAX_AMOUNT } from '../lib/currencies.js';
 import { UsageError, parseRfc3339, requireFuture, requireId, requireInteger, requireText } from './args.js';
 
 type OptionSpec = { type: 'string' | 'boolean'; short?: string };
@@ -140,6 +142,30 @@ const COMMANDS: Command[] = [
         budget = { perSecond: requireInteger('per-second', perSecond, 1, MAX_RATE), burst: requireInteger('burst', burst, 1, MAX_RATE) };
       }
       return { run: (db) => setRateLimit(db, id!, budget), notes: () => [CACHE_NOTE] };
+    },
+  },
+  {
+    name: 'accounts set-payouts',
+    synopsis: 'ACCT_ID [--enabled true|false] [--max-amount N|none]',
+    summary: "Turn live-mode payouts on or off and set the account's largest single payout",
+    details:
+      '--enabled decides whether live keys may create payouts (off until onboarding turns it on; test mode always\n' +
+      `has payouts). --max-amount caps one payout, in the minor unit of its currency (1..${MAX_AMOUNT}), in both modes;\n` +
+      '`none` removes the cap. Options left out keep their value. Applies to the next payout request.',
+    positionals: ['ACCT_ID'],
+    options: { enabled: { type: 'string' }, 'max-amount': { type: 'string' } },
+    prepare({ values, positionals: [id] }) {
+      const enabled = str(values, 'enabled');
+      const max = str(values, 'max-amount');
+      if (enabled === undefined && max === undefined) throw new UsageError('give --enabled, --max-amount or both');
+      if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
+        throw new UsageError(`--enabled must be true or false, got ${JSON.stringify(enabled)}`);
+      }
+      const settings = {
+        liveEnabled: enabled === undefined ? undefined : enabled === 'true',
+        maxAmount: max === undefined ? undefined : max === 'none' ? null : requireInteger('max-amount', max, 1, MAX_AMOUNT),
+      };
+      return { run: (db) => setPayoutSettings(db, id!, settings) };
     },
   },
   {

@@ -27,14 +27,15 @@ export interface RoutingRule {
   currencies?: string[];
   amount_min?: number;
   amount_max?: number;
-  payment_method_types?: PaymentMethodType[];
+  /** 'payout' matches payouts (src/domain/payouts), which are routed by the same rules. */
+  payment_method_types?: (PaymentMethodType | 'payout')[];
   connectors: { name: string; weight?: number }[];
 }
 
 export interface RouteInput {
   currency: string;
   amount: number;
-  paymentMethodType: PaymentMethodType;
+  paymentMethodType: PaymentMethodType | 'payout';
 }
 
 export function ruleMatches(rule: RoutingRule, input: RouteInput): boolean {

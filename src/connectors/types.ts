@@ -3,7 +3,8 @@
 // processor's words (its statuses, error codes, signature scheme) never leave that folder. The
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
-export type PaymentMethodType = 'card';
+export const PAYMENT_METHOD_TYPES = ['card', 'mandate'] as const;
+export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
 
 /** Card data as received; kept in memory for the call only, never stored or logged. */
 export interface CardDetails {
@@ -18,6 +19,10 @@ export const PAYMENT_FAILURE_CODES = [
   'insufficient_funds',
   'expired_card',
   'incorrect_cvc',
+  /** Direct debit: the customer's bank refused the debit (insufficient funds, account closed, disputed). */
+  'debit_declined',
+  /** Direct debit: the processor no longer holds the mandate as active (revoked, expired, cancelled). */
+  'mandate_invalid',
   /** No connector could take the payment (errors, open circuits) or a processor refused the request itself. */
   'processing_error',
 ] as const;
@@ -53,7 +58,16 @@ export interface ChargeRequest {
   reference: string;
   amount: number;
   currency: string;
-  card: CardDetails;
+  /** Card payments: the card data. Exactly one of `card` and `mandate` is set. */
+  card?: CardDetails;
+  /** Direct debits: the mandate as the processor knows it (no account data: the processor holds it). */
+  mandate?: MandateDebitDetails;
+}
+
+export interface MandateDebitDetails {
+  /** The processor's own id of the mandate. */
+  connectorReference: string;
+  scheme: MandateScheme;
 }
 
 export type ChargeState =
@@ -87,10 +101,97 @@ export interface StatusRequest {
   connectorReference: string | null;
 }
 
+// ---- mandates (direct debit) ----
+
+export const MANDATE_SCHEMES = ['sepa_core', 'bacs', 'ach'] as const;
+export type MandateScheme = (typeof MANDATE_SCHEMES)[number];
+
+export const MANDATE_FAILURE_CODES = [
+  /** The customer's bank reports the account closed or unable to take direct debits. */
+  'account_closed',
+  /** The customer's bank refused the mandate. */
+  'mandate_declined',
+  /** No connector could set the mandate up (errors, open circuits), or the request ended before one took it. */
+  'processing_error',
+] as const;
+export type MandateFailureCode = (typeof MANDATE_FAILURE_CODES)[number];
+
+export interface MandateSetupRequest {
+  /** Our mandate id (mdt_…): the processor's idempotency key. */
+  reference: string;
+  scheme: MandateScheme;
+  currency: string;
+  /** The account as the processor needs it to register the mandate with the customer's bank. */
+  account: {
+    country: string;
+    currency: string;
+    /** The IBAN or account number: in memory for the call only. */
+    secret: string;
+    bic: string | null;
+    sortCode: string | null;
+    routingNumber: string | null;
+  };
+  customer: { email: string; name: string | null };
+}
+
+export type MandateState =
+  | { kind: 'active'; connectorReference: string }
+  | { kind: 'pending'; connectorReference: string }
+  | { kind: 'failed'; connectorReference: string | null; failureCode: MandateFailureCode; message: string }
+  /** No longer usable: revoked by the customer through their bank (`bank`) or cancelled at our request (`merchant`). */
+  | { kind: 'revoked'; connectorReference: string; by: 'bank' | 'merchant' };
+
+export type MandateResult = MandateState | ConnectorError;
+export type MandateStatusResult = MandateState | { kind: 'not_found' } | ConnectorError;
+
+// ---- payouts (money sent to a beneficiary's bank account) ----
+
+export const PAYOUT_FAILURE_CODES = [
+  /** The beneficiary's bank reports the account closed. */
+  'account_closed',
+  /** The bank refused the payout for another reason. */
+  'payout_declined',
+  /** No connector could take the payout (errors, open circuits), or a processor refused the request itself. */
+  'processing_error',
+] as const;
+export type PayoutFailureCode = (typeof PAYOUT_FAILURE_CODES)[number];
+
+export interface PayoutRequest {
+  /** Our payout id (po_…): the processor's idempotency key, so a repeated call never pays twice. */
+  reference: string;
+  amount: number;
+  currency: string;
+  /** The beneficiary's account as the bank needs it. */
+  account: {
+    country: string;
+    currency: string;
+    /** The IBAN or account number: in memory for the call only. */
+    secret: string;
+    bic: string | null;
+    sortCode: string | null;
+    routingNumber: string | null;
+    ifsc: string | null;
+  };
+  beneficiary: { name: string };
+}
+
+export type PayoutState =
+  /** Accepted by the bank, not settled yet. */
+  | { kind: 'pending'; connectorReference: string }
+  | { kind: 'paid'; connectorReference: string }
+  | { kind: 'failed'; connectorReference: string | null; failureCode: PayoutFailureCode; message: string }
+  /** Paid, then sent back by the beneficiary's bank. */
+  | { kind: 'returned'; connectorReference: string; failureCode: PayoutFailureCode; message: string };
+
+export type PayoutResult = PayoutState | ConnectorError;
+export type PayoutStatusResult = PayoutState | { kind: 'not_found' } | ConnectorError;
+
 /** An asynchronous outcome reported by a processor, verified and normalised. */
 export type InboundEvent =
   | { eventId: string; object: 'payment'; reference: string; state: ChargeState }
-  | { eventId: string; object: 'refund'; reference: string; state: RefundState };
+  | { eventId: string; object: 'refund'; reference: string; state: RefundState }
+  | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
+  | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
 
 export class WebhookVerificationError extends Error {
   constructor(
@@ -121,6 +222,18 @@ export interface Connector {
   parseWebhook(input: InboundWebhook): InboundEvent;
   /** Test processors only: settle a pending charge now (POST /v1/test-helpers/payments/{id}/resolve). */
   resolvePendingCharge?(reference: string, outcome: 'succeeded' | 'failed', signal: AbortSignal): Promise<ChargeStatusResult>;
+  /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
+  setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
+  mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;
+  /** Cancels a mandate at our request (the merchant revoked it); later debits on it are refused. */
+  cancelMandate?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;
+  /** Test processors only: settle a pending mandate, or have the bank revoke an active one (POST /v1/test-helpers/mandates/{id}/resolve). */
+  resolveTestMandate?(reference: string, outcome: 'active' | 'failed' | 'revoked', signal: AbortSignal): Promise<MandateStatusResult>;
+  /** Payout processors: sends money to a bank account (idempotent by `reference`). */
+  payout?(request: PayoutRequest, signal: AbortSignal): Promise<PayoutResult>;
+  payoutStatus?(request: StatusRequest, signal: AbortSignal): Promise<PayoutStatusResult>;
+  /** Test processors only: settle a pending payout, or have the bank return a paid one (POST /v1/test-helpers/payouts/{id}/resolve). */
+  resolvePendingPayout?(reference: string, outcome: 'paid' | 'failed' | 'returned', signal: AbortSignal): Promise<PayoutStatusResult>;
 }
 
 /** Thrown by transports; the core turns it into a ConnectorError. */

@@ -37,6 +37,7 @@ import { createEncryptor } from '../lib/encryption.js';
 import { createSender } from '../webhooks/sender.js';
 import { EventSchema } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
+import { registerPayoutsModule } from './routes/payouts-module.js';
 import type { PaymentsRuntime } from '../domain/payments/runtime.js';
 
 declare module 'fastify' {
@@ -70,7 +71,7 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>) {
   return {
     level: config.logLevel,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.api_key', '*.card', '*.cvc', '*.number'],
+      paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.api_key', '*.card', '*.cvc', '*.number', '*.bank_account', '*.iban', '*.account_number'],
       censor: '[redacted]',
     },
     serializers: { err: serializeError },
@@ -241,7 +242,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const webhookSender = createSender({ maxSockets: 16 });
   app.addHook('onClose', async () => webhookSender.close());
   registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: createEncryptor(config.encryptionKeys), sender: webhookSender });
-  registerPaymentsModule(app, database.db, config, deps.payments);
+  const paymentsRuntime = registerPaymentsModule(app, database.db, config, deps.payments);
+  registerPayoutsModule(app, database.db, config, paymentsRuntime);
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -79,6 +79,24 @@ export const ERROR_CATALOGUE = {
     message: 'No routing rule of this account and mode matches the payment (currency, amount, method); see GET /v1/routing.',
   },
   amount_above_refundable: { type: 'eligibility', status: 422, message: 'The amount is above what remains refundable on the payment.' },
+  mandate_not_active: { type: 'eligibility', status: 422, message: 'The mandate is not active; only an active mandate can be debited.' },
+  mandate_currency_mismatch: {
+    type: 'eligibility',
+    status: 422,
+    message: "The payment's currency differs from the mandate's; a mandate debits its own currency only.",
+  },
+  payouts_not_enabled: {
+    type: 'eligibility',
+    status: 422,
+    message: 'Payouts are not enabled for this account in live mode; onboarding enables them.',
+  },
+  insufficient_balance: { type: 'eligibility', status: 422, message: 'The available balance in this currency is too low for the payout.' },
+  beneficiary_disabled: { type: 'eligibility', status: 422, message: 'The beneficiary is disabled and cannot receive payouts.' },
+  currency_mismatch: {
+    type: 'eligibility',
+    status: 422,
+    message: "The payout's currency must be the currency of the beneficiary's bank account.",
+  },
   webhook_endpoint_limit_reached: {
     type: 'eligibility',
     status: 422,

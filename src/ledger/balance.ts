@@ -57,7 +57,7 @@ function transactionView(row: EntryRow, lines: { ledgerAccount: string; amount: 
     currency: row.currency,
     amount: changes.available + changes.pending + changes.reserved,
     balance_changes: changes,
-    source: row.sourceId && row.sourceType ? toPublicId(row.sourceType === 'payment' ? 'pay' : 'ref', row.sourceId) : null,
+    source: row.sourceId && row.sourceType ? toPublicId(SOURCE_PREFIXES[row.sourceType], row.sourceId) : null,
     description: row.description,
     created_at: row.createdAt.toISOString(),
   };
@@ -82,10 +82,14 @@ async function withLines(db: Db, accountId: string, rows: EntryRow[]) {
   return byEntry;
 }
 
+const SOURCE_PREFIXES = { payment: 'pay', refund: 'ref', payout: 'po' } as const;
+
 function sourceFilter(source: string) {
-  const type = source.startsWith('pay_') ? 'payment' : source.startsWith('ref_') ? 'refund' : undefined;
-  const uuid = type && parseId(type === 'payment' ? 'pay' : 'ref', source);
-  if (!type || !uuid) throw new ApiError('parameter_invalid', { param: 'source', message: 'source must be a payment (pay_…) or refund (ref_…) id.' });
+  const type = (Object.keys(SOURCE_PREFIXES) as (keyof typeof SOURCE_PREFIXES)[]).find((t) => source.startsWith(`${SOURCE_PREFIXES[t]}_`));
+  const uuid = type && parseId(SOURCE_PREFIXES[type], source);
+  if (!type || !uuid) {
+    throw new ApiError('parameter_invalid', { param: 'source', message: 'source must be a payment (pay_…), refund (ref_…) or payout (po_…) id.' });
+  }
   return and(eq(journalEntries.sourceType, type), eq(journalEntries.sourceId, uuid));
 }
 

@@ -1,7 +1,8 @@
 // The ledger's invariants, recomputed from the journal: every entry balances, every stored
-// balance equals the sum of its lines, and every payment and refund has exactly the entries its
-// state calls for (a succeeded payment is credited once; a refund reserves once and settles or
-// returns once). Used by `npm run cli -- ledger check` and by the tests.
+// balance equals the sum of its lines, and every payment, refund and payout has exactly the
+// entries its state calls for (a succeeded payment is credited once; a refund reserves once and
+// settles or returns once; a payout reserves once, then leaves, is released, or leaves and comes
+// back). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import { toPublicId } from '../lib/ids.js';
@@ -80,6 +81,11 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
         SELECT account_id, 'refund', id, status,
                CASE status WHEN 'pending' THEN 'refund' WHEN 'succeeded' THEN 'refund,refund_settlement' ELSE 'refund,refund_failure' END
         FROM refunds WHERE ${scope('account_id')}
+        UNION ALL
+        SELECT account_id, 'payout', id, status,
+               CASE status WHEN 'paid' THEN 'payout,payout_paid' WHEN 'returned' THEN 'payout,payout_paid,payout_return'
+                           WHEN 'failed' THEN 'payout,payout_release' WHEN 'cancelled' THEN 'payout,payout_release' ELSE 'payout' END
+        FROM payouts WHERE ${scope('account_id')}
       ), found AS (
         SELECT account_id, source_type, source_id, string_agg(type, ',' ORDER BY type) AS found
         FROM journal_entries WHERE source_id IS NOT NULL AND ${scope('account_id')}
@@ -119,7 +125,7 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
     })),
     postingMismatches: mismatches.map((r) => ({
       account_id: String(r.account_id),
-      object: toPublicId(r.source_type === 'payment' ? 'pay' : 'ref', String(r.id)),
+      object: toPublicId(r.source_type === 'payment' ? 'pay' : r.source_type === 'payout' ? 'po' : 'ref', String(r.id)),
       status: String(r.status),
       expected: String(r.expected),
       found: String(r.found),

@@ -21,7 +21,7 @@ export const LEDGER_ACCOUNTS = [
   'merchant_available',
   'merchant_pending',
   'merchant_reserved',
-  /** Money held for us at processors: debited when a payment succeeds, credited when a refund leaves. */
+  /** Money held for us at processors: debited when a payment succeeds, credited when a refund or a payout leaves. */
   'processor_clearing',
   /** The counterpart of test-mode balance funding. */
   'test_funding',
@@ -31,7 +31,17 @@ export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
 export const MERCHANT_BALANCES = { merchant_available: 'available', merchant_pending: 'pending', merchant_reserved: 'reserved' } as const;
 export type MerchantBalance = (typeof MERCHANT_BALANCES)[keyof typeof MERCHANT_BALANCES];
 
-export const ENTRY_TYPES = ['payment', 'refund', 'refund_settlement', 'refund_failure', 'test_funding'] as const;
+export const ENTRY_TYPES = [
+  'payment',
+  'refund',
+  'refund_settlement',
+  'refund_failure',
+  'test_funding',
+  'payout',
+  'payout_paid',
+  'payout_release',
+  'payout_return',
+] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
 export const BALANCE_SLOTS = 16;
@@ -48,7 +58,7 @@ export interface JournalEntryInput {
   type: EntryType;
   currency: string;
   /** The object behind the movement, if any. */
-  source: { type: 'payment' | 'refund'; id: string } | null;
+  source: { type: 'payment' | 'refund' | 'payout'; id: string } | null;
   description?: string;
   lines: JournalLine[];
   createdAt: Date;
@@ -167,6 +177,81 @@ export function testFunding(tx: Executor, m: Movement) {
     type: 'test_funding',
     lines: [
       { ledgerAccount: 'test_funding', amount: m.amount },
+      { ledgerAccount: 'merchant_available', amount: -m.amount },
+    ],
+  });
+}
+
+// ---- payouts: available → reserved → out (or back) ------------------------------------------------
+
+/**
+ * Locks every slot of the merchant's available balance in this currency (in slot order, so that
+ * concurrent callers cannot deadlock) and answers the balance with the slot to debit. The debit
+ * must go to a locked slot: a slot row created by a concurrent transaction after this statement's
+ * snapshot would be invisible here, and a debit there could overdraw unseen.
+ */
+export async function lockAvailableBalance(
+  tx: Executor,
+  key: { accountId: string; livemode: boolean; currency: string },
+): Promise<{ available: number; debitSlot: number | undefined }> {
+  const result = await tx.execute(sql`
+    SELECT slot, balance FROM ledger_balances
+    WHERE account_id = ${key.accountId} AND livemode = ${key.livemode} AND ledger_account = 'merchant_available' AND currency = ${key.currency}
+    ORDER BY slot
+    FOR UPDATE`);
+  const rows = (result as unknown as { rows: { slot: number; balance: number | string }[] }).rows;
+  let sum = 0;
+  for (const row of rows) sum += Number(row.balance);
+  return { available: -sum, debitSlot: rows[0]?.slot };
+}
+
+/** A payout was created: its amount leaves available and is reserved until the bank answers. */
+export function payoutCreated(tx: Executor, m: Movement, debitSlot: number) {
+  return postJournalEntry(
+    tx,
+    {
+      ...m,
+      type: 'payout',
+      lines: [
+        { ledgerAccount: 'merchant_available', amount: m.amount },
+        { ledgerAccount: 'merchant_reserved', amount: -m.amount },
+      ],
+    },
+    () => debitSlot,
+  );
+}
+
+/** The bank paid the beneficiary: the reserved amount leaves, out of the funds held at processors. */
+export function payoutPaid(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'payout_paid',
+    lines: [
+      { ledgerAccount: 'merchant_reserved', amount: m.amount },
+      { ledgerAccount: 'processor_clearing', amount: -m.amount },
+    ],
+  });
+}
+
+/** The payout failed or was cancelled before it left: the reserved amount returns to available. */
+export function payoutReleased(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'payout_release',
+    lines: [
+      { ledgerAccount: 'merchant_reserved', amount: m.amount },
+      { ledgerAccount: 'merchant_available', amount: -m.amount },
+    ],
+  });
+}
+
+/** The beneficiary's bank sent a paid payout back: the money is available again. */
+export function payoutReturned(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'payout_return',
+    lines: [
+      { ledgerAccount: 'processor_clearing', amount: m.amount },
       { ledgerAccount: 'merchant_available', amount: -m.amount },
     ],
   });

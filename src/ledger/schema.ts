@@ -29,7 +29,7 @@ export const BalanceTransaction = Type.Object(
       { available: Type.Integer(), pending: Type.Integer(), reserved: Type.Integer() },
       { description: 'Change of each part of the balance; a refund in flight moves its amount from available to reserved.' },
     ),
-    source: Type.Union([Type.String(), Type.Null()], { description: 'The object behind the movement (pay_…, ref_…).' }),
+    source: Type.Union([Type.String(), Type.Null()], { description: 'The object behind the movement (pay_…, ref_…, po_…).' }),
     description: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,
   },

@@ -26,6 +26,10 @@ export const accounts = pgTable('accounts', {
   liveEnabled: boolean('live_enabled').notNull().default(false),
   rateLimitPerS: integer('rate_limit_per_s'),
   rateLimitBurst: integer('rate_limit_burst'),
+  /** Live-mode payouts (onboarding turns them on; test mode always has them). */
+  payoutsEnabled: boolean('payouts_enabled').notNull().default(false),
+  /** Largest single payout, in the minor unit of the payout's currency; null: no limit of the account's own. */
+  payoutMaxAmount: money('payout_max_amount'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
@@ -315,7 +319,7 @@ export const journalEntries = pgTable(
     type: text('type').notNull(),
     currency: text('currency').notNull(),
     /** The object that caused the movement, if any. */
-    sourceType: text('source_type', { enum: ['payment', 'refund'] }),
+    sourceType: text('source_type', { enum: ['payment', 'refund', 'payout'] }),
     sourceId: uuid('source_id'),
     description: text('description'),
     createdAt: ts('created_at').notNull(),
@@ -357,4 +361,135 @@ export const ledgerBalances = pgTable(
     balance: money('balance').notNull(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.livemode, t.ledgerAccount, t.currency, t.slot] })],
+);
+
+// ---- mandates (issue 6) --------------------------------------------------------------------------
+
+/** A customer's authorisation to debit their bank account repeatedly (src/domain/mandates). */
+export const mandates = pgTable(
+  'mandates',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    status: text('status', { enum: ['pending', 'active', 'failed', 'revoked', 'expired'] }).notNull(),
+    scheme: text('scheme', { enum: ['sepa_core', 'bacs', 'ach'] }).notNull(),
+    currency: text('currency').notNull(),
+    reference: text('reference').notNull(),
+    maxAmount: money('max_amount'),
+    customerEmail: text('customer_email').notNull(),
+    customerName: text('customer_name'),
+    bankCountry: text('bank_country').notNull(),
+    bankCurrency: text('bank_currency').notNull(),
+    bankLast4: text('bank_last4').notNull(),
+    bankBic: text('bank_bic'),
+    bankSortCode: text('bank_sort_code'),
+    bankRoutingNumber: text('bank_routing_number'),
+    bankIfsc: text('bank_ifsc'),
+    /** Keyed fingerprint of the account: equal for the same account, useless without the key. */
+    bankFingerprint: text('bank_fingerprint').notNull(),
+    /** The IBAN or account number, sealed (src/lib/encryption.ts) with the mandate id as context. */
+    bankSecretEncrypted: text('bank_secret_encrypted').notNull(),
+    /** Connectors to try, in order, fixed at creation so a resumed request follows the same plan. */
+    route: text('route').array().notNull(),
+    connector: text('connector'),
+    connectorReference: text('connector_reference'),
+    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    activatedAt: ts('activated_at'),
+    lastDebitAt: ts('last_debit_at'),
+    /** Activation or the last successful debit: dormancy (expiry) counts from it. */
+    lastActivityAt: ts('last_activity_at'),
+    revokedBy: text('revoked_by', { enum: ['merchant', 'bank'] }),
+    /** When the worker next asks the connector about a pending mandate. */
+    nextStatusCheckAt: ts('next_status_check_at'),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('mandates_list_idx').on(t.accountId, t.livemode, t.id),
+    index('mandates_customer_email_idx').on(t.accountId, t.livemode, t.customerEmail),
+    // Processors report by our id alone (inbound webhooks carry no account).
+    uniqueIndex('mandates_id_key').on(t.id),
+    index('mandates_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+    index('mandates_dormancy_idx').on(t.lastActivityAt).where(sql`status = 'active'`),
+  ],
+);
+
+// ---- beneficiaries and payouts (issue 5) --------------------------------------------------------
+
+/** Someone who receives payouts (src/domain/beneficiaries); disabled ones are kept for history. */
+export const beneficiaries = pgTable(
+  'beneficiaries',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    status: text('status', { enum: ['active', 'disabled'] }).notNull(),
+    type: text('type', { enum: ['individual', 'business'] }).notNull(),
+    name: text('name').notNull(),
+    email: text('email'),
+    bankCountry: text('bank_country').notNull(),
+    bankCurrency: text('bank_currency').notNull(),
+    bankLast4: text('bank_last4').notNull(),
+    bankBic: text('bank_bic'),
+    bankSortCode: text('bank_sort_code'),
+    bankRoutingNumber: text('bank_routing_number'),
+    bankIfsc: text('bank_ifsc'),
+    /** Keyed fingerprint of the account (per merchant account): equal for the same bank account. */
+    bankFingerprint: text('bank_fingerprint').notNull(),
+    /** The IBAN or account number, sealed (src/lib/encryption.ts, key id inside) with the beneficiary id as context. */
+    bankSecretEncrypted: text('bank_secret_encrypted').notNull(),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('beneficiaries_list_idx').on(t.accountId, t.livemode, t.id),
+    index('beneficiaries_fingerprint_idx').on(t.accountId, t.livemode, t.bankFingerprint),
+  ],
+);
+
+/** Money sent to a beneficiary (src/domain/payouts); its amount is reserved in the ledger while it is in flight. */
+export const payouts = pgTable(
+  'payouts',
+  {
+    accountId: uuid('account_id').notNull(),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    beneficiaryId: uuid('beneficiary_id').notNull(),
+    status: text('status', { enum: ['pending', 'processing', 'paid', 'failed', 'cancelled', 'returned'] }).notNull(),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    reference: text('reference').notNull(),
+    description: text('description'),
+    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    /** Connectors to try, in order, fixed at creation so that a resumed submission follows the same plan. */
+    route: text('route').array().notNull(),
+    /** The connector that took the payout; null while none has (or while a submission is in flight). */
+    connector: text('connector'),
+    connectorReference: text('connector_reference'),
+    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+    failureCode: text('failure_code'),
+    failureMessage: text('failure_message'),
+    /** pending: when the worker submits it; processing: when the worker next asks the bank about it. */
+    nextActionAt: ts('next_action_at'),
+    version: integer('version').notNull().default(1),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('payouts_list_idx').on(t.accountId, t.livemode, t.id),
+    index('payouts_beneficiary_idx').on(t.accountId, t.livemode, t.beneficiaryId),
+    // Banks report by our id alone (inbound webhooks carry no account).
+    uniqueIndex('payouts_id_key').on(t.id),
+    index('payouts_due_idx').on(t.nextActionAt).where(sql`status IN ('pending', 'processing')`),
+  ],
 );

@@ -6,6 +6,9 @@ import { expireDuePaymentOrders } from '../domain/payment-orders/service.js';
 import { sweepExpiredKeys } from '../idempotency/store.js';
 import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { PaymentsRuntime } from '../domain/payments/runtime.js';
+import type { PayoutsRuntime } from '../domain/payouts/runtime.js';
+import { runPayoutJobs } from '../domain/payouts/submission.js';
+import { runMandateJobs } from '../domain/mandates/jobs.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { createSender, type Resolver, type Sender } from '../webhooks/sender.js';
@@ -18,6 +21,8 @@ export interface WorkerDeps {
   /** Webhook delivery; without it the worker does not deliver (tests of other jobs). */
   webhooks?: WebhookWorkerOptions;  /** Status checks of pending payments and refunds; without it the worker does not check. */
   payments?: PaymentsRuntime;
+  /** Submission and status checks of payouts; without it the worker does not send payouts. */
+  payouts?: PayoutsRuntime;
 }
 
 export interface WebhookWorkerOptions {
@@ -54,17 +59,24 @@ export async function runWorkerOnce(
   expiredOrders: number;
   sweptKeys: number;
   statusChecks?: { payments: number; refunds: number };
+  /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
+  mandates?: { checked: number; expired: number };
+  /** Pending payouts sent to their bank, processing ones verified. */
+  payouts?: { submitted: number; checked: number };
   webhooks?: { dispatchedEvents: number; attempts: number };
 }> {
   const now = deps.now?.() ?? new Date();
   let expiredOrders = 0;
   for (let n = await expireDuePaymentOrders(deps.db, now); n > 0; n = await expireDuePaymentOrders(deps.db, now)) expiredOrders += n;
   const sweptKeys = await sweepExpiredKeys(deps.db);
-  const statusChecks = deps.payments ? { statusChecks: await runStatusChecks(deps.db, deps.payments) } : {};
-  if (!deps.webhooks) return { expiredOrders, sweptKeys, ...statusChecks };
+  const statusChecks = deps.payments
+    ? { statusChecks: await runStatusChecks(deps.db, deps.payments), mandates: await runMandateJobs(deps.db, deps.payments, now) }
+    : {};
+  const payoutJobs = deps.payouts ? { payouts: await runPayoutJobs(deps.db, deps.payouts) } : {};
+  if (!deps.webhooks) return { expiredOrders, sweptKeys, ...statusChecks, ...payoutJobs };
   const { sender, owned } = ownSender(deps.webhooks);
   try {
-    return { expiredOrders, sweptKeys, ...statusChecks, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
+    return { expiredOrders, sweptKeys, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
   } finally {
     if (owned) sender.close();
   }

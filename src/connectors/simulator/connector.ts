@@ -10,11 +10,15 @@ import {
   chargeAnswer,
   chargeStatusAnswer,
   inboundEventOf,
+  mandateAnswer,
+  mandateStatusAnswer,
+  toMandateRequest,
   refundAnswer,
   refundStatusAnswer,
   toChargeRequest,
   toRefundRequest,
 } from './transformers.js';
+import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
 
 export interface SimulatorTransport {
   send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
@@ -55,7 +59,7 @@ export function createSimulatorConnector(opts: { name: string; transport: Simula
   return {
     name,
     modes: ['test'],
-    paymentMethodTypes: ['card'],
+    paymentMethodTypes: ['card', 'mandate'],
     async charge(request, signal) {
       const answer = await transport.send('POST', path('charges'), toChargeRequest(request), signal);
       return chargeAnswer(answer.status, answer.body);
@@ -76,6 +80,36 @@ export function createSimulatorConnector(opts: { name: string; transport: Simula
       const state = outcome === 'succeeded' ? 'CAPTURED' : 'REFUSED';
       const answer = await transport.send('POST', path('charges', reference, 'resolve'), { state }, signal);
       return chargeStatusAnswer(answer.status, answer.body);
+    },
+    async setupMandate(request, signal) {
+      const answer = await transport.send('POST', path('mandates'), toMandateRequest(request), signal);
+      return mandateAnswer(answer.status, answer.body);
+    },
+    async mandateStatus(request, signal) {
+      const answer = await transport.send('GET', path('mandates', request.reference), undefined, signal);
+      return mandateStatusAnswer(answer.status, answer.body);
+    },
+    async cancelMandate(request, signal) {
+      const answer = await transport.send('POST', path('mandates', request.reference, 'cancel'), {}, signal);
+      return mandateStatusAnswer(answer.status, answer.body);
+    },
+    async resolveTestMandate(reference, outcome, signal) {
+      const state = outcome === 'active' ? 'ACTIVE' : outcome === 'failed' ? 'REJECTED' : 'REVOKED_BY_PAYER';
+      const answer = await transport.send('POST', path('mandates', reference, 'resolve'), { state }, signal);
+      return mandateStatusAnswer(answer.status, answer.body);
+    },
+    async payout(request, signal) {
+      const answer = await transport.send('POST', path('payouts'), toPayoutRequest(request), signal);
+      return payoutAnswer(answer.status, answer.body);
+    },
+    async payoutStatus(request, signal) {
+      const answer = await transport.send('GET', path('payouts', request.reference), undefined, signal);
+      return payoutStatusAnswer(answer.status, answer.body);
+    },
+    async resolvePendingPayout(reference, outcome, signal) {
+      const state = outcome === 'paid' ? 'PAID' : outcome === 'failed' ? 'REJECTED' : 'RETURNED';
+      const answer = await transport.send('POST', path('payouts', reference, 'resolve'), { state }, signal);
+      return payoutStatusAnswer(answer.status, answer.body);
     },
     parseWebhook(input: InboundWebhook): InboundEvent {
       const header = input.headers[SIM_SIGNATURE_HEADER];

@@ -19,6 +19,8 @@ import type {
 } from './protocol.js';
 import { SIM_SIGNATURE_HEADER } from './protocol.js';
 import { processorSecret, signPayload } from './signing.js';
+import { SimulatedMandates } from './mandates.js';
+import { SimulatedPayouts } from './payouts.js';
 
 export interface SimResponse {
   status: number;
@@ -89,10 +91,12 @@ function isChargeRequest(body: unknown): body is SimChargeRequest {
     Number.isSafeInteger(b.amount_minor) &&
     b.amount_minor > 0 &&
     typeof b.currency === 'string' &&
-    typeof b.card?.pan === 'string' &&
-    Number.isInteger(b.card.expiry_month) &&
-    Number.isInteger(b.card.expiry_year) &&
-    typeof b.card.security_code === 'string'
+    // A direct debit names its mandate instead of a card.
+    ((typeof b.mandate_id === 'string' && b.card === undefined) ||
+      (typeof b.card?.pan === 'string' &&
+        Number.isInteger(b.card.expiry_month) &&
+        Number.isInteger(b.card.expiry_year) &&
+        typeof b.card.security_code === 'string'))
   );
 }
 
@@ -107,17 +111,24 @@ export class SimulatedProcessor {
   /** Charge requests received per merchant reference, replays included (tests count them). */
   readonly chargeRequests = new Map<string, number>();
   private sequence = 0;
+  /** Direct debit mandates held by this processor (mandates.ts). */
+  readonly mandates: SimulatedMandates;
+  /** Payouts sent by this processor (payouts.ts). */
+  readonly payouts: SimulatedPayouts;
 
   constructor(
     readonly profile: ProcessorProfile,
     private readonly host: SimulatorHost,
-  ) {}
+  ) {
+    this.mandates = new SimulatedMandates(this, host);
+    this.payouts = new SimulatedPayouts(this, host);
+  }
 
   get name() {
     return this.profile.name;
   }
 
-  private nextId(kind: string): string {
+  nextId(kind: string): string {
     this.sequence += 1;
     return `${this.name}_${kind}_${this.host.instanceId}${String(this.sequence).padStart(8, '0')}`;
   }
@@ -132,13 +143,27 @@ export class SimulatedProcessor {
       }
       return { status: 200, body: existing };
     }
-    const card = testCard(body.card.pan);
+    if (body.mandate_id !== undefined) {
+      const debit = this.mandates.debit(body as SimChargeRequest & { mandate_id: string }, {
+        charge_id: this.nextId('ch'),
+        merchant_reference: body.merchant_reference,
+        amount_minor: body.amount_minor,
+        currency: body.currency,
+        state: 'PENDING',
+        refusal: null,
+        refunded_minor: 0,
+        created_at: this.host.clock.now().toISOString(),
+      });
+      this.charges.set(debit.merchant_reference, debit);
+      return { status: 201, body: debit };
+    }
+    const card = testCard(body.card!.pan);
     const scenario = card?.scenario;
     if (scenario && this.profile.errorsOn.includes(scenario)) {
       return error(500, 'INTERNAL_ERROR', 'the processor could not process the request; nothing was charged');
     }
     const now = this.host.clock.now();
-    const expired = body.card.expiry_year * 12 + body.card.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
+    const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
     const charge: SimCharge = {
       charge_id: this.nextId('ch'),
       merchant_reference: body.merchant_reference,
@@ -182,7 +207,7 @@ export class SimulatedProcessor {
     if (!charge) return error(404, 'NOT_FOUND', 'no charge with this merchant_reference');
     if (charge.state !== 'PENDING') return { status: 200, body: charge };
     charge.state = state;
-    charge.refusal = state === 'REFUSED' ? 'DO_NOT_HONOUR' : null;
+    charge.refusal = state === 'REFUSED' ? (charge.mandate_id ? 'DEBIT_RETURNED' : 'DO_NOT_HONOUR') : null;
     this.host.notify(this.name, { event_type: 'charge.state_changed', charge });
     return { status: 200, body: charge };
   }
@@ -263,7 +288,7 @@ export class SimulatorHost {
     this.cancels.add(cancel);
   }
 
-  notify(processor: string, event: Pick<SimWebhook, 'event_type' | 'charge' | 'refund'>): void {
+  notify(processor: string, event: Pick<SimWebhook, 'event_type' | 'charge' | 'refund' | 'mandate' | 'payout'>): void {
     const base = this.webhookBaseUrl;
     if (!base || this.closed) return;
     this.webhookSequence += 1;
@@ -272,6 +297,7 @@ export class SimulatorHost {
       occurred_at: this.clock.now().toISOString(),
       ...event,
       ...(event.charge ? { charge: { ...event.charge } } : {}),
+      ...(event.mandate ? { mandate: { ...event.mandate } } : {}),
     };
     const body = JSON.stringify(webhook);
     const url = `${base.replace(/\/$/, '')}/v1/connectors/${processor}/webhooks`;
@@ -321,6 +347,14 @@ export class SimulatorHost {
     if (collection === 'refunds') {
       if (method === 'POST' && parts.length === 2) return processor.createRefund(body);
       if (method === 'GET' && parts.length === 3) return processor.getRefund(reference!);
+    }
+    if (collection === 'mandates') {
+      const answer = processor.mandates.dispatch(method, parts.slice(2), body);
+      if (answer) return answer;
+    }
+    if (collection === 'payouts') {
+      const answer = processor.payouts.dispatch(method, parts.slice(2), body);
+      if (answer) return answer;
     }
     if (collection === 'stats' && method === 'GET') return { status: 200, body: processor.stats() };
     return error(404, 'NOT_FOUND', `no route ${method} ${path}`);

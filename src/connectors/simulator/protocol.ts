@@ -5,7 +5,16 @@
 export const SIM_CHARGE_STATES = ['CAPTURED', 'PENDING', 'REFUSED'] as const;
 export type SimChargeState = (typeof SIM_CHARGE_STATES)[number];
 
-export const SIM_REFUSALS = ['DO_NOT_HONOUR', 'NOT_ENOUGH_BALANCE', 'EXPIRED_CARD', 'CVC_DECLINED', 'UNKNOWN_CARD'] as const;
+export const SIM_REFUSALS = [
+  'DO_NOT_HONOUR',
+  'NOT_ENOUGH_BALANCE',
+  'EXPIRED_CARD',
+  'CVC_DECLINED',
+  'UNKNOWN_CARD',
+  // direct debits
+  'DEBIT_RETURNED',
+  'MANDATE_NOT_ACTIVE',
+] as const;
 export type SimRefusal = (typeof SIM_REFUSALS)[number];
 
 export const SIM_REFUND_STATES = ['REFUNDED', 'REFUND_PENDING', 'REFUND_REFUSED'] as const;
@@ -17,12 +26,13 @@ export type SimRefundRefusal = (typeof SIM_REFUND_REFUSALS)[number];
 export const SIM_ERROR_CODES = ['INTERNAL_ERROR', 'BAD_REQUEST', 'NOT_FOUND', 'IDEMPOTENCY_CONFLICT'] as const;
 export type SimErrorCode = (typeof SIM_ERROR_CODES)[number];
 
-/** POST /{processor}/charges — `merchant_reference` is the idempotency key. */
+/** POST /{processor}/charges — `merchant_reference` is the idempotency key. Either `card` or `mandate_id` (a direct debit). */
 export interface SimChargeRequest {
   merchant_reference: string;
   amount_minor: number;
   currency: string;
-  card: { pan: string; expiry_month: number; expiry_year: number; security_code: string };
+  card?: { pan: string; expiry_month: number; expiry_year: number; security_code: string };
+  mandate_id?: string;
 }
 
 export interface SimCharge {
@@ -34,6 +44,8 @@ export interface SimCharge {
   refusal: SimRefusal | null;
   refunded_minor: number;
   created_at: string;
+  /** Direct debits: the mandate debited. */
+  mandate_id?: string;
 }
 
 /** POST /{processor}/refunds — `merchant_reference` (our refund id) is the idempotency key. */
@@ -59,10 +71,72 @@ export interface SimError {
 
 export interface SimWebhook {
   event_id: string;
-  event_type: 'charge.state_changed' | 'refund.state_changed';
+  event_type: 'charge.state_changed' | 'refund.state_changed' | 'mandate.state_changed' | 'payout.state_changed';
   occurred_at: string;
   charge?: SimCharge;
   refund?: SimRefund;
+  mandate?: SimMandate;
+  payout?: SimPayout;
+}
+
+// ---- direct debit mandates ----
+
+export const SIM_MANDATE_STATES = ['SUBMITTED', 'ACTIVE', 'REJECTED', 'REVOKED_BY_PAYER', 'CANCELLED'] as const;
+export type SimMandateState = (typeof SIM_MANDATE_STATES)[number];
+
+export const SIM_MANDATE_REJECTIONS = ['ACCOUNT_CLOSED', 'REFUSED_BY_BANK'] as const;
+export type SimMandateRejection = (typeof SIM_MANDATE_REJECTIONS)[number];
+
+export const SIM_SCHEMES = ['SEPA_CORE', 'BACS', 'ACH'] as const;
+export type SimScheme = (typeof SIM_SCHEMES)[number];
+
+/** POST /{processor}/mandates — `merchant_reference` (our mandate id) is the idempotency key. */
+export interface SimMandateRequest {
+  merchant_reference: string;
+  scheme: SimScheme;
+  currency: string;
+  account: { country: string; number: string; bank_code: string | null };
+  payer: { email: string; name: string | null };
+}
+
+export interface SimMandate {
+  mandate_id: string;
+  merchant_reference: string;
+  scheme: SimScheme;
+  currency: string;
+  /** Last four characters of the account; the processor's answers never carry the number. */
+  account_last4: string;
+  state: SimMandateState;
+  rejection: SimMandateRejection | null;
+  created_at: string;
+}
+
+// ---- payouts (credit transfers to a beneficiary's bank) ----
+
+export const SIM_PAYOUT_STATES = ['IN_TRANSIT', 'PAID', 'REJECTED', 'RETURNED'] as const;
+export type SimPayoutState = (typeof SIM_PAYOUT_STATES)[number];
+
+export const SIM_PAYOUT_REJECTIONS = ['ACCOUNT_CLOSED', 'REFUSED_BY_BANK'] as const;
+export type SimPayoutRejection = (typeof SIM_PAYOUT_REJECTIONS)[number];
+
+/** POST /{processor}/payouts — `merchant_reference` (our payout id) is the idempotency key. */
+export interface SimPayoutRequest {
+  merchant_reference: string;
+  amount_minor: number;
+  currency: string;
+  account: { country: string; number: string; bank_code: string | null; holder_name: string };
+}
+
+export interface SimPayout {
+  payout_id: string;
+  merchant_reference: string;
+  amount_minor: number;
+  currency: string;
+  /** Last four characters of the account; the processor's answers never carry the number. */
+  account_last4: string;
+  state: SimPayoutState;
+  rejection: SimPayoutRejection | null;
+  created_at: string;
 }
 
 /** Header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */

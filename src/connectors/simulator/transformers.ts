@@ -9,6 +9,12 @@ import {
   type ChargeStatusResult,
   type ConnectorErrorCode,
   type InboundEvent,
+  type MandateFailureCode,
+  type MandateResult,
+  type MandateScheme,
+  type MandateSetupRequest,
+  type MandateState,
+  type MandateStatusResult,
   type PaymentFailureCode,
   type RefundFailureCode,
   type RefundRequest,
@@ -31,7 +37,14 @@ import {
   type SimRefundState,
   type SimRefusal,
   type SimWebhook,
+  SIM_MANDATE_STATES,
+  type SimMandate,
+  type SimMandateRejection,
+  type SimMandateRequest,
+  type SimMandateState,
+  type SimScheme,
 } from './protocol.js';
+import { isPayout, payoutStateOf } from './payout-transformers.js';
 
 const FAILURE_OF_REFUSAL = {
   DO_NOT_HONOUR: 'card_declined',
@@ -39,6 +52,8 @@ const FAILURE_OF_REFUSAL = {
   EXPIRED_CARD: 'expired_card',
   CVC_DECLINED: 'incorrect_cvc',
   UNKNOWN_CARD: 'card_declined',
+  DEBIT_RETURNED: 'debit_declined',
+  MANDATE_NOT_ACTIVE: 'mandate_invalid',
 } as const satisfies Record<SimRefusal, PaymentFailureCode>;
 
 const MESSAGE_OF_FAILURE = {
@@ -47,6 +62,8 @@ const MESSAGE_OF_FAILURE = {
   expired_card: 'The card has expired.',
   incorrect_cvc: 'The card security code is incorrect.',
   processing_error: 'The processor could not process the payment.',
+  debit_declined: "The customer's bank returned the direct debit.",
+  mandate_invalid: 'The processor does not hold the mandate as active.',
 } as const satisfies Record<PaymentFailureCode, string>;
 
 const FAILURE_OF_REFUND_REFUSAL = {
@@ -68,12 +85,16 @@ export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
     merchant_reference: request.reference,
     amount_minor: request.amount,
     currency: request.currency,
-    card: {
-      pan: request.card.number,
-      expiry_month: request.card.expMonth,
-      expiry_year: request.card.expYear,
-      security_code: request.card.cvc,
-    },
+    ...(request.mandate
+      ? { mandate_id: request.mandate.connectorReference }
+      : {
+          card: {
+            pan: request.card!.number,
+            expiry_month: request.card!.expMonth,
+            expiry_year: request.card!.expYear,
+            security_code: request.card!.cvc,
+          },
+        }),
   };
 }
 
@@ -103,7 +124,7 @@ function isRefund(body: unknown): body is SimRefund {
   );
 }
 
-function errorCodeOf(body: unknown): SimErrorCode | undefined {
+export function errorCodeOf(body: unknown): SimErrorCode | undefined {
   const code = (body as SimError | undefined)?.error?.code;
   return (SIM_ERROR_CODES as readonly string[]).includes(code as string) ? (code as SimErrorCode) : undefined;
 }
@@ -140,7 +161,7 @@ export function refundStateOf(refund: SimRefund): RefundState {
   }
 }
 
-function errorOf(status: number, body: unknown) {
+export function errorOf(status: number, body: unknown) {
   const code = errorCodeOf(body);
   if (code) return connectorError(ERROR_OF_CODE[code], `the processor answered ${status} ${code}`);
   // Only the processor's own INTERNAL_ERROR says nothing was done. A bare 5xx may come from a proxy
@@ -169,6 +190,67 @@ export function refundStatusAnswer(status: number, body: unknown): RefundStatusR
   return refundAnswer(status, body);
 }
 
+// ---- mandates ----
+
+const SCHEME_OF = { sepa_core: 'SEPA_CORE', bacs: 'BACS', ach: 'ACH' } as const satisfies Record<MandateScheme, SimScheme>;
+
+const FAILURE_OF_REJECTION = {
+  ACCOUNT_CLOSED: 'account_closed',
+  REFUSED_BY_BANK: 'mandate_declined',
+} as const satisfies Record<SimMandateRejection, MandateFailureCode>;
+
+const MESSAGE_OF_MANDATE_FAILURE = {
+  account_closed: "The customer's bank reports the account closed.",
+  mandate_declined: "The customer's bank refused the mandate.",
+  processing_error: 'The processor could not register the mandate.',
+} as const satisfies Record<MandateFailureCode, string>;
+
+export function toMandateRequest(request: MandateSetupRequest): SimMandateRequest {
+  const a = request.account;
+  return {
+    merchant_reference: request.reference,
+    scheme: SCHEME_OF[request.scheme],
+    currency: request.currency,
+    account: { country: a.country, number: a.secret, bank_code: a.sortCode ?? a.routingNumber ?? a.bic },
+    payer: { email: request.customer.email, name: request.customer.name },
+  };
+}
+
+function isMandate(body: unknown): body is SimMandate {
+  const b = body as SimMandate | undefined;
+  return typeof b?.mandate_id === 'string' && typeof b.merchant_reference === 'string' && (SIM_MANDATE_STATES as readonly string[]).includes(b.state);
+}
+
+export function mandateStateOf(mandate: SimMandate): MandateState {
+  const state: SimMandateState = mandate.state;
+  switch (state) {
+    case 'ACTIVE':
+      return { kind: 'active', connectorReference: mandate.mandate_id };
+    case 'SUBMITTED':
+      return { kind: 'pending', connectorReference: mandate.mandate_id };
+    case 'REJECTED': {
+      const failureCode = FAILURE_OF_REJECTION[mandate.rejection ?? 'REFUSED_BY_BANK'];
+      return { kind: 'failed', connectorReference: mandate.mandate_id, failureCode, message: MESSAGE_OF_MANDATE_FAILURE[failureCode] };
+    }
+    case 'REVOKED_BY_PAYER':
+      return { kind: 'revoked', connectorReference: mandate.mandate_id, by: 'bank' };
+    case 'CANCELLED':
+      return { kind: 'revoked', connectorReference: mandate.mandate_id, by: 'merchant' };
+    default:
+      return state satisfies never;
+  }
+}
+
+export function mandateAnswer(status: number, body: unknown): MandateResult {
+  if ((status === 200 || status === 201) && isMandate(body)) return mandateStateOf(body);
+  return errorOf(status, body);
+}
+
+export function mandateStatusAnswer(status: number, body: unknown): MandateStatusResult {
+  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
+  return mandateAnswer(status, body);
+}
+
 /** Undefined when the payload is not one of the processor's event shapes. */
 export function inboundEventOf(webhook: unknown): InboundEvent | undefined {
   const w = webhook as SimWebhook | undefined;
@@ -178,6 +260,12 @@ export function inboundEventOf(webhook: unknown): InboundEvent | undefined {
   }
   if (w.event_type === 'refund.state_changed' && isRefund(w.refund)) {
     return { eventId: w.event_id, object: 'refund', reference: w.refund.merchant_reference, state: refundStateOf(w.refund) };
+  }
+  if (w.event_type === 'mandate.state_changed' && isMandate(w.mandate)) {
+    return { eventId: w.event_id, object: 'mandate', reference: w.mandate.merchant_reference, state: mandateStateOf(w.mandate) };
+  }
+  if (w.event_type === 'payout.state_changed' && isPayout(w.payout)) {
+    return { eventId: w.event_id, object: 'payout', reference: w.payout.merchant_reference, state: payoutStateOf(w.payout) };
   }
   return undefined;
 }

@@ -14,6 +14,8 @@ export interface AccountView {
   status: 'active' | 'suspended';
   live_enabled: boolean;
   rate_limit: { per_second: number; burst: number } | null;
+  /** Payout settings: live-mode payouts on or off (test mode always has them), and the largest single payout. */
+  payouts: { live_enabled: boolean; max_amount: number | null };
   created_at: string;
 }
 
@@ -24,6 +26,7 @@ function accountView(row: typeof accounts.$inferSelect): AccountView {
     status: row.status,
     live_enabled: row.liveEnabled,
     rate_limit: row.rateLimitPerS && row.rateLimitBurst ? { per_second: row.rateLimitPerS, burst: row.rateLimitBurst } : null,
+    payouts: { live_enabled: row.payoutsEnabled, max_amount: row.payoutMaxAmount },
     created_at: row.createdAt.toISOString(),
   };
 }
@@ -69,6 +72,13 @@ export const suspendAccount = (db: Executor, accountId: string) => updateAccount
 export const reinstateAccount = (db: Executor, accountId: string) => updateAccount(db, accountId, { status: 'active' });
 export const setRateLimit = (db: Executor, accountId: string, budget: { perSecond: number; burst: number } | null) =>
   updateAccount(db, accountId, { rateLimitPerS: budget?.perSecond ?? null, rateLimitBurst: budget?.burst ?? null });
+
+/** Onboarding decides: live-mode payouts on or off; the largest single payout (null: no limit of its own). Unset fields stay. */
+export const setPayoutSettings = (db: Executor, accountId: string, settings: { liveEnabled?: boolean; maxAmount?: number | null }) =>
+  updateAccount(db, accountId, {
+    ...(settings.liveEnabled === undefined ? {} : { payoutsEnabled: settings.liveEnabled }),
+    ...(settings.maxAmount === undefined ? {} : { payoutMaxAmount: settings.maxAmount }),
+  });
 
 export interface KeyView {
   id: string;

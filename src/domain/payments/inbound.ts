@@ -12,6 +12,8 @@ import { WebhookVerificationError, type InboundEvent } from '../../connectors/ty
 import type { PaymentsRuntime } from './runtime.js';
 import { applyChargeState } from './service.js';
 import { applyRefundState, updateFromRefundState } from '../refunds/service.js';
+import { receivePayoutEvent } from '../payouts/inbound.js';
+import { receiveMandateEvent } from '../mandates/inbound.js';
 
 export interface InboundResult {
   received: true;
@@ -49,6 +51,8 @@ export async function receiveConnectorWebhook(
   rawBody: string,
 ): Promise<InboundResult> {
   const event = verify(rt, name, headers, rawBody);
+  if (event.object === 'payout') return receivePayoutEvent(db, rt, name, event);
+  if (event.object === 'mandate') return receiveMandateEvent(db, rt, name, event);
   const prefix = event.object === 'payment' ? 'pay' : 'ref';
   const uuid = parseId(prefix, event.reference);
   const table = event.object === 'payment' ? payments : refunds;

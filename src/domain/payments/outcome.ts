@@ -16,6 +16,7 @@ import type { Attempt, ChargeExecution } from '../../connectors/router.js';
 import type { ChargeState, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates } from './state.js';
+import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 
@@ -50,7 +51,8 @@ export function paymentView(row: PaymentRow): PaymentView {
 
 // jsonb keeps keys in its own order; views list them in the documented one.
 function methodView(stored: Record<string, unknown>): PaymentView['payment_method'] {
-  const card = (stored as { card: PaymentView['payment_method']['card'] }).card;
+  if (isMandateMethod(stored)) return { type: 'mandate', mandate: stored.mandate, scheme: stored.scheme, last4: stored.last4 };
+  const card = (stored as { card: Extract<PaymentView['payment_method'], { type: 'card' }>['card'] }).card;
   return {
     type: 'card',
     card: { brand: card.brand, last4: card.last4, exp_month: card.exp_month, exp_year: card.exp_year, fingerprint: card.fingerprint },
@@ -188,6 +190,8 @@ export async function applyPaymentUpdate(
       source: { type: 'payment', id: payment.id },
       createdAt: now,
     });
+    // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
+    if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
   }
   await recordEvent(tx, ctx, `payment.${update.kind}`, view, now);
   return payment;

@@ -21,8 +21,15 @@ export const CreatePaymentBody = Type.Object(
     payment_order: Type.String({ minLength: 1, maxLength: 64, description: 'The open payment order to pay (ord_…).' }),
     payment_method: Type.Object(
       {
-        type: Type.String({ enum: ['card'], description: 'Mandate payments arrive with mandates.' }),
-        card: CardInput,
+        type: Type.String({ enum: ['card', 'mandate'], description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`.' }),
+        card: Type.Optional(CardInput),
+        mandate: Type.Optional(
+          Type.String({
+            minLength: 1,
+            maxLength: 64,
+            description: "An active mandate (mdt_…) of the order's currency whose max_amount allows the order's amount.",
+          }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -50,16 +57,24 @@ export const Payment = Type.Object(
     currency: Type.String(),
     amount_refunded: Type.Integer({ minimum: 0, description: 'Sum of the pending and succeeded refunds.' }),
     payment_order: Type.String(),
-    payment_method: Type.Object({
-      type: Type.Literal('card'),
-      card: Type.Object({
-        brand: Type.String({ enum: [...CARD_BRANDS] }),
-        last4: Type.String(),
-        exp_month: Type.Integer(),
-        exp_year: Type.Integer(),
-        fingerprint: Type.String({ description: 'The same card gives the same fingerprint within an account.' }),
+    payment_method: Type.Union([
+      Type.Object({
+        type: Type.Literal('card'),
+        card: Type.Object({
+          brand: Type.String({ enum: [...CARD_BRANDS] }),
+          last4: Type.String(),
+          exp_month: Type.Integer(),
+          exp_year: Type.Integer(),
+          fingerprint: Type.String({ description: 'The same card gives the same fingerprint within an account.' }),
+        }),
       }),
-    }),
+      Type.Object({
+        type: Type.Literal('mandate'),
+        mandate: Type.String({ description: 'The mandate debited (mdt_…).' }),
+        scheme: Type.String({ enum: ['sepa_core', 'bacs', 'ach'] }),
+        last4: Type.String({ description: "The last four characters of the mandate's account." }),
+      }),
+    ]),
     connector: Type.Union([Type.String(), Type.Null()], { description: 'The connector that took the payment; null while none has.' }),
     connector_reference: Type.Union([Type.String(), Type.Null()], { description: "The processor's own id for the charge." }),
     attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),

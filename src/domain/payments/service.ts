@@ -23,7 +23,7 @@ import { planPage, toPage, type Page } from '../pagination.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { attemptOf, callConnector, planRoute, routeCharge, type Attempt, type ChargeExecution } from '../../connectors/router.js';
-import type { CardDetails, ChargeState } from '../../connectors/types.js';
+import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
 import { summarizeCard, validateCard } from './cards.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { PaymentsRuntime } from './runtime.js';
@@ -38,6 +38,8 @@ import {
   type PaymentUpdate,
 } from './outcome.js';
 import { paymentStates, type PaymentStatus } from './state.js';
+import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod, type MandateRow } from '../mandates/debits.js';
+import { loadMandate } from '../mandates/service.js';
 
 const RECOVERY_PREFIX = 'payment_created:';
 
@@ -54,20 +56,47 @@ export function abandonAfterMs(rt: PaymentsRuntime, routeLength: number): number
   return rt.idempotencyLockTimeoutS * 1000 + routeLength * rt.config.connectorTimeoutMs + rt.config.statusCheckIntervalMs;
 }
 
-function cardOf(input: CreatePaymentBody): CardDetails {
-  const card = input.payment_method.card;
-  return { number: card.number, expMonth: card.exp_month, expYear: card.exp_year, cvc: card.cvc };
+/** The payment method as given: a card (checked, in memory only) or a mandate's id. */
+type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string };
+
+/** What the connector is sent besides the amount: the card, or the mandate as the processor knows it. */
+type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
+
+function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date): MethodInput {
+  const method = input.payment_method;
+  const other = method.type === 'mandate' ? 'card' : 'mandate';
+  if (method[other] !== undefined) {
+    throw new ApiError('parameter_invalid', {
+      param: `payment_method.${other}`,
+      message: `payment_method.${other} does not belong to a payment method of type ${method.type}.`,
+    });
+  }
+  if (method.type === 'mandate') {
+    if (method.mandate === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.mandate', message: 'Missing required parameter: payment_method.mandate.' });
+    return { type: 'mandate', id: method.mandate };
+  }
+  const given = method.card;
+  if (given === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.card', message: 'Missing required parameter: payment_method.card.' });
+  const card = { number: given.number, expMonth: given.exp_month, expYear: given.exp_year, cvc: given.cvc };
+  validateCard(card, livemode, now);
+  return { type: 'card', card };
+}
+
+function debitOf(mandate: MandateRow): ChargeMethod {
+  return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
 }
 
 export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
   const now = rt.now();
-  const card = cardOf(input);
-  validateCard(card, ctx.livemode, now);
+  const method = methodOf(input, ctx.livemode, now);
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
-  if (recovery.startsWith(RECOVERY_PREFIX)) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), card);
+  if (recovery.startsWith(RECOVERY_PREFIX)) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), method);
 
   const orderUuid = parseId('ord', input.payment_order);
   const rules = await routingRules(db, rt, ctx);
+  // Unknown, foreign or other-mode mandates answer 404 like any id; eligibility is checked locked, below.
+  const mandate = method.type === 'mandate' ? await loadMandate(db, ctx, method.id, 'payment_method.mandate') : undefined;
+  let debited: MandateRow | undefined;
   const created = orderUuid
     ? await db.transaction(async (tx) => {
         const order = await lockPaymentOrder(tx, ctx, orderUuid);
@@ -76,10 +105,21 @@ export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestCon
           const status = order.status === 'open' ? 'past its expires_at' : order.status;
           throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
         }
+        if (mandate) debited = await lockMandateForDebit(tx, mandate, order);
         const usable = new Set(usableConnectors(rt, ctx.livemode));
-        const route = (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: 'card' }, rt.random) ?? []).filter((n) =>
+        let route = (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: method.type }, rt.random) ?? []).filter((n) =>
           usable.has(n),
         );
+        // A mandate lives at one processor: its debits can go nowhere else, so there is no fallback.
+        if (debited) {
+          const holder = debited.connector!;
+          if (!route.includes(holder)) {
+            throw new ApiError('routing_no_match', {
+              message: `The routing rule matching this debit does not list ${holder}, the connector holding the mandate; see GET /v1/routing.`,
+            });
+          }
+          route = [holder];
+        }
         if (route.length === 0) throw new ApiError('routing_no_match');
         if (!route.some((name) => rt.connectors.breaker.isAvailable(name))) {
           throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
@@ -95,7 +135,9 @@ export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestCon
             status: 'pending',
             amount: order.amount,
             currency: order.currency,
-            paymentMethod: { type: 'card', card: summarizeCard(card, rt.config.cardFingerprintKey, ctx.accountId) },
+            paymentMethod: debited
+              ? { ...mandatePaymentMethod(debited) }
+              : { type: 'card', card: summarizeCard((method as { card: CardDetails }).card, rt.config.cardFingerprintKey, ctx.accountId) },
             route,
             metadata: input.metadata ?? {},
             // Only a payment abandoned by a crashed request is still without a connector by then.
@@ -115,13 +157,13 @@ export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestCon
     throw new ApiError('resource_missing', { param: 'payment_order', message: missing.message });
   }
   rt.crashPoint('payment_created');
-  const execution = await routeCharge(rt.call, created.route, chargeRequest(created, card));
+  const execution = await routeCharge(rt.call, created.route, chargeRequest(created, debited ? debitOf(debited) : { card: (method as { card: CardDetails }).card }));
   rt.crashPoint('payment_connector_answered');
   return finish(db, rt, ctx, created.id, updateFromExecution(execution), execution.attempts);
 }
 
-function chargeRequest(row: PaymentRow, card: CardDetails) {
-  return { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, card };
+function chargeRequest(row: PaymentRow, method: ChargeMethod): ChargeRequest {
+  return { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method };
 }
 
 /** Phase 3: the outcome and the stored response, in one transaction. */
@@ -158,7 +200,7 @@ export async function locateCharge(rt: PaymentsRuntime, row: PaymentRow): Promis
   return { found: false, certain };
 }
 
-async function resumePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, card: CardDetails): Promise<Outcome> {
+async function resumePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, method: MethodInput): Promise<Outcome> {
   const [row] = await db.select().from(payments).where(byId(ctx, uuid));
   if (!row) throw new Error(`recovery point names payment ${uuid}, which does not exist`);
   if (row.status !== 'pending' || row.connector !== null) {
@@ -178,7 +220,12 @@ async function resumePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, u
     // Too late to start charging: the worker may be declaring this payment abandoned right now.
     return finish(db, rt, ctx, uuid, ABANDONED, []);
   }
-  const execution: ChargeExecution = await routeCharge(rt.call, row.route, chargeRequest(row, card));
+  // A resumed debit is sent as it was planned: the mandate was eligible when the payment was
+  // created, and the processor refuses it if it no longer holds the mandate.
+  const charge: ChargeMethod = isMandateMethod(row.paymentMethod)
+    ? debitOf(await loadMandate(db, ctx, row.paymentMethod.mandate))
+    : { card: (method as { card: CardDetails }).card };
+  const execution: ChargeExecution = await routeCharge(rt.call, row.route, chargeRequest(row, charge));
   return finish(db, rt, ctx, uuid, updateFromExecution(execution), execution.attempts);
 }
 

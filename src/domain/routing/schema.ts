@@ -23,7 +23,13 @@ export const RoutingRuleSchema = Type.Object(
     currencies: Type.Optional(Type.Array(Currency, { minItems: 1, maxItems: 200, uniqueItems: true, description: 'Matches these currencies only.' })),
     amount_min: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description: 'Matches amounts from this one (inclusive).' })),
     amount_max: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_AMOUNT, description: 'Matches amounts up to this one (inclusive).' })),
-    payment_method_types: Type.Optional(Type.Array(Type.String({ enum: ['card'] }), { minItems: 1, uniqueItems: true })),
+    payment_method_types: Type.Optional(
+      Type.Array(Type.String({ enum: ['card', 'mandate', 'payout'] }), {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'Matches these only; `payout` matches payouts (POST /v1/payouts); `mandate` matches direct debits and mandate set-up (POST /v1/mandates). Without it the rule matches payments and payouts.',
+      }),
+    ),
     connectors: Type.Array(ConnectorChoice, {
       minItems: 1,
       maxItems: 10,

@@ -16,6 +16,7 @@ import { registerRoutingRoutes } from './routing.js';
 import { registerBalanceRoutes } from './balance.js';
 import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
 import { registerPaymentTestHelperRoutes } from './test-helpers.js';
+import { registerMandateRoutes } from './mandates.js';
 
 export function registerPaymentsModule(app: App, db: Db, config: Config, runtime?: PaymentsRuntime): PaymentsRuntime {
   for (const schema of [Payment, Refund, Routing, Balance, BalanceTransaction]) {
@@ -34,5 +35,6 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, runtime
   registerBalanceRoutes(app, db);
   registerConnectorWebhookRoutes(app, db, rt);
   registerPaymentTestHelperRoutes(app, db, rt);
+  registerMandateRoutes(app, db, config, rt);
   return rt;
 }

@@ -31,7 +31,10 @@ export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime) {
         description:
           'Routes the payment to a connector and answers 201 with the payment in whatever state it reached: `succeeded`, `failed` ' +
           '(a decline is not an HTTP error) or `pending` (the outcome comes later by webhook, `?refresh=true` or the worker). ' +
-          'The card number and CVC are passed to the connector and never stored, logged or returned.',
+          'The card number and CVC are passed to the connector and never stored, logged or returned. ' +
+          'With `payment_method: {type: "mandate", mandate}` the payment is a direct debit against an active mandate of the ' +
+          "order's currency (422 mandate_not_active, mandate_currency_mismatch, amount_above_limit otherwise): it is sent to the " +
+          'connector holding the mandate, starts `pending` and settles later (webhook, worker or test helper).',
         body: CreatePaymentBody,
         headers: IdempotencyHeader(true),
         response: { 201: PaymentRef, ...errorResponses(404, 409, 422, 502, 503) },

@@ -1,0 +1,209 @@
+// Beneficiaries: who receives payouts. The bank account is validated by src/lib/bank-accounts.ts;
+// its secret part (IBAN or account number) is sealed with the configured encryption key, bound to
+// the beneficiary's id, and opened only in memory when a payout is sent. Answers, events and logs
+// carry last4, the non-secret routing fields and a keyed fingerprint.
+//
+// Fingerprints are keyed per merchant account (as card fingerprints are): two beneficiaries of
+// one merchant with the same bank account share a fingerprint, while a fingerprint tells nothing
+// about another merchant's beneficiaries. Duplicates are allowed (as Stripe allows them); the
+// fingerprint and the `fingerprint` list filter let the merchant find them.
+import crypto from 'node:crypto';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import type { Db, Executor } from '../../storage/db.js';
+import { beneficiaries } from '../../storage/schema.js';
+import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import {
+  bankAccountFingerprint,
+  bankAccountView,
+  openBankAccountSecret,
+  sealBankAccountSecret,
+  validateBankAccount,
+} from '../../lib/bank-accounts.js';
+import { respond, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { recordEvent } from '../events/service.js';
+import { notFound } from '../lookup.js';
+import { planPage, toPage, type Page } from '../pagination.js';
+import type { PayoutsRuntime } from '../payouts/runtime.js';
+import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
+import { beneficiaryStates, type BeneficiaryStatus } from './state.js';
+
+export type BeneficiaryRow = typeof beneficiaries.$inferSelect;
+
+/** The fingerprint key of one merchant account, derived from the configured one. */
+export function accountFingerprintKey(key: Buffer, accountId: string): Buffer {
+  return crypto.createHmac('sha256', key).update(`bank_account_fingerprint:${accountId}`).digest();
+}
+
+/**
+ * What the idempotency fingerprint sees of a create request: the IBAN and account number as keyed
+ * digests, so that the stored request fingerprint is no unkeyed hash of them.
+ */
+export function redactBankAccountForFingerprint(key: Buffer) {
+  return (body: unknown): unknown => {
+    const account = (body as { bank_account?: Record<string, unknown> } | undefined)?.bank_account;
+    if (!account || typeof account !== 'object') return body;
+    const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
+    const redacted = { ...account };
+    for (const field of ['iban', 'account_number'] as const) if (field in redacted) redacted[field] = digest(redacted[field]);
+    return { ...(body as object), bank_account: redacted };
+  };
+}
+
+export function beneficiaryView(row: BeneficiaryRow): BeneficiaryView {
+  return {
+    id: toPublicId('ben', row.id),
+    object: 'beneficiary',
+    livemode: row.livemode,
+    status: row.status,
+    type: row.type,
+    name: row.name,
+    email: row.email,
+    bank_account: bankAccountView({
+      country: row.bankCountry,
+      currency: row.bankCurrency,
+      last4: row.bankLast4,
+      bic: row.bankBic,
+      sortCode: row.bankSortCode,
+      routingNumber: row.bankRoutingNumber,
+      ifsc: row.bankIfsc,
+      fingerprint: row.bankFingerprint,
+    }),
+    metadata: row.metadata,
+    version: row.version,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+const sealContext = (uuid: string) => toPublicId('ben', uuid);
+
+/** The IBAN or account number, in memory for a connector call only. */
+export function openBeneficiarySecret(prt: PayoutsRuntime, row: BeneficiaryRow): string {
+  return openBankAccountSecret(prt.encryptor, row.bankSecretEncrypted, sealContext(row.id));
+}
+
+function byId(ctx: RequestContext, uuid: string): SQL {
+  return and(eq(beneficiaries.accountId, ctx.accountId), eq(beneficiaries.livemode, ctx.livemode), eq(beneficiaries.id, uuid))!;
+}
+
+export async function createBeneficiary(db: Db, prt: PayoutsRuntime, ctx: RequestContext, input: CreateBeneficiaryBody): Promise<Outcome> {
+  const account = validateBankAccount(input.bank_account);
+  const now = prt.payments.now();
+  const { uuid } = newId('ben');
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(beneficiaries)
+      .values({
+        accountId: ctx.accountId,
+        id: uuid,
+        livemode: ctx.livemode,
+        status: 'active',
+        type: input.type as BeneficiaryRow['type'],
+        name: input.name,
+        email: input.email ?? null,
+        bankCountry: account.country,
+        bankCurrency: account.currency,
+        bankLast4: account.last4,
+        bankBic: account.bic,
+        bankSortCode: account.sortCode,
+        bankRoutingNumber: account.routingNumber,
+        bankIfsc: account.ifsc,
+        bankFingerprint: bankAccountFingerprint(account, accountFingerprintKey(prt.fingerprintKey, ctx.accountId)),
+        bankSecretEncrypted: sealBankAccountSecret(prt.encryptor, account, sealContext(uuid)),
+        metadata: input.metadata ?? {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    const view = beneficiaryView(row!);
+    await recordEvent(tx, ctx, 'beneficiary.created', view, now);
+    return respond(tx, ctx, 201, view);
+  });
+}
+
+async function lockBeneficiary(tx: Executor, ctx: RequestContext, uuid: string): Promise<BeneficiaryRow | undefined> {
+  const [row] = await tx.select().from(beneficiaries).where(byId(ctx, uuid)).for('update');
+  return row;
+}
+
+async function missing(db: Db, ctx: RequestContext, uuid: string | undefined, id: string) {
+  return notFound(db, ctx, beneficiaries, uuid, 'beneficiary', id);
+}
+
+export async function retrieveBeneficiary(db: Db, ctx: RequestContext, id: string): Promise<BeneficiaryView> {
+  const uuid = parseId('ben', id);
+  if (uuid) {
+    const [row] = await db.select().from(beneficiaries).where(byId(ctx, uuid));
+    if (row) return beneficiaryView(row);
+  }
+  throw await missing(db, ctx, uuid, id);
+}
+
+export async function listBeneficiaries(db: Db, ctx: RequestContext, params: ListBeneficiariesQuery): Promise<Page<BeneficiaryView>> {
+  const plan = planPage('ben', beneficiaries.id, beneficiaries.createdAt, params);
+  const rows = await db
+    .select()
+    .from(beneficiaries)
+    .where(
+      and(
+        eq(beneficiaries.accountId, ctx.accountId),
+        eq(beneficiaries.livemode, ctx.livemode),
+        params.status ? eq(beneficiaries.status, params.status as BeneficiaryStatus) : undefined,
+        params.fingerprint ? eq(beneficiaries.bankFingerprint, params.fingerprint) : undefined,
+        plan.where,
+      ),
+    )
+    .orderBy(plan.orderBy)
+    .limit(plan.fetch);
+  return toPage(rows, plan, beneficiaryView);
+}
+
+export async function updateBeneficiary(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string, input: UpdateBeneficiaryBody): Promise<Outcome> {
+  const uuid = parseId('ben', id);
+  const now = prt.payments.now();
+  const outcome = uuid
+    ? await db.transaction(async (tx) => {
+        const row = await lockBeneficiary(tx, ctx, uuid);
+        if (!row) return undefined;
+        const changes: Partial<BeneficiaryRow> = {};
+        if (input.name !== undefined && input.name !== row.name) changes.name = input.name;
+        if (input.email !== undefined && input.email !== row.email) changes.email = input.email;
+        if (input.metadata !== undefined) changes.metadata = input.metadata;
+        if (Object.keys(changes).length === 0) return respond(tx, ctx, 200, beneficiaryView(row));
+        const [updated] = await tx
+          .update(beneficiaries)
+          .set({ ...changes, version: sql`${beneficiaries.version} + 1`, updatedAt: now })
+          .where(and(eq(beneficiaries.accountId, row.accountId), eq(beneficiaries.id, row.id)))
+          .returning();
+        const view = beneficiaryView(updated!);
+        await recordEvent(tx, ctx, 'beneficiary.updated', view, now);
+        return respond(tx, ctx, 200, view);
+      })
+    : undefined;
+  if (outcome) return outcome;
+  throw await missing(db, ctx, uuid, id);
+}
+
+/** DELETE: the beneficiary is disabled, not removed (its payouts keep pointing at it). Repeating it changes nothing. */
+export async function disableBeneficiary(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string): Promise<Outcome> {
+  const uuid = parseId('ben', id);
+  const now = prt.payments.now();
+  const outcome = uuid
+    ? await db.transaction(async (tx) => {
+        const row = await lockBeneficiary(tx, ctx, uuid);
+        if (!row) return undefined;
+        if (row.status === 'disabled') return respond(tx, ctx, 200, beneficiaryView(row));
+        beneficiaryStates.assert(row.status, 'disabled', 'disable');
+        const [updated] = await tx
+          .update(beneficiaries)
+          .set({ status: 'disabled', version: sql`${beneficiaries.version} + 1`, updatedAt: now })
+          .where(and(eq(beneficiaries.accountId, row.accountId), eq(beneficiaries.id, row.id)))
+          .returning();
+        const view = beneficiaryView(updated!);
+        await recordEvent(tx, ctx, 'beneficiary.disabled', view, now);
+        return respond(tx, ctx, 200, view);
+      })
+    : undefined;
+  if (outcome) return outcome;
+  throw await missing(db, ctx, uuid, id);
+}

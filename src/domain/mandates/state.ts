@@ -1,0 +1,15 @@
+import { defineStateMachine } from '../state-machine.js';
+
+export const MANDATE_STATUSES = ['pending', 'active', 'failed', 'revoked', 'expired'] as const;
+export type MandateStatus = (typeof MANDATE_STATUSES)[number];
+
+export const mandateStates = defineStateMachine<MandateStatus>('mandate', {
+  // The customer's bank accepts or refuses the mandate.
+  pending: ['active', 'failed'],
+  // Revoked by the merchant (POST /v1/mandates/{id}/revoke) or by the customer through their bank;
+  // expired when unused for MANDATE_DORMANCY_DAYS.
+  active: ['revoked', 'expired'],
+  failed: [],
+  revoked: [],
+  expired: [],
+});

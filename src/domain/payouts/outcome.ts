@@ -1,0 +1,195 @@
+// The one place where a payout's state changes after it was created, whoever learnt the news: the
+// submission (worker or right after create), a status check, the bank's webhook, a test helper,
+// or the merchant cancelling. Inside the caller's transaction with the payout row locked: the
+// payout moves as the transition table allows, the ledger follows (paid: the reserved amount
+// leaves; failed or cancelled: it returns to available; returned: it comes back to available), and
+// every change writes its event. Late and repeated reports of a settled outcome change nothing.
+import { and, eq, sql } from 'drizzle-orm';
+import type { Executor } from '../../storage/db.js';
+import { payouts } from '../../storage/schema.js';
+import { toPublicId } from '../../lib/ids.js';
+import type { RequestContext } from '../../idempotency/store.js';
+import { recordEvent } from '../events/service.js';
+import { payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
+import type { Attempt, ChargeExecution } from '../../connectors/router.js';
+import type { PayoutFailureCode, PayoutResult, PayoutState } from '../../connectors/types.js';
+import type { PayoutView } from './schema.js';
+import { payoutStates, type PayoutStatus } from './state.js';
+
+export type PayoutRow = typeof payouts.$inferSelect;
+
+export function payoutView(row: PayoutRow): PayoutView {
+  return {
+    id: toPublicId('po', row.id),
+    object: 'payout',
+    livemode: row.livemode,
+    status: row.status,
+    amount: row.amount,
+    currency: row.currency,
+    beneficiary: toPublicId('ben', row.beneficiaryId),
+    reference: row.reference,
+    description: row.description,
+    connector: row.connector,
+    connector_reference: row.connectorReference,
+    attempts: (row.attempts as unknown as Attempt[]).map((a) => ({
+      connector: a.connector,
+      outcome: a.outcome,
+      error_code: a.error_code,
+      duration_ms: a.duration_ms,
+      started_at: a.started_at,
+    })),
+    failure_code: row.failureCode as PayoutFailureCode | null,
+    failure_message: row.failureMessage,
+    metadata: row.metadata,
+    version: row.version,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export async function lockPayout(tx: Executor, accountId: string, uuid: string): Promise<PayoutRow | undefined> {
+  const [row] = await tx
+    .select()
+    .from(payouts)
+    .where(and(eq(payouts.accountId, accountId), eq(payouts.id, uuid)))
+    .for('update');
+  return row;
+}
+
+/** What is known about a submitted payout, in our own terms. */
+export type PayoutUpdate =
+  /** Accepted by the bank and in transit, or sent without an answer (timeout): to be verified. */
+  | { kind: 'processing'; connector: string; connectorReference: string | null }
+  | { kind: 'paid'; connector: string; connectorReference: string }
+  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PayoutFailureCode; failureMessage: string }
+  | { kind: 'returned'; connector: string; connectorReference: string; failureCode: PayoutFailureCode; failureMessage: string };
+
+export function updateFromPayoutState(connector: string, state: PayoutState): PayoutUpdate {
+  switch (state.kind) {
+    case 'pending':
+      return { kind: 'processing', connector, connectorReference: state.connectorReference };
+    case 'paid':
+      return { kind: 'paid', connector, connectorReference: state.connectorReference };
+    case 'failed':
+      return { kind: 'failed', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
+    case 'returned':
+      return { kind: 'returned', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
+    default:
+      return state satisfies never;
+  }
+}
+
+export type PayoutExecution = Omit<ChargeExecution, 'result'> & { result: PayoutResult };
+
+export function updateFromPayoutExecution(execution: PayoutExecution): PayoutUpdate {
+  const { result, connector } = execution;
+  if (result.kind !== 'error') return updateFromPayoutState(connector!, result);
+  if (connector === null || result.code === 'request_rejected') {
+    // No bank took the payout: nothing left the account anywhere.
+    return {
+      kind: 'failed',
+      connector,
+      connectorReference: null,
+      failureCode: 'processing_error',
+      failureMessage: `No connector could send the payout (${result.code}).`,
+    };
+  }
+  // The request went out and no answer came back: the bank may have paid. Verify later.
+  return { kind: 'processing', connector, connectorReference: null };
+}
+
+export interface ApplyOptions {
+  now: Date;
+  statusCheckIntervalMs: number;
+}
+
+function movementOf(row: PayoutRow, now: Date) {
+  return { accountId: row.accountId, livemode: row.livemode, currency: row.currency, amount: row.amount, source: { type: 'payout' as const, id: row.id }, createdAt: now };
+}
+
+async function moveTo(
+  tx: Executor,
+  ctx: RequestContext,
+  row: PayoutRow,
+  to: PayoutStatus,
+  operation: string,
+  now: Date,
+  set: Partial<PayoutRow>,
+): Promise<PayoutRow> {
+  payoutStates.assert(row.status, to, operation);
+  const [updated] = await tx
+    .update(payouts)
+    .set({ ...set, status: to, version: sql`${payouts.version} + 1`, updatedAt: now })
+    .where(and(eq(payouts.accountId, row.accountId), eq(payouts.id, row.id)))
+    .returning();
+  const after = updated!;
+  const movement = movementOf(after, now);
+  if (to === 'paid') await payoutPaid(tx, movement);
+  else if (to === 'failed' || to === 'cancelled') await payoutReleased(tx, movement);
+  else if (to === 'returned') await payoutReturned(tx, movement);
+  await recordEvent(tx, ctx, `payout.${to}`, payoutView(after), now);
+  return after;
+}
+
+/** pending → processing: the payout is about to be sent; a status check may take over after `leaseMs`. */
+export function markProcessing(tx: Executor, ctx: RequestContext, row: PayoutRow, now: Date, leaseMs: number): Promise<PayoutRow> {
+  return moveTo(tx, ctx, row, 'processing', 'submit', now, { nextActionAt: new Date(now.getTime() + leaseMs) });
+}
+
+/** pending → cancelled, at the merchant's request: the reserved amount returns to available. */
+export function markCancelled(tx: Executor, ctx: RequestContext, row: PayoutRow, now: Date): Promise<PayoutRow> {
+  return moveTo(tx, ctx, row, 'cancelled', 'cancel', now, { nextActionAt: null });
+}
+
+/** Applies `update` to the locked payout `row`; returns the row as it now stands. */
+export async function applyPayoutUpdate(
+  tx: Executor,
+  ctx: RequestContext,
+  row: PayoutRow,
+  update: PayoutUpdate,
+  attempts: Attempt[],
+  opts: ApplyOptions,
+): Promise<PayoutRow> {
+  const { now } = opts;
+  const where = and(eq(payouts.accountId, row.accountId), eq(payouts.id, row.id));
+  const withAttempts = attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
+  const recordAttempts = async (current: PayoutRow) => {
+    if (!attempts.length) return current;
+    const [kept] = await tx
+      .update(payouts)
+      .set({ attempts: [...current.attempts, ...(attempts as unknown as Record<string, unknown>[])], version: sql`${payouts.version} + 1`, updatedAt: now })
+      .where(where)
+      .returning();
+    return kept!;
+  };
+  // Another connector's payout is not ours to settle.
+  if (row.connector !== null && update.connector !== null && row.connector !== update.connector) return row;
+
+  if (row.status === 'paid' && update.kind === 'returned') {
+    return moveTo(tx, ctx, await recordAttempts(row), 'returned', 'return', now, { failureCode: update.failureCode, failureMessage: update.failureMessage });
+  }
+  // Pending payouts have not been sent (nothing to report about them); final ones keep their outcome.
+  if (row.status !== 'processing') return recordAttempts(row);
+
+  const taken = { connector: update.connector ?? row.connector, connectorReference: update.connectorReference ?? row.connectorReference, attempts: withAttempts };
+  if (update.kind === 'processing') {
+    const firstAcceptance = row.connector === null || (row.connectorReference === null && update.connectorReference !== null);
+    const [updated] = await tx
+      .update(payouts)
+      .set({
+        ...taken,
+        nextActionAt: new Date(now.getTime() + opts.statusCheckIntervalMs),
+        ...(firstAcceptance || attempts.length ? { version: sql`${payouts.version} + 1`, updatedAt: now } : {}),
+      })
+      .where(where)
+      .returning();
+    return updated!;
+  }
+  if (update.kind === 'failed') {
+    return moveTo(tx, ctx, row, 'failed', 'fail', now, { ...taken, nextActionAt: null, failureCode: update.failureCode, failureMessage: update.failureMessage });
+  }
+  const paid = await moveTo(tx, ctx, row, 'paid', 'pay', now, { ...taken, nextActionAt: null });
+  if (update.kind === 'paid') return paid;
+  // Paid and sent back before we heard of the payment: both happened, both are recorded.
+  return moveTo(tx, ctx, paid, 'returned', 'return', now, { failureCode: update.failureCode, failureMessage: update.failureMessage });
+}

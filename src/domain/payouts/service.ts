@@ -1,0 +1,231 @@
+// Payouts: money sent from the merchant's available balance to a beneficiary. Creating one is a
+// single transaction (API.md §4): the eligibility checks, the reservation of the amount in the
+// ledger (available → reserved, with every slot of the available balance locked, so concurrent
+// payouts can never overdraw it), the payout row `pending`, its event and the idempotency record
+// commit together or not at all. Sending it to a bank happens afterwards (submission.ts): by the
+// worker, and right after the request in the background when PAYOUT_SUBMIT_ON_CREATE allows.
+//
+// Eligibility, in this order: the beneficiary exists (404), payouts are enabled for the account
+// (live mode only; test mode always has them), the beneficiary is active, the currency is the
+// beneficiary account's, the amount is within the account's maximum payout, a connector can send
+// it, and the available balance covers it.
+//
+// Routing: the account's routing rules decide, as for payments, with method type `payout`: the
+// first rule matching the currency and amount whose payment_method_types is absent or lists
+// `payout` names the connectors; those able to send payouts are kept in order. Without such a rule
+// (or when none of its connectors can pay out) every payout-capable connector of the mode is used
+// in registry order — in test mode simulator_a then simulator_b, so fallback works out of the box.
+import { and, eq, type SQL } from 'drizzle-orm';
+import type { Db } from '../../storage/db.js';
+import { accounts, beneficiaries, payouts } from '../../storage/schema.js';
+import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import { ApiError, invalidState } from '../../http/errors.js';
+import { respond, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { recordEvent } from '../events/service.js';
+import { notFound } from '../lookup.js';
+import { planPage, toPage, type Page } from '../pagination.js';
+import { routingRules, usableConnectors } from '../routing/service.js';
+import { planRoute } from '../../connectors/router.js';
+import { callConnector } from '../../connectors/router.js';
+import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
+import { testHelpersOnly } from '../../ledger/balance.js';
+import type { PayoutsRuntime } from './runtime.js';
+import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js';
+import { applyPayoutUpdate, lockPayout, markCancelled, payoutView, updateFromPayoutState, type PayoutRow } from './outcome.js';
+import { submitPayoutNow } from './submission.js';
+import type { PayoutStatus } from './state.js';
+
+function byId(ctx: RequestContext, uuid: string): SQL {
+  return and(eq(payouts.accountId, ctx.accountId), eq(payouts.livemode, ctx.livemode), eq(payouts.id, uuid))!;
+}
+
+/** The connectors able to send payouts in this mode, in registry order. */
+export function payoutConnectors(prt: PayoutsRuntime, livemode: boolean): string[] {
+  const { registry } = prt.payments.connectors;
+  return usableConnectors(prt.payments, livemode).filter((name) => typeof registry.get(name)?.payout === 'function');
+}
+
+async function planPayoutRoute(db: Db, prt: PayoutsRuntime, ctx: RequestContext, currency: string, amount: number): Promise<string[]> {
+  const capable = payoutConnectors(prt, ctx.livemode);
+  const rules = await routingRules(db, prt.payments, ctx);
+  const planned = (planRoute(rules, { currency, amount, paymentMethodType: 'payout' }, prt.payments.random) ?? []).filter((name) => capable.includes(name));
+  return planned.length ? planned : capable;
+}
+
+export interface CreatePayoutOptions {
+  /** Called after the payout committed (outside any transaction), e.g. to submit it at once. */
+  onCreated?: (payout: { accountId: string; id: string }) => void;
+}
+
+export async function createPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, input: CreatePayoutBody, opts: CreatePayoutOptions = {}): Promise<Outcome> {
+  const now = prt.payments.now();
+  const beneficiaryUuid = parseId('ben', input.beneficiary);
+  const route = await planPayoutRoute(db, prt, ctx, input.currency, input.amount);
+  const { uuid } = newId('po');
+  const outcome = beneficiaryUuid
+    ? await db.transaction(async (tx) => {
+        // Shared lock: a concurrent DELETE of the beneficiary waits for this payout, or this payout sees it disabled.
+        const [beneficiary] = await tx
+          .select()
+          .from(beneficiaries)
+          .where(and(eq(beneficiaries.accountId, ctx.accountId), eq(beneficiaries.livemode, ctx.livemode), eq(beneficiaries.id, beneficiaryUuid)))
+          .for('share');
+        if (!beneficiary) return undefined;
+        const [account] = await tx
+          .select({ payoutsEnabled: accounts.payoutsEnabled, payoutMaxAmount: accounts.payoutMaxAmount })
+          .from(accounts)
+          .where(eq(accounts.id, ctx.accountId));
+        if (ctx.livemode && !account?.payoutsEnabled) throw new ApiError('payouts_not_enabled');
+        if (beneficiary.status !== 'active') {
+          throw new ApiError('beneficiary_disabled', { param: 'beneficiary', message: `The beneficiary ${input.beneficiary} is ${beneficiary.status}; only an active beneficiary can be paid.` });
+        }
+        if (input.currency !== beneficiary.bankCurrency) {
+          throw new ApiError('currency_mismatch', {
+            param: 'currency',
+            message: `The payout currency ${input.currency} differs from the currency of the beneficiary's bank account (${beneficiary.bankCurrency}).`,
+          });
+        }
+        const max = account?.payoutMaxAmount ?? null;
+        if (max !== null && input.amount > max) {
+          throw new ApiError('amount_above_limit', { param: 'amount', message: `The amount ${input.amount} is above this account's maximum payout of ${max}.` });
+        }
+        if (route.length === 0) {
+          throw new ApiError('routing_no_match', { message: `No connector can send ${ctx.livemode ? 'live' : 'test'}-mode payouts for this account.` });
+        }
+        const balance = await lockAvailableBalance(tx, { accountId: ctx.accountId, livemode: ctx.livemode, currency: input.currency });
+        if (balance.debitSlot === undefined || balance.available < input.amount) {
+          throw new ApiError('insufficient_balance', {
+            param: 'amount',
+            message: `The available ${input.currency} balance (${Math.max(0, balance.available)}) does not cover the payout amount ${input.amount}.`,
+          });
+        }
+        const [row] = await tx
+          .insert(payouts)
+          .values({
+            accountId: ctx.accountId,
+            id: uuid,
+            livemode: ctx.livemode,
+            beneficiaryId: beneficiary.id,
+            status: 'pending',
+            amount: input.amount,
+            currency: input.currency,
+            reference: input.reference,
+            description: input.description ?? null,
+            metadata: input.metadata ?? {},
+            route,
+            nextActionAt: now,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning();
+        await payoutCreated(
+          tx,
+          { accountId: ctx.accountId, livemode: ctx.livemode, currency: input.currency, amount: input.amount, source: { type: 'payout', id: uuid }, createdAt: now },
+          balance.debitSlot,
+        );
+        const view = payoutView(row!);
+        await recordEvent(tx, ctx, 'payout.created', view, now);
+        return respond(tx, ctx, 201, view);
+      })
+    : undefined;
+  if (!outcome) {
+    const missing = await notFound(db, ctx, beneficiaries, beneficiaryUuid, 'beneficiary', input.beneficiary);
+    throw new ApiError('resource_missing', { param: 'beneficiary', message: missing.message });
+  }
+  opts.onCreated?.({ accountId: ctx.accountId, id: uuid });
+  return outcome;
+}
+
+async function loadPayout(db: Db, ctx: RequestContext, id: string): Promise<PayoutRow> {
+  const uuid = parseId('po', id);
+  if (uuid) {
+    const [row] = await db.select().from(payouts).where(byId(ctx, uuid));
+    if (row) return row;
+  }
+  throw await notFound(db, ctx, payouts, uuid, 'payout', id);
+}
+
+export async function retrievePayout(db: Db, ctx: RequestContext, id: string): Promise<PayoutView> {
+  return payoutView(await loadPayout(db, ctx, id));
+}
+
+export async function listPayouts(db: Db, ctx: RequestContext, params: ListPayoutsQuery): Promise<Page<PayoutView>> {
+  let beneficiaryUuid: string | undefined;
+  if (params.beneficiary) {
+    beneficiaryUuid = parseId('ben', params.beneficiary);
+    if (!beneficiaryUuid) throw new ApiError('parameter_invalid', { param: 'beneficiary', message: 'beneficiary must be an id starting with ben_.' });
+  }
+  const plan = planPage('po', payouts.id, payouts.createdAt, params);
+  const rows = await db
+    .select()
+    .from(payouts)
+    .where(
+      and(
+        eq(payouts.accountId, ctx.accountId),
+        eq(payouts.livemode, ctx.livemode),
+        params.status ? eq(payouts.status, params.status as PayoutStatus) : undefined,
+        beneficiaryUuid ? eq(payouts.beneficiaryId, beneficiaryUuid) : undefined,
+        params.reference ? eq(payouts.reference, params.reference) : undefined,
+        plan.where,
+      ),
+    )
+    .orderBy(plan.orderBy)
+    .limit(plan.fetch);
+  return toPage(rows, plan, payoutView);
+}
+
+/**
+ * Cancels a pending payout; the reserved amount returns to available. Submission locks the same
+ * row, so whichever commits first wins: a payout already sent answers invalid_state.
+ */
+export async function cancelPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string): Promise<Outcome> {
+  const uuid = parseId('po', id);
+  const now = prt.payments.now();
+  const outcome = uuid
+    ? await db.transaction(async (tx) => {
+        const row = await lockPayout(tx, ctx.accountId, uuid);
+        if (!row || row.livemode !== ctx.livemode) return undefined;
+        const cancelled = await markCancelled(tx, ctx, row, now);
+        return respond(tx, ctx, 200, payoutView(cancelled));
+      })
+    : undefined;
+  if (outcome) return outcome;
+  throw await notFound(db, ctx, payouts, uuid, 'payout', id);
+}
+
+/**
+ * Test helper: has the simulated bank settle a payout in transit (paid, failed) or send back a
+ * paid one (returned), then applies what the bank reports (its webhook, arriving too, finds the
+ * work done). A payout not sent yet is sent first. A payout the bank had already settled keeps
+ * its true outcome, as with the timeout account.
+ */
+export async function resolveTestPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string, outcome: 'paid' | 'failed' | 'returned'): Promise<Outcome> {
+  if (ctx.livemode) throw testHelpersOnly();
+  let row = await loadPayout(db, ctx, id);
+  if (row.status === 'pending') {
+    await submitPayoutNow(db, prt, row.accountId, row.id);
+    row = await loadPayout(db, ctx, id);
+  }
+  const allowed: PayoutStatus[] = outcome === 'returned' ? ['processing', 'paid'] : ['processing'];
+  if (!allowed.includes(row.status)) throw invalidState('payout', row.status, allowed, `resolve (${outcome})`);
+  if (row.connector === null) {
+    throw invalidState('payout', 'processing (being sent; no bank has taken it yet)', ['processing at a bank'], 'resolve');
+  }
+  const connector = row.connector;
+  const reference = toPublicId('po', row.id);
+  const guarded = await callConnector(prt.payments.call, connector, async (c, signal) => {
+    if (!c.resolvePendingPayout) return { kind: 'error' as const, code: 'request_rejected' as const, message: `${connector} has no test controls` };
+    return c.resolvePendingPayout(reference, outcome, signal);
+  });
+  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') {
+    throw new ApiError('processor_unavailable', { message: `The simulated bank ${connector} could not settle the payout; retry.` });
+  }
+  const state = guarded.result;
+  return db.transaction(async (tx) => {
+    const locked = await lockPayout(tx, row.accountId, row.id);
+    const options = { now: prt.payments.now(), statusCheckIntervalMs: prt.payments.config.statusCheckIntervalMs };
+    const after = locked ? await applyPayoutUpdate(tx, ctx, locked, updateFromPayoutState(connector, state), [], options) : row;
+    return respond(tx, ctx, 200, payoutView(after));
+  });
+}
+

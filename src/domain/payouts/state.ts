@@ -1,0 +1,16 @@
+import { defineStateMachine } from '../state-machine.js';
+
+export const PAYOUT_STATUSES = ['pending', 'processing', 'paid', 'failed', 'cancelled', 'returned'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+export const payoutStates = defineStateMachine<PayoutStatus>('payout', {
+  // Waiting for submission to the bank; the merchant may still cancel it.
+  pending: ['processing', 'cancelled'],
+  // Sent (or being sent): only the bank's answer moves it on.
+  processing: ['paid', 'failed'],
+  // The beneficiary's bank may still send it back.
+  paid: ['returned'],
+  failed: [],
+  cancelled: [],
+  returned: [],
+});

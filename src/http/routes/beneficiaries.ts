@@ -1,0 +1,101 @@
+// HTTP surface of beneficiaries: validate, call one service function, shape the answer.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from '../../domain/beneficiaries/schema.js';
+import {
+  createBeneficiary,
+  disableBeneficiary,
+  listBeneficiaries,
+  redactBankAccountForFingerprint,
+  retrieveBeneficiary,
+  updateBeneficiary,
+} from '../../domain/beneficiaries/service.js';
+import type { PayoutsRuntime } from '../../domain/payouts/runtime.js';
+import { IdempotencyHeader } from './payments.js';
+
+const BeneficiaryRef = Type.Ref('Beneficiary');
+const tags = ['beneficiaries'];
+const BeneficiaryId = IdParam('ben_01jd8x3v0pe7wbz0m4k6f2n9qa');
+
+export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime) {
+  app.post(
+    '/v1/beneficiaries',
+    {
+      config: { idempotency: 'optional', idempotencyFingerprint: redactBankAccountForFingerprint(prt.fingerprintKey) },
+      schema: {
+        tags,
+        operationId: 'createBeneficiary',
+        summary: 'Create a beneficiary with a validated bank account',
+        description:
+          'Validates the bank account (IBAN checksum and country length, BIC, GB sort code + 8-digit account number, US ABA routing ' +
+          'checksum, IN IFSC, country ↔ currency); each bad field is a 400 naming it in `param` (e.g. `bank_account.iban`). The IBAN or ' +
+          'account number is encrypted at rest and never returned or logged: the answer carries `last4` and a `fingerprint` that is ' +
+          'equal for the same account, so duplicates can be found (GET /v1/beneficiaries?fingerprint=…). In test mode the account ' +
+          "number's last four digits choose the simulated bank's behaviour (0000 paid, 0002 account closed, 0003 pending, 0004 timeout, " +
+          '0005 processor error).',
+        body: CreateBeneficiaryBody,
+        headers: IdempotencyHeader(false),
+        response: { 201: BeneficiaryRef, ...errorResponses(409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createBeneficiary(db, prt, req.ctx, req.body)),
+  );
+
+  app.get(
+    '/v1/beneficiaries/:id',
+    {
+      schema: { tags, operationId: 'retrieveBeneficiary', summary: 'Retrieve a beneficiary', params: BeneficiaryId, response: { 200: BeneficiaryRef, ...errorResponses(404) } },
+    },
+    async (req) => retrieveBeneficiary(db, req.ctx, req.params.id),
+  );
+
+  app.get(
+    '/v1/beneficiaries',
+    {
+      schema: {
+        tags,
+        operationId: 'listBeneficiaries',
+        summary: 'List beneficiaries, newest first',
+        querystring: ListBeneficiariesQuery,
+        response: { 200: ListOf(BeneficiaryRef), ...errorResponses() },
+      },
+    },
+    async (req) => listBeneficiaries(db, req.ctx, req.query),
+  );
+
+  app.patch(
+    '/v1/beneficiaries/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'updateBeneficiary',
+        summary: "Change a beneficiary's name, email or metadata",
+        description: 'The bank account cannot change: create a new beneficiary (and delete this one) instead.',
+        params: BeneficiaryId,
+        body: UpdateBeneficiaryBody,
+        response: { 200: BeneficiaryRef, ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await updateBeneficiary(db, prt, req.ctx, req.params.id, req.body)),
+  );
+
+  app.delete(
+    '/v1/beneficiaries/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'deleteBeneficiary',
+        summary: 'Disable a beneficiary',
+        description:
+          'The beneficiary becomes `disabled` and is kept for the history of its payouts; new payouts to it answer 422 beneficiary_disabled. ' +
+          'Payouts already created are not affected. Repeating the call changes nothing.',
+        params: BeneficiaryId,
+        response: { 200: BeneficiaryRef, ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await disableBeneficiary(db, prt, req.ctx, req.params.id)),
+  );
+}

@@ -1,0 +1,122 @@
+// HTTP surface of mandates and their test helper: validate, call one service function, shape the answer.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { addSharedSchema } from '../validation.js';
+import { createEncryptor } from '../../lib/encryption.js';
+import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
+import {
+  createMandate,
+  listMandates,
+  redactBankAccountForFingerprint,
+  resolveTestMandate,
+  retrieveMandate,
+  revokeMandate,
+} from '../../domain/mandates/service.js';
+import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import { IdempotencyHeader } from './payments.js';
+import { registerBankAccountSchemas } from './bank-account-schemas.js';
+
+const MandateRef = Type.Ref('Mandate');
+const tags = ['mandates'];
+const EXAMPLE_ID = 'mdt_01jd8x3v0pe7wbz0m4k6f2n9qa';
+
+export function registerMandateRoutes(app: App, db: Db, config: Config, rt: PaymentsRuntime) {
+  registerBankAccountSchemas(app);
+  app.addSchema(Mandate);
+  addSharedSchema(Mandate);
+  const deps = { rt, encryptor: createEncryptor(config.encryptionKeys) };
+
+  app.post(
+    '/v1/mandates',
+    {
+      config: { idempotency: 'required', idempotencyFingerprint: redactBankAccountForFingerprint(rt.config.cardFingerprintKey) },
+      schema: {
+        tags,
+        operationId: 'createMandate',
+        summary: "Register a mandate to debit a customer's bank account",
+        description:
+          "Validates the account and its fit with the scheme, registers the mandate with the customer's bank through a connector " +
+          'and answers 201 with the mandate as it stands: `active`, `failed` (a refusal is not an HTTP error) or `pending` (the bank ' +
+          'answers later, reported by webhook). The IBAN or account number is encrypted at rest and never logged or returned: only ' +
+          '`last4` and a keyed `fingerprint`.',
+        body: CreateMandateBody,
+        headers: IdempotencyHeader(true),
+        response: { 201: MandateRef, ...errorResponses(404, 409, 422, 502, 503) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createMandate(db, deps, req.ctx, req.body)),
+  );
+
+  app.get(
+    '/v1/mandates/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'retrieveMandate',
+        summary: 'Retrieve a mandate',
+        params: IdParam(EXAMPLE_ID),
+        response: { 200: MandateRef, ...errorResponses(404) },
+      },
+    },
+    async (req) => retrieveMandate(db, req.ctx, req.params.id),
+  );
+
+  app.get(
+    '/v1/mandates',
+    {
+      schema: {
+        tags,
+        operationId: 'listMandates',
+        summary: 'List mandates, newest first',
+        querystring: ListMandatesQuery,
+        response: { 200: ListOf(MandateRef), ...errorResponses() },
+      },
+    },
+    async (req) => listMandates(db, req.ctx, req.query),
+  );
+
+  app.post(
+    '/v1/mandates/:id/revoke',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags,
+        operationId: 'revokeMandate',
+        summary: 'Revoke an active mandate',
+        description:
+          'From the answer on, payments on the mandate are refused (422 mandate_not_active). Debits already sent still settle, once. ' +
+          'Only an active mandate can be revoked (422 invalid_state otherwise).',
+        params: IdParam(EXAMPLE_ID),
+        headers: IdempotencyHeader(false),
+        response: { 200: MandateRef, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await revokeMandate(db, rt, req.ctx, req.params.id)),
+  );
+
+  app.post(
+    '/v1/test-helpers/mandates/:id/resolve',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags: ['test helpers'],
+        operationId: 'resolveTestMandate',
+        summary: "Have the simulated bank answer a pending test-mode mandate, or revoke an active one",
+        description:
+          '`active` / `failed`: the bank accepts or refuses a pending mandate. `revoked`: the customer revokes an active mandate ' +
+          'through their bank. The simulated processor also reports it by webhook (mandate.active, mandate.failed, mandate.revoked). ' +
+          'A mandate the processor had already settled (the timeout account) keeps its true outcome.',
+        params: IdParam(EXAMPLE_ID),
+        body: ResolveMandateBody,
+        headers: IdempotencyHeader(false),
+        response: { 200: MandateRef, ...errorResponses(404, 409, 422, 502) },
+      },
+    },
+    async (req, reply) =>
+      sendOutcome(reply, await resolveTestMandate(db, rt, req.ctx, req.params.id, req.body.outcome as 'active' | 'failed' | 'revoked')),
+  );
+}

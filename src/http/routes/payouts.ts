@@ -1,0 +1,103 @@
+// HTTP surface of payouts and their test helper: validate, call one service function, shape the answer.
+import { Type } from 'typebox';
+import type { App } from '../app.js';
+import { sendOutcome } from '../app.js';
+import type { Db } from '../../storage/db.js';
+import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { CreatePayoutBody, ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
+import { cancelPayout, createPayout, listPayouts, resolveTestPayout, retrievePayout } from '../../domain/payouts/service.js';
+import { submitPayoutNow } from '../../domain/payouts/submission.js';
+import type { PayoutsRuntime } from '../../domain/payouts/runtime.js';
+import { IdempotencyHeader } from './payments.js';
+
+const PayoutRef = Type.Ref('Payout');
+const tags = ['payouts'];
+const PayoutId = IdParam('po_01jd8x3v0pe7wbz0m4k6f2n9qa');
+
+export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
+  app.post(
+    '/v1/payouts',
+    {
+      config: { idempotency: 'required' },
+      schema: {
+        tags,
+        operationId: 'createPayout',
+        summary: 'Send money from the available balance to a beneficiary',
+        description:
+          'Reserves the amount from the available balance in the same transaction as the payout (concurrent payouts never overdraw it) ' +
+          'and answers 201 with the payout `pending`; it is then sent to the bank and moves to `processing`, then `paid` or `failed` ' +
+          '(a bank refusal is not an HTTP error). Eligibility errors (422): payouts_not_enabled (live mode until onboarding enables ' +
+          'payouts), beneficiary_disabled, currency_mismatch (the currency must be the beneficiary account\'s), amount_above_limit ' +
+          "(the account's maximum payout), insufficient_balance.",
+        body: CreatePayoutBody,
+        headers: IdempotencyHeader(true),
+        response: { 201: PayoutRef, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (req, reply) => {
+      const onCreated = prt.config.submitOnCreate
+        ? (payout: { accountId: string; id: string }) => {
+            // In the background: the answer (already committed, replayed byte-for-byte) says `pending`.
+            submitPayoutNow(db, prt, payout.accountId, payout.id).catch((err: unknown) =>
+              req.log.error({ err }, 'payout submission after create failed; the worker retries it'),
+            );
+          }
+        : undefined;
+      return sendOutcome(reply, await createPayout(db, prt, req.ctx, req.body, { onCreated }));
+    },
+  );
+
+  app.get(
+    '/v1/payouts/:id',
+    { schema: { tags, operationId: 'retrievePayout', summary: 'Retrieve a payout', params: PayoutId, response: { 200: PayoutRef, ...errorResponses(404) } } },
+    async (req) => retrievePayout(db, req.ctx, req.params.id),
+  );
+
+  app.get(
+    '/v1/payouts',
+    {
+      schema: { tags, operationId: 'listPayouts', summary: 'List payouts, newest first', querystring: ListPayoutsQuery, response: { 200: ListOf(PayoutRef), ...errorResponses() } },
+    },
+    async (req) => listPayouts(db, req.ctx, req.query),
+  );
+
+  app.post(
+    '/v1/payouts/:id/cancel',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags,
+        operationId: 'cancelPayout',
+        summary: 'Cancel a pending payout',
+        description:
+          'Only while `pending` (not yet sent to the bank): the reserved amount returns to the available balance. Once sending has ' +
+          'started the answer is 422 invalid_state naming the current status.',
+        params: PayoutId,
+        headers: IdempotencyHeader(false),
+        response: { 200: PayoutRef, ...errorResponses(404, 409, 422) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await cancelPayout(db, prt, req.ctx, req.params.id)),
+  );
+
+  app.post(
+    '/v1/test-helpers/payouts/:id/resolve',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags: ['test helpers'],
+        operationId: 'resolveTestPayout',
+        summary: 'Settle a test-mode payout at the simulated bank now',
+        description:
+          '`paid` or `failed` settle a payout the bank holds in transit (account ending 0003); `returned` has the bank send back a paid ' +
+          'payout. A payout not sent yet is sent first. The bank also reports the change by webhook. A payout the bank had already ' +
+          'settled keeps its true outcome.',
+        params: PayoutId,
+        body: ResolvePayoutBody,
+        headers: IdempotencyHeader(false),
+        response: { 200: PayoutRef, ...errorResponses(404, 409, 422, 502) },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await resolveTestPayout(db, prt, req.ctx, req.params.id, req.body.outcome as 'paid' | 'failed' | 'returned')),
+  );
+}
