@@ -34,6 +34,10 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
+// Four digits turn up by chance inside random ids (a UUID group, a TypeID), so the CVC is looked
+// for as a value of its own: not preceded or followed by another id character.
+const standalone = (digits: string) => new RegExp(`(?<![0-9A-Za-z_.-])${digits}(?![0-9A-Za-z_-])`);
+
 describe('card data in logs and storage', () => {
   it('never appears, whatever happens to the payment', async () => {
     const api = client(service.url, (await createTenant(testDb.database)).testKey);
@@ -64,7 +68,7 @@ describe('card data in logs and storage', () => {
       expect(text).not.toContain(number);
       expect(text).not.toContain(number.slice(0, 12)); // nor a prefix long enough to matter
     }
-    expect(text).not.toContain(CVC);
+    expect(text).not.toMatch(standalone(CVC));
     expect(text).not.toMatch(/"cvc"/);
 
     // Nor stored: not in any table, not even hashed without a key into the idempotency record.
@@ -77,6 +81,6 @@ describe('card data in logs and storage', () => {
     const stored = String(dump[0]!.all);
     expect(stored).toContain('4242'); // last4 is kept
     for (const number of used) expect(stored).not.toContain(number);
-    expect(stored).not.toContain(CVC);
+    expect(stored).not.toMatch(standalone(CVC));
   });
 });
