@@ -1,6 +1,7 @@
 // Every setting the service reads, from the environment, validated once at start-up so a typo
 // fails loudly before the first request instead of surfacing as odd behaviour later.
 import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './lib/encryption.js';
+import { SIMULATED_PROCESSORS } from './connectors/simulator/processor.js';
 
 export type Role = 'api' | 'worker';
 
@@ -63,7 +64,10 @@ export interface WebhookConfig {
   batchSize: number;
   /** Attempts in flight per worker process. */
   concurrency: number;
-  /** Test-mode endpoints may point at private and loopback addresses (local development) unless 'deny'. */
+  /**
+   * Test-mode endpoints may point at private and loopback addresses (local development) unless
+   * 'deny'. Default: 'deny' when NODE_ENV=production, else 'allow'.
+   */
   testModePrivateDestinations: 'allow' | 'deny';
 }
 
@@ -93,7 +97,9 @@ function webhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
   const timeoutMs = int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100);
   const leaseMs = int(env, 'WEBHOOK_LEASE_MS', timeoutMs + 30_000, 100);
   if (leaseMs <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE_MS (${leaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${timeoutMs})`);
-  const privateDestinations = env.WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS || 'allow';
+  // A production deployment that hands out test keys must not let them reach its internal network
+  // (test-helper sends answer with the response); local development and tests need loopback.
+  const privateDestinations = env.WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS || (env.NODE_ENV === 'production' ? 'deny' : 'allow');
   if (privateDestinations !== 'allow' && privateDestinations !== 'deny') {
     throw new ConfigError(`WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS must be allow or deny, got ${JSON.stringify(privateDestinations)}`);
   }
@@ -214,7 +220,29 @@ function roles(raw: string | undefined): Role[] {
   return list as Role[];
 }
 
+/**
+ * A request stalled past its key's lock keeps calling its route's connectors; a retry that takes
+ * the key over resumes the payment and may charge while the stalled request's fallback call books
+ * the same payment at another connector. The lock must therefore outlast the longest route (a
+ * routing rule lists each connector at most once, so at most every built-in one) with as much
+ * again to spare for the first phase and pauses of the process.
+ */
+function checkLockOutlastsRoute(lockTimeoutS: number, payments: PaymentsConfig): void {
+  const routeMs = SIMULATED_PROCESSORS.length * payments.connectorTimeoutMs;
+  if (lockTimeoutS * 1000 <= 2 * routeMs) {
+    throw new ConfigError(
+      `IDEMPOTENCY_LOCK_TIMEOUT_S (${lockTimeoutS}) must be more than twice the longest route's connector time ` +
+        `(${SIMULATED_PROCESSORS.length} connectors × CONNECTOR_TIMEOUT_MS ${payments.connectorTimeoutMs} = ${routeMs} ms), ` +
+        `so that a retry taking over a stalled request's key cannot charge while that request's connector calls are still running; ` +
+        `raise it above ${Math.floor((2 * routeMs) / 1000)} or lower CONNECTOR_TIMEOUT_MS`,
+    );
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const idempotencyLockTimeoutS = int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_S', 60, 1);
+  const payments = paymentsConfig(env);
+  checkLockOutlastsRoute(idempotencyLockTimeoutS, payments);
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: env.DATA_DIR || './data',
@@ -229,14 +257,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       test: { perSecond: int(env, 'RATE_LIMIT_TEST_PER_S', 25, 1), burst: int(env, 'RATE_LIMIT_TEST_BURST', 50, 1) },
     },
     idempotencyRetentionS: int(env, 'IDEMPOTENCY_RETENTION_S', 24 * 3600, 1),
-    idempotencyLockTimeoutS: int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_S', 60, 1),
+    idempotencyLockTimeoutS,
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 5000),
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 1000, 10),
     bodyLimitBytes: 1024 * 1024,
     encryptionKeys: encryptionKeys(env.ENCRYPTION_KEYS) ?? [DEVELOPMENT_KEY],
     usingDevelopmentEncryptionKey: !env.ENCRYPTION_KEYS,
     webhooks: webhookConfig(env),
-    payments: paymentsConfig(env),
+    payments,
     payouts: {
       submitOnCreate: bool(env, 'PAYOUT_SUBMIT_ON_CREATE', true),
       batchSize: int(env, 'PAYOUT_BATCH_SIZE', 50, 1),

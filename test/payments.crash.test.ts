@@ -77,7 +77,8 @@ describe.skipIf(!isPostgres)('a service killed between the phases resumes on ret
     await testDb?.drop();
   }, 60_000);
 
-  const env = () => ({ DATABASE_URL: testDb.url!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '1' });
+  // A short lock needs a connector timeout to match (config.ts refuses a lock the route could outlast).
+  const env = () => ({ DATABASE_URL: testDb.url!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700' });
   const charges = (reference: string) =>
     [...simulator.host.processors.values()].reduce((n, p) => n + (p.chargeRequests.get(reference) ?? 0), 0);
   const held = (reference: string) => [...simulator.host.processors.values()].filter((p) => p.charges.has(reference)).length;

@@ -63,4 +63,22 @@ describe('a timed-out charge the processor never booked', () => {
     const balance = (await api.get('/v1/balance')).body;
     expect(balance.available.every((a: any) => a.amount === 0)).toBe(true);
   });
+
+  it('is not failed as soon as the resume deadline plus one route time has passed (a margin for skew and late booking)', async () => {
+    const createdAt = clockMs;
+    const { order, payment } = await orderAndPay(api, CARDS.success);
+    const { idempotencyLockTimeoutS } = service.payments;
+    const { connectorTimeoutMs, statusCheckIntervalMs } = service.config.payments;
+    // A worker clock a few seconds ahead of the API's, right past the old abandonment time.
+    clockMs = createdAt + idempotencyLockTimeoutS * 1000 + statusCheckIntervalMs + 2 * connectorTimeoutMs + 5_000;
+    expect(clockMs - createdAt).toBeLessThan(abandonAfterMs(service.payments, 2));
+    await runWorkerOnce({ db: testDb.database.db, log, payments: service.payments, now: () => new Date(clockMs) });
+    expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('pending');
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
+
+    // The next status check is one interval after that pass.
+    clockMs = Math.max(createdAt + abandonAfterMs(service.payments, 2), clockMs + statusCheckIntervalMs + 1);
+    await runWorkerOnce({ db: testDb.database.db, log, payments: service.payments, now: () => new Date(clockMs) });
+    expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('failed');
+  });
 });

@@ -52,8 +52,12 @@ const PARAM = 'payment_method.card';
  * Validates card data beyond its shape (the request schema checks digits and ranges): the Luhn
  * checksum, an expiry not in the past, and in test mode one of the test cards (API.md §6) — in
  * live mode, never one. Messages never repeat the number.
+ *
+ * `resuming`: the retry of a request that already created the payment. The card passed the expiry
+ * check then, and the charge may already be booked; a retry that crosses the end of the expiry
+ * month must resume it, not store a permanent 400 as the key's answer.
  */
-export function validateCard(card: CardDetails, livemode: boolean, now: Date): void {
+export function validateCard(card: CardDetails, livemode: boolean, now: Date, opts: { resuming?: boolean } = {}): void {
   if (!luhnValid(card.number)) {
     throw new ApiError('parameter_invalid', { param: `${PARAM}.number`, message: `${PARAM}.number is not a valid card number (checksum).` });
   }
@@ -69,7 +73,7 @@ export function validateCard(card: CardDetails, livemode: boolean, now: Date): v
   }
   const monthsNow = now.getUTCFullYear() * 12 + now.getUTCMonth();
   const monthsCard = card.expYear * 12 + (card.expMonth - 1);
-  if (monthsCard < monthsNow) {
+  if (monthsCard < monthsNow && !opts.resuming) {
     throw new ApiError('parameter_invalid', { param: `${PARAM}.exp_year`, message: 'The card has expired (exp_month/exp_year is in the past).' });
   }
   if (monthsCard > monthsNow + 50 * 12) {

@@ -59,11 +59,11 @@ function methodView(stored: Record<string, unknown>): PaymentView['payment_metho
   };
 }
 
-export async function lockPayment(tx: Executor, accountId: string, uuid: string): Promise<PaymentRow | undefined> {
+export async function lockPayment(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<PaymentRow | undefined> {
   const [row] = await tx
     .select()
     .from(payments)
-    .where(and(eq(payments.accountId, accountId), eq(payments.id, uuid)))
+    .where(and(eq(payments.accountId, accountId), eq(payments.livemode, livemode), eq(payments.id, uuid)))
     .for('update');
   return row;
 }

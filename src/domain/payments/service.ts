@@ -50,10 +50,20 @@ function byId(ctx: RequestContext, uuid: string): SQL {
 /**
  * How long after its creation a payment that no connector has taken is presumed abandoned by a
  * crashed request: past the charge deadline of a resumed retry (chargeDeadlineMs) and the time
- * its whole route could then take.
+ * its whole route could then take, plus a safety margin of one more route time and status-check
+ * interval.
+ *
+ * Failing a payment as abandoned is irreversible (its order reopens and a later capture's webhook
+ * is ignored), while waiting longer only delays it. Without the margin, the gap between the last
+ * moment a retry may start charging and the abandonment is exactly the route time, which assumes
+ * the worker's clock equals the API's (created_at is written by the API) and that a processor
+ * books a charge before our call's deadline fires; a worker clock ahead by more than that, or a
+ * processor booking late, would let the worker fail a payment that is then captured.
  */
 export function abandonAfterMs(rt: PaymentsRuntime, routeLength: number): number {
-  return rt.idempotencyLockTimeoutS * 1000 + routeLength * rt.config.connectorTimeoutMs + rt.config.statusCheckIntervalMs;
+  const routeMs = routeLength * rt.config.connectorTimeoutMs;
+  const margin = routeMs + rt.config.statusCheckIntervalMs;
+  return rt.idempotencyLockTimeoutS * 1000 + routeMs + rt.config.statusCheckIntervalMs + margin;
 }
 
 /** The payment method as given: a card (checked, in memory only) or a mandate's id. */
@@ -62,7 +72,7 @@ type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: 
 /** What the connector is sent besides the amount: the card, or the mandate as the processor knows it. */
 type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
 
-function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date): MethodInput {
+function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date, resuming: boolean): MethodInput {
   const method = input.payment_method;
   const other = method.type === 'mandate' ? 'card' : 'mandate';
   if (method[other] !== undefined) {
@@ -78,7 +88,7 @@ function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date): Metho
   const given = method.card;
   if (given === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.card', message: 'Missing required parameter: payment_method.card.' });
   const card = { number: given.number, expMonth: given.exp_month, expYear: given.exp_year, cvc: given.cvc };
-  validateCard(card, livemode, now);
+  validateCard(card, livemode, now, { resuming });
   return { type: 'card', card };
 }
 
@@ -88,9 +98,10 @@ function debitOf(mandate: MandateRow): ChargeMethod {
 
 export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
   const now = rt.now();
-  const method = methodOf(input, ctx.livemode, now);
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
-  if (recovery.startsWith(RECOVERY_PREFIX)) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), method);
+  const resuming = recovery.startsWith(RECOVERY_PREFIX);
+  const method = methodOf(input, ctx.livemode, now, resuming);
+  if (resuming) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), method);
 
   const orderUuid = parseId('ord', input.payment_order);
   const rules = await routingRules(db, rt, ctx);
@@ -169,7 +180,7 @@ function chargeRequest(row: PaymentRow, method: ChargeMethod): ChargeRequest {
 /** Phase 3: the outcome and the stored response, in one transaction. */
 async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, update: PaymentUpdate | undefined, attempts: Attempt[]) {
   return db.transaction(async (tx) => {
-    const row = await lockPayment(tx, ctx.accountId, uuid);
+    const row = await lockPayment(tx, ctx.accountId, ctx.livemode, uuid);
     if (!row) throw new Error(`payment ${uuid} vanished between phases`);
     const after = update ? await applyPaymentUpdate(tx, ctx, row, update, attempts, applyOptions(rt)) : row;
     return respond(tx, ctx, 201, paymentView(after));
@@ -254,7 +265,7 @@ export async function applyChargeState(
   tx?: Executor,
 ): Promise<PaymentRow | undefined> {
   const run = async (t: Executor) => {
-    const row = await lockPayment(t, accountId, uuid);
+    const row = await lockPayment(t, accountId, ctx.livemode, uuid);
     if (!row) return undefined;
     if (row.connector !== null && row.connector !== connector) return row; // another connector's charge: not ours to settle
     return applyPaymentUpdate(t, ctx, row, updateFromState(connector, state), [], applyOptions(rt));

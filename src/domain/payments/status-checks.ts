@@ -43,7 +43,7 @@ async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: Pay
 
 async function failAbandoned(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promise<void> {
   await db.transaction(async (tx) => {
-    const locked = await lockPayment(tx, row.accountId, row.id);
+    const locked = await lockPayment(tx, row.accountId, row.livemode, row.id);
     if (!locked || locked.status !== 'pending' || locked.connector !== null) return;
     const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
     await applyPaymentUpdate(tx, systemContext(row.accountId, row.livemode), locked, ABANDONED, [], options);
@@ -76,7 +76,7 @@ async function checkPayment(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promi
 
 async function failUnbooked(db: Db, rt: PaymentsRuntime, row: PaymentRow, connector: string): Promise<void> {
   await db.transaction(async (tx) => {
-    const locked = await lockPayment(tx, row.accountId, row.id);
+    const locked = await lockPayment(tx, row.accountId, row.livemode, row.id);
     if (!locked || locked.status !== 'pending' || locked.connector !== connector) return;
     const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
     const update: PaymentUpdate = {

@@ -53,11 +53,11 @@ function byId(ctx: RequestContext, uuid: string): SQL {
   return and(eq(refunds.accountId, ctx.accountId), eq(refunds.livemode, ctx.livemode), eq(refunds.id, uuid))!;
 }
 
-export async function lockRefund(tx: Executor, accountId: string, uuid: string): Promise<RefundRow | undefined> {
+export async function lockRefund(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<RefundRow | undefined> {
   const [row] = await tx
     .select()
     .from(refunds)
-    .where(and(eq(refunds.accountId, accountId), eq(refunds.id, uuid)))
+    .where(and(eq(refunds.accountId, accountId), eq(refunds.livemode, livemode), eq(refunds.id, uuid)))
     .for('update');
   return row;
 }
@@ -159,8 +159,9 @@ export async function createRefund(db: Db, rt: PaymentsRuntime, ctx: RequestCont
   const paymentUuid = parseId('pay', input.payment);
   const created = paymentUuid
     ? await db.transaction(async (tx) => {
-        const payment = await lockPayment(tx, ctx.accountId, paymentUuid);
-        if (!payment || payment.livemode !== ctx.livemode) return undefined;
+        // Scoped by mode too, so a request never locks the other mode's row.
+        const payment = await lockPayment(tx, ctx.accountId, ctx.livemode, paymentUuid);
+        if (!payment) return undefined;
         if (payment.status !== 'succeeded') throw invalidState('payment', payment.status, ['succeeded'], 'refund');
         const remaining = payment.amount - payment.amountRefunded;
         const amount = input.amount ?? remaining;
@@ -240,7 +241,7 @@ async function sendAndFinish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, r
 
 async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, update: RefundUpdate | undefined): Promise<Outcome> {
   return db.transaction(async (tx) => {
-    const row = await lockRefund(tx, ctx.accountId, uuid);
+    const row = await lockRefund(tx, ctx.accountId, ctx.livemode, uuid);
     if (!row) throw new Error(`refund ${uuid} vanished between phases`);
     const after = update ? await applyRefundUpdate(tx, ctx, row, update, applyOptions(rt)) : row;
     return respond(tx, ctx, 201, refundView(after));
@@ -257,7 +258,7 @@ async function resumeRefund(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uu
 /** Applies a processor's report about a refund in its own transaction (worker, webhook). */
 export async function applyRefundState(db: Db, rt: PaymentsRuntime, ctx: RequestContext, accountId: string, uuid: string, update: RefundUpdate, tx?: Executor) {
   const run = async (t: Executor) => {
-    const row = await lockRefund(t, accountId, uuid);
+    const row = await lockRefund(t, accountId, ctx.livemode, uuid);
     return row ? applyRefundUpdate(t, ctx, row, update, applyOptions(rt)) : undefined;
   };
   return tx ? run(tx) : db.transaction(run);

@@ -1,0 +1,38 @@
+// Start-up checks of settings that are each valid alone but unsafe together, and defaults that
+// depend on the deployment.
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { SIMULATED_PROCESSORS } from '../src/connectors/simulator/processor.js';
+
+describe('the idempotency lock against the longest route', () => {
+  it('refuses a lock a stalled request could still be calling connectors after', () => {
+    // The reviewer's example: two connectors of 40 s each outlast the default 60 s lock.
+    expect(() => loadConfig({ CONNECTOR_TIMEOUT_MS: '40000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ CONNECTOR_TIMEOUT_MS: '40000' })).toThrow(/IDEMPOTENCY_LOCK_TIMEOUT_S \(60\).*CONNECTOR_TIMEOUT_MS/);
+    const routeMs = SIMULATED_PROCESSORS.length * 10_000;
+    // Merely longer than the route is not enough: the margin covers phase 1 and process pauses.
+    expect(() => loadConfig({ IDEMPOTENCY_LOCK_TIMEOUT_S: String(routeMs / 1000 + 1) })).toThrow(/IDEMPOTENCY_LOCK_TIMEOUT_S/);
+    expect(() => loadConfig({ IDEMPOTENCY_LOCK_TIMEOUT_S: String((2 * routeMs) / 1000) })).toThrow(/IDEMPOTENCY_LOCK_TIMEOUT_S/);
+  });
+
+  it('accepts the defaults and a lock comfortably above the route', () => {
+    expect(loadConfig({})).toMatchObject({ idempotencyLockTimeoutS: 60, payments: { connectorTimeoutMs: 10_000 } });
+    expect(loadConfig({ CONNECTOR_TIMEOUT_MS: '40000', IDEMPOTENCY_LOCK_TIMEOUT_S: '200' }).idempotencyLockTimeoutS).toBe(200);
+    expect(loadConfig({ CONNECTOR_TIMEOUT_MS: '700', IDEMPOTENCY_LOCK_TIMEOUT_S: '3' }).payments.connectorTimeoutMs).toBe(700);
+  });
+});
+
+describe('test-mode webhooks to private destinations', () => {
+  it('are denied by default in production, allowed by default elsewhere', () => {
+    expect(loadConfig({ NODE_ENV: 'production' }).webhooks.testModePrivateDestinations).toBe('deny');
+    expect(loadConfig({}).webhooks.testModePrivateDestinations).toBe('allow');
+    expect(loadConfig({ NODE_ENV: 'development' }).webhooks.testModePrivateDestinations).toBe('allow');
+    expect(loadConfig({ NODE_ENV: 'test' }).webhooks.testModePrivateDestinations).toBe('allow');
+  });
+
+  it('follow an explicit setting whatever NODE_ENV says', () => {
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'allow' }).webhooks.testModePrivateDestinations).toBe('allow');
+    expect(loadConfig({ WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'deny' }).webhooks.testModePrivateDestinations).toBe('deny');
+    expect(() => loadConfig({ NODE_ENV: 'production', WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'maybe' })).toThrow(/allow or deny/);
+  });
+});
