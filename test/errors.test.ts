@@ -167,6 +167,16 @@ describe('errors: bodies', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('an action without parameters (cancel) refuses an unknown body field, and takes no body or {}', async () => {
+    const created = await api.post('/v1/payment-orders', orderBody());
+    const refused = await api.post(`/v1/payment-orders/${created.body.id}/cancel`, { reason: 'changed my mind' });
+    expectError(refused, 400, { type: 'validation', code: 'parameter_unknown', param: 'reason' });
+    expect((await api.get(`/v1/payment-orders/${created.body.id}`)).body.status).toBe('open');
+    expect((await api.post(`/v1/payment-orders/${created.body.id}/cancel`, {})).status).toBe(200);
+    const other = await api.post('/v1/payment-orders', orderBody());
+    expect((await api.post(`/v1/payment-orders/${other.body.id}/cancel`)).status).toBe(200);
+  });
+
   it('an unknown query parameter → 400 parameter_unknown naming it', async () => {
     expectError(await api.get('/v1/payment-orders?colour=red'), 400, { type: 'validation', code: 'parameter_unknown', param: 'colour' });
   });

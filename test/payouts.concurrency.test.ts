@@ -183,6 +183,8 @@ describe('the ledger holds after any sequence', () => {
           funded + sum(paymentRows, (p) => p.status === 'succeeded') - sum(refundRows, (r) => r.status === 'succeeded') - sum(payoutRows, (p) => p.status === 'paid'),
         );
         expect(balance.reserved).toBe(sum(refundRows, (r) => r.status === 'pending') + sum(payoutRows, (p) => p.status === 'pending' || p.status === 'processing'));
+        // Neither payouts nor refunds may take more than is available.
+        expect(balance.available).toBeGreaterThanOrEqual(0);
       }),
       { numRuns: 12 },
     );

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { eventTypesOf, eventually, query, type Api } from './payments.helpers.js';
+import { CARDS, eventTypesOf, eventually, orderAndPay, query, type Api } from './payments.helpers.js';
 import {
   balanceOf,
   expectLedgerClean,
@@ -304,5 +304,24 @@ describe('balance and submission', () => {
     const sim = service.payments.connectors.simulator!.processors.get('simulator_a')!;
     expect(sim.payouts.requests.get(res.body.id)).toBe(1);
     expect(await eventTypesOf(api, res.body.id)).toEqual(['payout.created', 'payout.processing', 'payout.paid']);
+  });
+});
+
+describe('refunds against a reserved balance', () => {
+  it('refuses a refund the available balance cannot cover (a payout reserved it), and never goes negative', async () => {
+    const { api, accountId } = await tenant(0);
+    const { payment } = await orderAndPay(api, CARDS.success, { amount: 1999 });
+    expect(payment.status).toBe('succeeded');
+    const ben = await newBeneficiary(api, '0003'); // stays processing: the amount stays reserved
+    expect((await payout(api, ben.id, 1500)).status).toBe(201);
+    expect(await balanceOf(api)).toMatchObject({ available: 499, reserved: 1500 });
+
+    const tooMuch = await api.post('/v1/refunds', { payment: payment.id, amount: 500 });
+    expect(tooMuch.status, tooMuch.text).toBe(422);
+    expect(tooMuch.body.error).toMatchObject({ type: 'eligibility', code: 'insufficient_balance', param: 'amount' });
+    const covered = await api.post('/v1/refunds', { payment: payment.id, amount: 499 });
+    expect(covered.status, covered.text).toBe(201);
+    expect((await balanceOf(api)).available).toBe(0);
+    await expectLedgerClean(testDb, accountId);
   });
 });

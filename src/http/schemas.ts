@@ -70,3 +70,14 @@ export function errorResponses(...extra: number[]) {
   const statuses = new Set([400, 401, 403, 429, 500, ...extra]);
   return Object.fromEntries([...statuses].map((status) => [status, Type.Ref('Error')]));
 }
+
+/**
+ * The body of an action that takes no parameters (cancel, revoke, delete): none at all, or `{}`;
+ * anything else is refused like any unknown field, instead of being silently ignored.
+ */
+export const NoParameters = Type.Object({}, { additionalProperties: false, description: 'No parameters: send no body, or `{}`.' });
+
+/** preValidation for routes whose body is optional: no body at all means `{}`. */
+export const bodyOptional = async (req: { body: unknown }) => {
+  if (req.body === undefined || req.body === null) req.body = {};
+};

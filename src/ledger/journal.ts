@@ -134,16 +134,24 @@ export function paymentSucceeded(tx: Executor, m: Movement) {
   });
 }
 
-/** A refund was asked for: its amount leaves available and is reserved until the processor answers. */
-export function refundCreated(tx: Executor, m: Movement) {
-  return postJournalEntry(tx, {
-    ...m,
-    type: 'refund',
-    lines: [
-      { ledgerAccount: 'merchant_available', amount: m.amount },
-      { ledgerAccount: 'merchant_reserved', amount: -m.amount },
-    ],
-  });
+/**
+ * A refund was asked for: its amount leaves available and is reserved until the processor answers.
+ * Like a payout it must not overdraw, so the caller has locked the available balance
+ * (lockAvailableBalance) and the debit goes to one of the locked slots.
+ */
+export function refundCreated(tx: Executor, m: Movement, debitSlot: number) {
+  return postJournalEntry(
+    tx,
+    {
+      ...m,
+      type: 'refund',
+      lines: [
+        { ledgerAccount: 'merchant_available', amount: m.amount },
+        { ledgerAccount: 'merchant_reserved', amount: -m.amount },
+      ],
+    },
+    () => debitSlot,
+  );
 }
 
 /** The processor refunded: the reserved amount leaves for good. */

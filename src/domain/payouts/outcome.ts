@@ -10,7 +10,7 @@ import { payouts } from '../../storage/schema.js';
 import { toPublicId } from '../../lib/ids.js';
 import type { RequestContext } from '../../idempotency/store.js';
 import { recordEvent } from '../events/service.js';
-import { payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
+import { lockAvailableBalance, payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
 import type { Attempt, ChargeExecution } from '../../connectors/router.js';
 import type { PayoutFailureCode, PayoutResult, PayoutState } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
@@ -47,11 +47,12 @@ export function payoutView(row: PayoutRow): PayoutView {
   };
 }
 
-export async function lockPayout(tx: Executor, accountId: string, uuid: string): Promise<PayoutRow | undefined> {
+/** `livemode` for requests: an id of the other mode is then not even locked. */
+export async function lockPayout(tx: Executor, accountId: string, uuid: string, livemode?: boolean): Promise<PayoutRow | undefined> {
   const [row] = await tx
     .select()
     .from(payouts)
-    .where(and(eq(payouts.accountId, accountId), eq(payouts.id, uuid)))
+    .where(and(eq(payouts.accountId, accountId), eq(payouts.id, uuid), livemode === undefined ? undefined : eq(payouts.livemode, livemode)))
     .for('update');
   return row;
 }
@@ -187,6 +188,12 @@ export async function applyPayoutUpdate(
   }
   if (update.kind === 'failed') {
     return moveTo(tx, ctx, row, 'failed', 'fail', now, { ...taken, nextActionAt: null, failureCode: update.failureCode, failureMessage: update.failureMessage });
+  }
+  if (update.kind === 'returned') {
+    // Paid then returned in one transaction touches reserved, then available. Locking available
+    // first keeps the order every payout create and refund uses (available, then reserved), so
+    // the two cannot deadlock.
+    await lockAvailableBalance(tx, { accountId: row.accountId, livemode: row.livemode, currency: row.currency });
   }
   const paid = await moveTo(tx, ctx, row, 'paid', 'pay', now, { ...taken, nextActionAt: null });
   if (update.kind === 'paid') return paid;

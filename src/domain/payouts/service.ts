@@ -183,8 +183,8 @@ export async function cancelPayout(db: Db, prt: PayoutsRuntime, ctx: RequestCont
   const now = prt.payments.now();
   const outcome = uuid
     ? await db.transaction(async (tx) => {
-        const row = await lockPayout(tx, ctx.accountId, uuid);
-        if (!row || row.livemode !== ctx.livemode) return undefined;
+        const row = await lockPayout(tx, ctx.accountId, uuid, ctx.livemode);
+        if (!row) return undefined;
         const cancelled = await markCancelled(tx, ctx, row, now);
         return respond(tx, ctx, 200, payoutView(cancelled));
       })

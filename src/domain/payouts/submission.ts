@@ -33,10 +33,15 @@ import {
   type PayoutUpdate,
 } from './outcome.js';
 
-/** How long a submitter may still be calling the route: no status check interferes before. */
+/**
+ * How long a submitter may still be calling the route: no status check interferes before. Twice
+ * the route time and interval, as for payments (abandonAfterMs): a recovery that finds the payout
+ * at no bank sends it again from the first connector, so the lease must also outlast clock skew
+ * between processes and a bank that books a request late.
+ */
 function submissionLeaseMs(prt: PayoutsRuntime, routeLength: number): number {
   const { connectorTimeoutMs, statusCheckIntervalMs } = prt.payments.config;
-  return Math.max(1, routeLength) * connectorTimeoutMs + statusCheckIntervalMs;
+  return 2 * (Math.max(1, routeLength) * connectorTimeoutMs + statusCheckIntervalMs);
 }
 
 function applyOptions(prt: PayoutsRuntime) {

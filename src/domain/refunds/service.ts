@@ -17,7 +17,7 @@ import { respond, setRecoveryPoint, type Outcome, type RequestContext } from '..
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../lookup.js';
 import { planPage, toPage, type Page } from '../pagination.js';
-import { refundCreated, refundFailed, refundSettled } from '../../ledger/journal.js';
+import { lockAvailableBalance, refundCreated, refundFailed, refundSettled } from '../../ledger/journal.js';
 import { callConnector } from '../../connectors/router.js';
 import { isRetryable, type RefundFailureCode, type RefundResult, type RefundState } from '../../connectors/types.js';
 import { lockPayment } from '../payments/outcome.js';
@@ -171,6 +171,15 @@ export async function createRefund(db: Db, rt: PaymentsRuntime, ctx: RequestCont
             message: `The amount (${amount}) is above what remains refundable on ${input.payment}: ${remaining} ${payment.currency} of ${payment.amount}.`,
           });
         }
+        // The refund is paid out of the available balance: money a payout has reserved meanwhile
+        // is not there to refund with, so the balance is locked and checked like a payout's.
+        const balance = await lockAvailableBalance(tx, { accountId: ctx.accountId, livemode: ctx.livemode, currency: payment.currency });
+        if (balance.debitSlot === undefined || balance.available < amount) {
+          throw new ApiError('insufficient_balance', {
+            param: 'amount',
+            message: `The available ${payment.currency} balance (${Math.max(0, balance.available)}) does not cover the refund amount ${amount}.`,
+          });
+        }
         const { uuid } = newId('ref');
         const [row] = await tx
           .insert(refunds)
@@ -201,7 +210,7 @@ export async function createRefund(db: Db, rt: PaymentsRuntime, ctx: RequestCont
           amount,
           source: { type: 'refund', id: uuid },
           createdAt: now,
-        });
+        }, balance.debitSlot);
         await recordEvent(tx, ctx, 'refund.created', refundView(row!), now);
         await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${uuid}`);
         return row!;

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { App } from '../app.js';
 import { sendOutcome } from '../app.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
 import { CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from '../../domain/beneficiaries/schema.js';
 import {
   createBeneficiary,
@@ -85,6 +85,7 @@ export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime)
   app.delete(
     '/v1/beneficiaries/:id',
     {
+      preValidation: bodyOptional,
       schema: {
         tags,
         operationId: 'deleteBeneficiary',
@@ -93,6 +94,7 @@ export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime)
           'The beneficiary becomes `disabled` and is kept for the history of its payouts; new payouts to it answer 422 beneficiary_disabled. ' +
           'Payouts already created are not affected. Repeating the call changes nothing.',
         params: BeneficiaryId,
+        body: NoParameters,
         response: { 200: BeneficiaryRef, ...errorResponses(404) },
       },
     },

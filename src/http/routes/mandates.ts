@@ -4,7 +4,7 @@ import type { App } from '../app.js';
 import { sendOutcome } from '../app.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
 import { addSharedSchema } from '../validation.js';
 import { createEncryptor } from '../../lib/encryption.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
@@ -83,6 +83,7 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Paym
     '/v1/mandates/:id/revoke',
     {
       config: { idempotency: 'optional' },
+      preValidation: bodyOptional,
       schema: {
         tags,
         operationId: 'revokeMandate',
@@ -91,6 +92,7 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Paym
           'From the answer on, payments on the mandate are refused (422 mandate_not_active). Debits already sent still settle, once. ' +
           'Only an active mandate can be revoked (422 invalid_state otherwise).',
         params: IdParam(EXAMPLE_ID),
+        body: NoParameters,
         headers: IdempotencyHeader(false),
         response: { 200: MandateRef, ...errorResponses(404, 409, 422) },
       },

@@ -5,7 +5,7 @@ import { sendOutcome } from '../app.js';
 import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
 import { claimDeferred } from '../idempotency.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,
@@ -71,11 +71,13 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
     '/v1/payment-orders/:id/cancel',
     {
       config: { idempotency: 'optional' },
+      preValidation: bodyOptional,
       schema: {
         tags,
         operationId: 'cancelPaymentOrder',
         summary: 'Cancel an open payment order',
         params: IdParam('ord_01jd8x3v0pe7wbz0m4k6f2n9qa'),
+        body: NoParameters,
         headers: IdempotencyHeader(false),
         response: { 200: PaymentOrderRef, ...errorResponses(404, 409, 422) },
       },

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { App } from '../app.js';
 import { sendOutcome } from '../app.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
 import { CreatePayoutBody, ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
 import { cancelPayout, createPayout, listPayouts, resolveTestPayout, retrievePayout } from '../../domain/payouts/service.js';
 import { submitPayoutNow } from '../../domain/payouts/submission.js';
@@ -65,6 +65,7 @@ export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
     '/v1/payouts/:id/cancel',
     {
       config: { idempotency: 'optional' },
+      preValidation: bodyOptional,
       schema: {
         tags,
         operationId: 'cancelPayout',
@@ -73,6 +74,7 @@ export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
           'Only while `pending` (not yet sent to the bank): the reserved amount returns to the available balance. Once sending has ' +
           'started the answer is 422 invalid_state naming the current status.',
         params: PayoutId,
+        body: NoParameters,
         headers: IdempotencyHeader(false),
         response: { 200: PayoutRef, ...errorResponses(404, 409, 422) },
       },

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { App } from '../app.js';
 import { sendOutcome } from '../app.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
 import {
   CreateWebhookEndpointBody,
   DeletedWebhookEndpoint,
@@ -39,10 +39,6 @@ const OptionalIdempotencyKey = Type.Object({ 'idempotency-key': Type.Optional(Ty
 const EndpointId = IdParam('we_01jd8x3v0pe7wbz0m4k6f2n9qa');
 const EventId = IdParam('evt_01jd8x3v0pe7wbz0m4k6f2n9qa');
 const tags = ['webhook endpoints'];
-/** These POSTs take optional parameters: no body at all means `{}`. */
-const bodyOptional = async (req: { body: unknown }) => {
-  if (req.body === undefined || req.body === null) req.body = {};
-};
 
 export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSettings) {
   app.post(
@@ -101,11 +97,13 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
   app.delete(
     '/v1/webhook-endpoints/:id',
     {
+      preValidation: bodyOptional,
       schema: {
         tags,
         operationId: 'deleteWebhookEndpoint',
         summary: 'Delete a webhook endpoint; nothing more is sent to it',
         params: EndpointId,
+        body: NoParameters,
         response: { 200: DeletedWebhookEndpoint, ...errorResponses(404) },
       },
     },
