@@ -50,3 +50,47 @@ describe('delivery engine in the service process', () => {
     throw new Error('the attempts were not recorded');
   });
 });
+
+describe('delivery engine: one slow endpoint does not hold up the others', () => {
+  // Its own database: the only worker there is the capped one.
+  let ownDb: TestDatabase;
+  let capped: TestService;
+  let slow: Receiver;
+  let fast: Receiver;
+
+  beforeAll(async () => {
+    const defaults = loadConfig({});
+    ownDb = await createTestDatabase();
+    capped = await startTestService(ownDb, {
+      roles: ['api', 'worker'],
+      webhooks: { ...defaults.webhooks, pollIntervalMs: 10, concurrency: 8, endpointConcurrency: 3 },
+    });
+    slow = await Receiver.start();
+    slow.answer = () => ({ status: 200, delayMs: 10_000 });
+    fast = await Receiver.start();
+  });
+  afterAll(async () => {
+    // The slow receiver first: its held requests end at once instead of after their delay.
+    await slow?.close();
+    await capped?.close();
+    await fast?.close();
+    await ownDb?.drop();
+  });
+
+  it('keeps at most WEBHOOK_ENDPOINT_CONCURRENCY attempts in flight to an endpoint; the rest of the slots serve others', async () => {
+    const tenant = await createTenant(ownDb.database, 'Slow and fast');
+    const api = client(capped.url, tenant.testKey);
+    await api.post('/v1/webhook-endpoints', { url: slow.url, enabled_events: ['payment_order.created'] });
+    // Ten deliveries to the slow endpoint come due first: without a cap they would fill all eight slots.
+    for (let i = 0; i < 10; i++) expect((await api.post('/v1/payment-orders', orderBody())).status).toBe(201);
+    await slow.waitFor(() => slow.requests.length >= 3, 10_000);
+
+    const fastEndpoint = (await api.post('/v1/webhook-endpoints', { url: fast.url, enabled_events: ['payment_order.created'] })).body;
+    const orders: string[] = [];
+    for (let i = 0; i < 5; i++) orders.push((await api.post('/v1/payment-orders', orderBody())).body.id);
+    await fast.waitFor(() => fast.requests.length >= 5, 8_000);
+    expect(fast.requests.map((r) => verify(fastEndpoint.secret, r).data.object.id).sort()).toEqual([...orders].sort());
+    // None of the slow endpoint's attempts has finished, so it never had more than its three.
+    expect(slow.requests).toHaveLength(3);
+  });
+});
