@@ -64,8 +64,6 @@ export interface WebhookConfig {
   batchSize: number;
   /** Attempts in flight per worker process. */
   concurrency: number;
-  /** Attempts in flight to one endpoint per worker process, so a slow endpoint cannot take every slot. */
-  endpointConcurrency: number;
   /**
    * Test-mode endpoints may point at private and loopback addresses (local development) unless
    * 'deny'. Default: 'deny' when NODE_ENV=production, else 'allow'.
@@ -114,7 +112,6 @@ function webhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
     pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 20, 1),
     batchSize: int(env, 'WEBHOOK_BATCH_SIZE', 200, 1),
     concurrency: int(env, 'WEBHOOK_CONCURRENCY', 128, 1),
-    endpointConcurrency: int(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1),
     testModePrivateDestinations: privateDestinations,
   };
 }

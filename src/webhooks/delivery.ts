@@ -104,15 +104,13 @@ export interface ClaimedDelivery {
   } | null;
 }
 
-/** `skipEndpoints`: endpoint ids (uuid) this worker already has as many attempts in flight to as it may. */
-export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit: number, skipEndpoints: readonly string[] = []): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
   const leaseId = crypto.randomUUID();
-  const skip = skipEndpoints.length ? sql`AND NOT (endpoint_id = ANY(${`{${skipEndpoints.join(',')}}`}::uuid[]))` : sql``;
   const rows = rowsOf(
     await db.execute(sql`
       WITH due AS (
         SELECT account_id, id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz ${skip}
+        WHERE status = 'pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
         ORDER BY next_attempt_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED
@@ -169,18 +167,6 @@ export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit:
             previousSecretExpiresAt: asDate(r.w_previous_expires_at),
           },
   }));
-}
-
-/**
- * Hands claimed deliveries back to the queue, due now, without an attempt counted: the worker took
- * more for one endpoint than it may send to at once. Only while the lease is still ours.
- */
-export async function releaseDeliveries(db: Db, now: Date, claimed: readonly ClaimedDelivery[]): Promise<void> {
-  if (claimed.length === 0) return;
-  const keys = claimed.map((c) => sql`(${c.accountId}::uuid, ${c.id}::uuid, ${c.leaseId}::uuid)`);
-  await db.execute(sql`
-    UPDATE webhook_deliveries SET next_attempt_at = ${now.toISOString()}::timestamptz, lease_id = NULL
-    WHERE status = 'pending' AND (account_id, id, lease_id) IN (${sql.join(keys, sql`, `)})`);
 }
 
 // --- 3. send -------------------------------------------------------------------------------------
@@ -434,22 +420,13 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
   const claimerAlarm = alarm();
   const recorderAlarm = alarm();
 
-  // Attempts in flight per endpoint: one slow endpoint may hold at most endpointConcurrency of
-  // this worker's slots, so the others' deliveries keep flowing.
-  const perEndpoint = new Map<string, number>();
-  const saturated = () => [...perEndpoint].filter(([, n]) => n >= config.endpointConcurrency).map(([endpoint]) => endpoint);
-
   const launch = (claimed: ClaimedDelivery) => {
     inFlight++;
-    perEndpoint.set(claimed.endpointId, (perEndpoint.get(claimed.endpointId) ?? 0) + 1);
     attemptDelivery(deps, claimed)
       .then((done) => completed.push(done))
       .catch((err) => log.error({ err }, 'webhook attempt failed unexpectedly; its lease will expire and it will be retried'))
       .finally(() => {
         inFlight--;
-        const left = (perEndpoint.get(claimed.endpointId) ?? 1) - 1;
-        if (left > 0) perEndpoint.set(claimed.endpointId, left);
-        else perEndpoint.delete(claimed.endpointId);
         recorderAlarm.wake();
         claimerAlarm.wake();
       });
@@ -492,15 +469,9 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
         await claimerAlarm.sleep(config.pollIntervalMs);
         return true;
       }
-      const claimed = await claimDeliveries(deps.db, deps.now(), config.leaseMs, room, saturated());
-      const over: ClaimedDelivery[] = [];
-      for (const c of claimed) {
-        if ((perEndpoint.get(c.endpointId) ?? 0) < config.endpointConcurrency) launch(c);
-        else over.push(c);
-      }
-      // The next claim skips those endpoints, so handing these back does not spin.
-      await releaseDeliveries(deps.db, deps.now(), over);
-      return claimed.length === room && over.length === 0;
+      const claimed = await claimDeliveries(deps.db, deps.now(), config.leaseMs, room);
+      for (const c of claimed) launch(c);
+      return claimed.length === room;
     },
     claimerAlarm,
     () => stopped,
