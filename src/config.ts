@@ -64,6 +64,8 @@ export interface WebhookConfig {
   batchSize: number;
   /** Attempts in flight per worker process. */
   concurrency: number;
+  /** Finished deliveries and attempt records older than this are deleted by the worker. */
+  historyRetentionDays: number;
   /**
    * Test-mode endpoints may point at private and loopback addresses (local development) unless
    * 'deny'. Default: 'deny' when NODE_ENV=production, else 'allow'.
@@ -112,6 +114,7 @@ function webhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
     pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 20, 1),
     batchSize: int(env, 'WEBHOOK_BATCH_SIZE', 200, 1),
     concurrency: int(env, 'WEBHOOK_CONCURRENCY', 128, 1),
+    historyRetentionDays: int(env, 'WEBHOOK_HISTORY_RETENTION_DAYS', 30, 1),
     testModePrivateDestinations: privateDestinations,
   };
 }

@@ -52,6 +52,7 @@ export async function startService(
           db: database.db,
           log: app?.log ?? pino(loggerOptions(config)),
           webhooks: { config: config.webhooks, encryptor: createEncryptor(config.encryptionKeys) },
+          webhookHistoryRetentionDays: config.webhooks.historyRetentionDays,
           payments,
           payouts: createPayoutsRuntime(config, payments),
         },

@@ -175,6 +175,7 @@ export const webhookDeliveries = pgTable(
     primaryKey({ columns: [t.accountId, t.id] }),
     index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`status = 'pending'`),
     uniqueIndex('webhook_deliveries_fan_out_key').on(t.accountId, t.eventId, t.endpointId).where(sql`"trigger" = 'event'`),
+    index('webhook_deliveries_finished_idx').on(t.updatedAt).where(sql`status <> 'pending'`),
   ],
 );
 
@@ -206,6 +207,7 @@ export const webhookAttempts = pgTable(
     primaryKey({ columns: [t.accountId, t.id] }),
     index('webhook_attempts_event_idx').on(t.accountId, t.livemode, t.eventId, t.id),
     index('webhook_attempts_endpoint_idx').on(t.accountId, t.livemode, t.endpointId, t.id),
+    index('webhook_attempts_created_at_idx').on(t.createdAt),
   ],
 );
 

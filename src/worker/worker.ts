@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../storage/db.js';
 import { expireDuePaymentOrders } from '../domain/payment-orders/service.js';
 import { sweepExpiredKeys } from '../idempotency/store.js';
+import { sweepWebhookHistory } from '../webhooks/retention.js';
 import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { PaymentsRuntime } from '../domain/payments/runtime.js';
 import type { PayoutsRuntime } from '../domain/payouts/runtime.js';
@@ -21,6 +22,8 @@ export interface WorkerDeps {
   /** Webhook delivery; without it the worker does not deliver (tests of other jobs). */
   webhooks?: WebhookWorkerOptions;  /** Status checks of pending payments and refunds; without it the worker does not check. */
   payments?: PaymentsRuntime;
+  /** Days of webhook delivery history to keep; unset: the worker deletes none. */
+  webhookHistoryRetentionDays?: number;
   /** Submission and status checks of payouts; without it the worker does not send payouts. */
   payouts?: PayoutsRuntime;
 }
@@ -58,6 +61,7 @@ export async function runWorkerOnce(
 ): Promise<{
   expiredOrders: number;
   sweptKeys: number;
+  sweptWebhookHistory?: { attempts: number; deliveries: number };
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
@@ -69,14 +73,17 @@ export async function runWorkerOnce(
   let expiredOrders = 0;
   for (let n = await expireDuePaymentOrders(deps.db, now); n > 0; n = await expireDuePaymentOrders(deps.db, now)) expiredOrders += n;
   const sweptKeys = await sweepExpiredKeys(deps.db);
+  const history = deps.webhookHistoryRetentionDays
+    ? { sweptWebhookHistory: await sweepWebhookHistory(deps.db, now, deps.webhookHistoryRetentionDays) }
+    : {};
   const statusChecks = deps.payments
     ? { statusChecks: await runStatusChecks(deps.db, deps.payments), mandates: await runMandateJobs(deps.db, deps.payments, now) }
     : {};
   const payoutJobs = deps.payouts ? { payouts: await runPayoutJobs(deps.db, deps.payouts) } : {};
-  if (!deps.webhooks) return { expiredOrders, sweptKeys, ...statusChecks, ...payoutJobs };
+  if (!deps.webhooks) return { expiredOrders, sweptKeys, ...history, ...statusChecks, ...payoutJobs };
   const { sender, owned } = ownSender(deps.webhooks);
   try {
-    return { expiredOrders, sweptKeys, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
+    return { expiredOrders, sweptKeys, ...history, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
   } finally {
     if (owned) sender.close();
   }

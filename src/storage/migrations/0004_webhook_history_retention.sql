@@ -1,0 +1,2 @@
+CREATE INDEX "webhook_attempts_created_at_idx" ON "webhook_attempts" USING btree ("created_at");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_finished_idx" ON "webhook_deliveries" USING btree ("updated_at") WHERE status <> 'pending';
