@@ -169,11 +169,11 @@ describe('eligibility', () => {
     }
   });
 
-  it('the order currency must be the mandate currency: mandate_currency_mismatch', async () => {
+  it('the order currency must be the mandate currency: currency_mismatch', async () => {
     const mandate = await newMandate(api, 'bacs');
     const order = await newOrder(api, { currency: 'EUR' });
     const res = await debit(api, order.id, mandate.id);
-    expectError(res, 422, 'mandate_currency_mismatch', 'payment_method.mandate');
+    expectError(res, 422, 'currency_mismatch', 'payment_method.mandate');
     expect(res.body.error.type).toBe('eligibility');
   });
 

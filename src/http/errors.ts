@@ -80,11 +80,6 @@ export const ERROR_CATALOGUE = {
   },
   amount_above_refundable: { type: 'eligibility', status: 422, message: 'The amount is above what remains refundable on the payment.' },
   mandate_not_active: { type: 'eligibility', status: 422, message: 'The mandate is not active; only an active mandate can be debited.' },
-  mandate_currency_mismatch: {
-    type: 'eligibility',
-    status: 422,
-    message: "The payment's currency differs from the mandate's; a mandate debits its own currency only.",
-  },
   payouts_not_enabled: {
     type: 'eligibility',
     status: 422,
@@ -92,10 +87,11 @@ export const ERROR_CATALOGUE = {
   },
   insufficient_balance: { type: 'eligibility', status: 422, message: 'The available balance in this currency is too low for the payout.' },
   beneficiary_disabled: { type: 'eligibility', status: 422, message: 'The beneficiary is disabled and cannot receive payouts.' },
+  /** The money's currency is not the one its counterpart works in (a beneficiary's account, a mandate). */
   currency_mismatch: {
     type: 'eligibility',
     status: 422,
-    message: "The payout's currency must be the currency of the beneficiary's bank account.",
+    message: "The currency is not the counterpart's: a payout must be in its beneficiary account's currency, a debit in its mandate's.",
   },
   webhook_endpoint_limit_reached: {
     type: 'eligibility',

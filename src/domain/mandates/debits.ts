@@ -47,7 +47,7 @@ export async function lockMandateForDebit(tx: Executor, mandate: MandateRow, ord
     });
   }
   if (row!.currency !== order.currency) {
-    throw new ApiError('mandate_currency_mismatch', {
+    throw new ApiError('currency_mismatch', {
       param: 'payment_method.mandate',
       message: `The mandate debits ${row!.currency}; the payment order is in ${order.currency}.`,
     });

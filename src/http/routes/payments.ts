@@ -33,7 +33,7 @@ export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime) {
           '(a decline is not an HTTP error) or `pending` (the outcome comes later by webhook, `?refresh=true` or the worker). ' +
           'The card number and CVC are passed to the connector and never stored, logged or returned. ' +
           'With `payment_method: {type: "mandate", mandate}` the payment is a direct debit against an active mandate of the ' +
-          "order's currency (422 mandate_not_active, mandate_currency_mismatch, amount_above_limit otherwise): it is sent to the " +
+          "order's currency (422 mandate_not_active, currency_mismatch, amount_above_limit otherwise): it is sent to the " +
           'connector holding the mandate, starts `pending` and settles later (webhook, worker or test helper).',
         body: CreatePaymentBody,
         headers: IdempotencyHeader(true),
