@@ -85,7 +85,7 @@ export const ERROR_CATALOGUE = {
     status: 422,
     message: 'Payouts are not enabled for this account in live mode; onboarding enables them.',
   },
-  insufficient_balance: { type: 'eligibility', status: 422, message: 'The available balance in this currency is too low for the payout.' },
+  insufficient_balance: { type: 'eligibility', status: 422, message: 'The available balance in this currency is too low for this payout or refund.' },
   beneficiary_disabled: { type: 'eligibility', status: 422, message: 'The beneficiary is disabled and cannot receive payouts.' },
   /** The money's currency is not the one its counterpart works in (a beneficiary's account, a mandate). */
   currency_mismatch: {
