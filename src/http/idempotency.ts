@@ -4,12 +4,32 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../storage/db.js';
-import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN, type Outcome } from '../idempotency/store.js';
+import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/store.js';
 import { ApiError } from './errors.js';
 import { createEncryptor } from '../lib/encryption.js';
 
-function settingsOf(config: Config) {
-  return { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS, encryptor: createEncryptor(config.encryptionKeys) };
+type Settings = Parameters<typeof claimKey>[4];
+// One set per configuration (one encryptor), shared by the hook and claimDeferred.
+const settingsByConfig = new WeakMap<Config, Settings>();
+
+function settingsOf(config: Config): Settings {
+  let settings = settingsByConfig.get(config);
+  if (!settings) {
+    settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS, encryptor: createEncryptor(config.encryptionKeys) };
+    settingsByConfig.set(config, settings);
+  }
+  return settings;
+}
+
+/** Claims the key: a finished one is replayed (true: the answer was sent); otherwise the request owns it. */
+async function claim(db: Db, settings: Settings, req: FastifyRequest, reply: FastifyReply, key: string, print: string): Promise<boolean> {
+  const result = await claimKey(db, req.ctx, key, print, settings);
+  if (result.kind === 'replay') {
+    await reply.code(result.outcome.status).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(result.outcome.body);
+    return true;
+  }
+  req.ctx.idempotency = result.claim;
+  return false;
 }
 
 export function idempotencyHook(db: Db, config: Config) {
@@ -32,14 +52,8 @@ export function idempotencyHook(db: Db, config: Config) {
       req.ctx.deferredIdempotency = { key: header, fingerprint: print, retentionS: settings.retentionS };
       return;
     }
-    const result = await claimKey(db, req.ctx, header, print, settings);
-    if (result.kind === 'replay') return sendReplay(reply, result.outcome);
-    req.ctx.idempotency = result.claim;
+    if (await claim(db, settings, req, reply, header, print)) return reply;
   };
-}
-
-function sendReplay(reply: FastifyReply, outcome: Outcome) {
-  return reply.code(outcome.status).header('idempotent-replayed', 'true').type('application/json; charset=utf-8').send(outcome.body);
 }
 
 /**
@@ -51,11 +65,5 @@ export async function claimDeferred(db: Db, config: Config, req: FastifyRequest,
   const deferred = req.ctx.deferredIdempotency;
   if (!deferred) return false;
   req.ctx.deferredIdempotency = undefined;
-  const result = await claimKey(db, req.ctx, deferred.key, deferred.fingerprint, settingsOf(config));
-  if (result.kind === 'replay') {
-    await sendReplay(reply, result.outcome);
-    return true;
-  }
-  req.ctx.idempotency = result.claim;
-  return false;
+  return claim(db, settingsOf(config), req, reply, deferred.key, deferred.fingerprint);
 }

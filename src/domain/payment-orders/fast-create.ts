@@ -10,9 +10,10 @@
 // sent.
 import type { Executor } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
-import { newId, toPublicId } from '../../lib/ids.js';
+import { newId } from '../../lib/ids.js';
+import type { paymentOrders } from '../../storage/schema.js';
 import type { Outcome, RequestContext } from '../../idempotency/store.js';
-import type { CreatePaymentOrderBody, PaymentOrderView } from './schema.js';
+import type { PaymentOrderView } from './schema.js';
 
 export interface DeferredClaim {
   key: string;
@@ -38,33 +39,17 @@ SELECT $1, $18, $2, 'payment_order.created', $19, $20::jsonb, $6, $3, $17 FROM i
 RETURNING 1 AS created`,
 };
 
-/** The created order's answer, or undefined when the key already existed (nothing was written). */
+/**
+ * Stores `row` (a new order), its event and the finished key; `view` is the answer. Undefined when
+ * the key already existed (nothing was written).
+ */
 export async function createPaymentOrderAtOnce(
   db: Executor,
   ctx: RequestContext,
   claim: DeferredClaim,
-  input: CreatePaymentOrderBody,
-  expiresAt: Date,
-  now: Date,
+  row: typeof paymentOrders.$inferSelect,
+  view: PaymentOrderView,
 ): Promise<Outcome | undefined> {
-  const order = newId('ord');
-  const view: PaymentOrderView = {
-    id: toPublicId('ord', order.uuid),
-    object: 'payment_order',
-    livemode: ctx.livemode,
-    status: 'open',
-    amount: input.amount,
-    amount_paid: 0,
-    currency: input.currency,
-    reference: input.reference,
-    customer: { email: input.customer.email, name: input.customer.name ?? null },
-    description: input.description ?? null,
-    metadata: input.metadata ?? {},
-    expires_at: expiresAt.toISOString(),
-    version: 1,
-    created_at: now.toISOString(),
-    updated_at: now.toISOString(),
-  };
   const body = JSON.stringify(view);
   const rows = await rawQuery(db, CREATE_ORDER, [
     ctx.accountId,
@@ -74,16 +59,16 @@ export async function createPaymentOrderAtOnce(
     body,
     ctx.requestId,
     claim.retentionS,
-    order.uuid,
-    input.amount,
-    input.currency,
-    input.reference,
-    input.customer.email,
-    input.customer.name ?? null,
-    input.description ?? null,
-    JSON.stringify(view.metadata),
-    expiresAt.toISOString(),
-    now.toISOString(),
+    row.id,
+    row.amount,
+    row.currency,
+    row.reference,
+    row.customerEmail,
+    row.customerName,
+    row.description,
+    JSON.stringify(row.metadata),
+    row.expiresAt.toISOString(),
+    row.createdAt.toISOString(),
     newId('evt').uuid,
     view.id,
     `{"object":${body}}`,

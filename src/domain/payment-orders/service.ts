@@ -50,6 +50,28 @@ function expiry(input: string | undefined, now: Date): Date {
   return at;
 }
 
+/** A new order's row, as both create paths store it. */
+function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expiresAt: Date, now: Date): Row {
+  return {
+    accountId: ctx.accountId,
+    id: newId('ord').uuid,
+    livemode: ctx.livemode,
+    status: 'open',
+    amount: input.amount,
+    amountPaid: 0,
+    currency: input.currency,
+    reference: input.reference,
+    customerEmail: input.customer.email,
+    customerName: input.customer.name ?? null,
+    description: input.description ?? null,
+    metadata: input.metadata ?? {},
+    expiresAt,
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 /**
  * The one-statement create (fast-create.ts) for a request whose key is not claimed yet. Undefined
  * when it did nothing: the key exists, or the input fails a check the general path must answer
@@ -68,31 +90,14 @@ export async function tryCreatePaymentOrderAtOnce(
   } catch {
     return undefined;
   }
-  return createPaymentOrderAtOnce(db, ctx, claim, input, expiresAt, now);
+  const row = newOrderRow(ctx, input, expiresAt, now);
+  return createPaymentOrderAtOnce(db, ctx, claim, row, paymentOrderView(row));
 }
 
 export async function createPaymentOrder(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody, now = new Date()): Promise<Outcome> {
   const expiresAt = expiry(input.expires_at, now);
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(paymentOrders)
-      .values({
-        accountId: ctx.accountId,
-        id: newId('ord').uuid,
-        livemode: ctx.livemode,
-        status: 'open',
-        amount: input.amount,
-        currency: input.currency,
-        reference: input.reference,
-        customerEmail: input.customer.email,
-        customerName: input.customer.name ?? null,
-        description: input.description ?? null,
-        metadata: input.metadata ?? {},
-        expiresAt,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
+    const [row] = await tx.insert(paymentOrders).values(newOrderRow(ctx, input, expiresAt, now)).returning();
     const view = paymentOrderView(row!);
     await recordEvent(tx, ctx, 'payment_order.created', view, now);
     return respond(tx, ctx, 201, view);
