@@ -12,6 +12,7 @@
 // A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
 // already holds the mandate (adopting it), and sets it up only when none does. The account number
 // is read back from its sealed column for that, never from logs or the idempotency record.
+import { settleThroughTestControl } from '../test-controls.js';
 import crypto from 'node:crypto';
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
@@ -546,14 +547,9 @@ export async function resolveTestMandate(db: Db, rt: PaymentsRuntime, ctx: Reque
   if (row.connector === null) throw invalidState('mandate', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
   const connector = row.connector;
   const reference = toPublicId('mdt', row.id);
-  const guarded = await callConnector(rt.call, connector, async (c, signal) => {
-    if (!c.resolveTestMandate) return { kind: 'error' as const, code: 'request_rejected' as const, message: `${connector} has no test controls` };
-    return c.resolveTestMandate(reference, outcome, signal);
-  });
-  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') {
-    throw new ApiError('processor_unavailable', { message: `The simulated processor ${connector} could not settle the mandate; retry.` });
-  }
-  const state = guarded.result;
+  const state = await settleThroughTestControl(rt.call, connector, 'mandate', (c) =>
+    c.resolveTestMandate ? (signal) => c.resolveTestMandate!(reference, outcome, signal) : undefined,
+  );
   return db.transaction(async (tx) => {
     const after = await applyMandateState(db, rt, ctx, row.accountId, row.id, connector, state, tx);
     return respond(tx, ctx, 200, mandateView(after ?? row));

@@ -11,6 +11,7 @@
 // it first asks every connector of the fixed route whether it already holds a charge for this
 // payment (adopting it if so), and only charges when none does — so a resumed request never
 // charges twice, not even on another connector. Card data lives in memory for the call only.
+import { settleThroughTestControl } from '../test-controls.js';
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentOrders, payments } from '../../storage/schema.js';
@@ -337,14 +338,9 @@ export async function resolveTestPayment(db: Db, rt: PaymentsRuntime, ctx: Reque
   }
   const connector = row.connector;
   const reference = toPublicId('pay', row.id);
-  const guarded = await callConnector(rt.call, connector, async (c, signal) => {
-    if (!c.resolvePendingCharge) return { kind: 'error' as const, code: 'request_rejected' as const, message: `${connector} has no test controls` };
-    return c.resolvePendingCharge(reference, outcome, signal);
-  });
-  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') {
-    throw new ApiError('processor_unavailable', { message: `The simulated processor ${connector} could not settle the charge; retry.` });
-  }
-  const state = guarded.result;
+  const state = await settleThroughTestControl(rt.call, connector, 'charge', (c) =>
+    c.resolvePendingCharge ? (signal) => c.resolvePendingCharge!(reference, outcome, signal) : undefined,
+  );
   return db.transaction(async (tx) => {
     const after = await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, state, tx);
     return respond(tx, ctx, 200, paymentView(after ?? row));

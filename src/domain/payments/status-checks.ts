@@ -41,12 +41,13 @@ async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: Pay
   });
 }
 
-async function failAbandoned(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promise<void> {
+/** Fails the payment with `update`, if it is still pending with the connector (or none) seen when checked. */
+async function failIfUnchanged(db: Db, rt: PaymentsRuntime, row: PaymentRow, update: PaymentUpdate): Promise<void> {
   await db.transaction(async (tx) => {
     const locked = await lockPayment(tx, row.accountId, row.livemode, row.id);
-    if (!locked || locked.status !== 'pending' || locked.connector !== null) return;
+    if (!locked || locked.status !== 'pending' || locked.connector !== row.connector) return;
     const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
-    await applyPaymentUpdate(tx, systemContext(row.accountId, row.livemode), locked, ABANDONED, [], options);
+    await applyPaymentUpdate(tx, systemContext(row.accountId, row.livemode), locked, update, [], options);
   });
 }
 
@@ -56,7 +57,7 @@ async function checkPayment(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promi
   if (row.connector === null) {
     const located = await locateCharge(rt, row);
     if (located.found) await applyChargeState(db, rt, ctx, row.accountId, row.id, located.connector, located.state);
-    else if (located.certain && overdue) await failAbandoned(db, rt, row);
+    else if (located.certain && overdue) await failIfUnchanged(db, rt, row, ABANDONED);
     return;
   }
   const connector = row.connector;
@@ -68,26 +69,18 @@ async function checkPayment(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promi
     // The request went out (a timeout) but the processor never booked it. Until the payment is
     // overdue it may still be on its way; after that, waiting longer would keep the order
     // `processing` forever, unpayable and uncancellable.
-    if (overdue) await failUnbooked(db, rt, row, connector);
+    if (overdue) {
+      await failIfUnchanged(db, rt, row, {
+        kind: 'failed',
+        connector,
+        connectorReference: null,
+        failureCode: 'processing_error',
+        failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the charge; nothing was charged.`,
+      });
+    }
     return;
   }
   await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, guarded.result);
-}
-
-async function failUnbooked(db: Db, rt: PaymentsRuntime, row: PaymentRow, connector: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    const locked = await lockPayment(tx, row.accountId, row.livemode, row.id);
-    if (!locked || locked.status !== 'pending' || locked.connector !== connector) return;
-    const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
-    const update: PaymentUpdate = {
-      kind: 'failed',
-      connector,
-      connectorReference: null,
-      failureCode: 'processing_error',
-      failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the charge; nothing was charged.`,
-    };
-    await applyPaymentUpdate(tx, systemContext(row.accountId, row.livemode), locked, update, [], options);
-  });
 }
 
 async function checkRefund(db: Db, rt: PaymentsRuntime, row: RefundRow): Promise<void> {

@@ -15,6 +15,7 @@
 // `payout` names the connectors; those able to send payouts are kept in order. Without such a rule
 // (or when none of its connectors can pay out) every payout-capable connector of the mode is used
 // in registry order — in test mode simulator_a then simulator_b, so fallback works out of the box.
+import { settleThroughTestControl } from '../test-controls.js';
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { accounts, beneficiaries, payouts } from '../../storage/schema.js';
@@ -26,7 +27,6 @@ import { notFound } from '../lookup.js';
 import { planPage, toPage, type Page } from '../pagination.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { planRoute } from '../../connectors/router.js';
-import { callConnector } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { PayoutsRuntime } from './runtime.js';
@@ -213,14 +213,9 @@ export async function resolveTestPayout(db: Db, prt: PayoutsRuntime, ctx: Reques
   }
   const connector = row.connector;
   const reference = toPublicId('po', row.id);
-  const guarded = await callConnector(prt.payments.call, connector, async (c, signal) => {
-    if (!c.resolvePendingPayout) return { kind: 'error' as const, code: 'request_rejected' as const, message: `${connector} has no test controls` };
-    return c.resolvePendingPayout(reference, outcome, signal);
-  });
-  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') {
-    throw new ApiError('processor_unavailable', { message: `The simulated bank ${connector} could not settle the payout; retry.` });
-  }
-  const state = guarded.result;
+  const state = await settleThroughTestControl(prt.payments.call, connector, 'payout', (c) =>
+    c.resolvePendingPayout ? (signal) => c.resolvePendingPayout!(reference, outcome, signal) : undefined,
+  );
   return db.transaction(async (tx) => {
     const locked = await lockPayout(tx, row.accountId, row.id);
     const options = { now: prt.payments.now(), statusCheckIntervalMs: prt.payments.config.statusCheckIntervalMs };
