@@ -155,6 +155,16 @@ export function attemptOf(name: string, guarded: Guarded<{ kind: string; failure
   };
 }
 
+/**
+ * For a route that ended in `error`: the connector that may have acted on the request, or null
+ * when certainly nothing was done anywhere (no connector took it, or the one that did refused it
+ * as such). A connector that may have acted leaves the object to be verified — never failed,
+ * never retried elsewhere.
+ */
+export function connectorThatMayHaveActed(connector: string | null, error: ConnectorError): string | null {
+  return error.code === 'request_rejected' ? null : connector;
+}
+
 export interface ChargeExecution {
   attempts: Attempt[];
   /** The connector whose answer stands; null when none took the payment (all failed or skipped). */

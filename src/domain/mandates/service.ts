@@ -12,6 +12,7 @@
 // A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
 // already holds the mandate (adopting it), and sets it up only when none does. The account number
 // is read back from its sealed column for that, never from logs or the idempotency record.
+import { connectorThatMayHaveActed } from '../../connectors/router.js';
 import { settleThroughTestControl } from '../test-controls.js';
 import crypto from 'node:crypto';
 import { and, eq, type SQL } from 'drizzle-orm';
@@ -256,7 +257,8 @@ export function updateFromMandateState(connector: string, state: MandateState): 
 function updateFromExecution(execution: SetupExecution): MandateUpdate {
   const { result, connector } = execution;
   if (result.kind !== 'error') return updateFromMandateState(connector!, result);
-  if (connector === null || result.code === 'request_rejected') {
+  const mayHaveActed = connectorThatMayHaveActed(connector, result);
+  if (mayHaveActed === null) {
     return {
       kind: 'failed',
       connector,
@@ -266,7 +268,7 @@ function updateFromExecution(execution: SetupExecution): MandateUpdate {
     };
   }
   // Sent, and no answer: the processor may hold it. The worker asks later.
-  return { kind: 'pending', connector, connectorReference: null };
+  return { kind: 'pending', connector: mayHaveActed, connectorReference: null };
 }
 
 export const ABANDONED_MANDATE: MandateUpdate = {

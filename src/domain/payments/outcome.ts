@@ -4,6 +4,7 @@
 // (as the transition table allows), its order follows (paid, or open again for another attempt),
 // a success is credited to the merchant's balance, and each change writes its event. A payment
 // that is already final stays as it is, so late and repeated reports are harmless.
+import { connectorThatMayHaveActed } from '../../connectors/router.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
@@ -91,7 +92,8 @@ export function updateFromState(connector: string, state: ChargeState): PaymentU
 export function updateFromExecution(execution: ChargeExecution): PaymentUpdate {
   const { result, connector } = execution;
   if (result.kind !== 'error') return updateFromState(connector!, result);
-  if (connector === null || result.code === 'request_rejected') {
+  const mayHaveActed = connectorThatMayHaveActed(connector, result);
+  if (mayHaveActed === null) {
     // No processor took the payment: nothing was charged anywhere.
     return {
       kind: 'failed',
@@ -102,7 +104,7 @@ export function updateFromExecution(execution: ChargeExecution): PaymentUpdate {
     };
   }
   // The request went out and no answer came back: the processor may have charged. Verify later.
-  return { kind: 'pending', connector, connectorReference: null };
+  return { kind: 'pending', connector: mayHaveActed, connectorReference: null };
 }
 
 export interface ApplyOptions {

@@ -4,6 +4,7 @@
 // payout moves as the transition table allows, the ledger follows (paid: the reserved amount
 // leaves; failed or cancelled: it returns to available; returned: it comes back to available), and
 // every change writes its event. Late and repeated reports of a settled outcome change nothing.
+import { connectorThatMayHaveActed } from '../../connectors/router.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
@@ -85,7 +86,8 @@ export type PayoutExecution = Omit<ChargeExecution, 'result'> & { result: Payout
 export function updateFromPayoutExecution(execution: PayoutExecution): PayoutUpdate {
   const { result, connector } = execution;
   if (result.kind !== 'error') return updateFromPayoutState(connector!, result);
-  if (connector === null || result.code === 'request_rejected') {
+  const mayHaveActed = connectorThatMayHaveActed(connector, result);
+  if (mayHaveActed === null) {
     // No bank took the payout: nothing left the account anywhere.
     return {
       kind: 'failed',
@@ -96,7 +98,7 @@ export function updateFromPayoutExecution(execution: PayoutExecution): PayoutUpd
     };
   }
   // The request went out and no answer came back: the bank may have paid. Verify later.
-  return { kind: 'processing', connector, connectorReference: null };
+  return { kind: 'processing', connector: mayHaveActed, connectorReference: null };
 }
 
 export interface ApplyOptions {
