@@ -1,4 +1,5 @@
-// The double-entry journal: the one place that writes it. Every movement of money is an entry
+// The double-entry journal: the one place that writes it (besides the one-statement payment
+// finish, which takes its lines and balance changes from here). Every movement of money is an entry
 // whose signed lines (debit positive, credit negative) sum to zero; this function refuses any
 // other, and a deferred constraint trigger checks it again at commit (migration 0002), so not even
 // hand-written SQL can leave an unbalanced entry behind. The journal is append-only.
@@ -79,18 +80,32 @@ export function assertBalanced(lines: readonly JournalLine[]): void {
   if (sum !== 0) throw new UnbalancedEntryError(`journal entry lines sum to ${sum}, not 0`);
 }
 
-/** Posts one entry, its lines and the balance changes in a single statement of the caller's transaction. */
-export async function postJournalEntry(tx: Executor, input: JournalEntryInput, randomSlot = defaultSlot): Promise<string> {
-  assertBalanced(input.lines);
-  const { uuid } = newId('txn');
+export interface BalanceChange {
+  ledgerAccount: LedgerAccount;
+  amount: number;
+  slot: number;
+}
+
+/**
+ * Checks an entry's lines and works out what it adds to the balances: one row per ledger account,
+ * each on a random slot, in a fixed order so that concurrent postings lock slots in the same
+ * order and cannot deadlock. Used by postJournalEntry and by the one-statement payment finish
+ * (src/domain/payments/at-once.ts), the only other writer of the journal.
+ */
+export function balanceChanges(lines: readonly JournalLine[], randomSlot = defaultSlot): BalanceChange[] {
+  assertBalanced(lines);
   const perAccount = new Map<LedgerAccount, number>();
-  for (const line of input.lines) perAccount.set(line.ledgerAccount, (perAccount.get(line.ledgerAccount) ?? 0) + line.amount);
-  // One row per ledger account, in a fixed order, so that concurrent postings lock slots in the
-  // same order and cannot deadlock.
-  const balanceRows = [...perAccount.entries()]
+  for (const line of lines) perAccount.set(line.ledgerAccount, (perAccount.get(line.ledgerAccount) ?? 0) + line.amount);
+  return [...perAccount.entries()]
     .filter(([, amount]) => amount !== 0)
     .map(([ledgerAccount, amount]) => ({ ledgerAccount, amount, slot: randomSlot() }))
     .sort((a, b) => (a.ledgerAccount < b.ledgerAccount ? -1 : a.ledgerAccount > b.ledgerAccount ? 1 : a.slot - b.slot));
+}
+
+/** Posts one entry, its lines and the balance changes in a single statement of the caller's transaction. */
+export async function postJournalEntry(tx: Executor, input: JournalEntryInput, randomSlot = defaultSlot): Promise<string> {
+  const balanceRows = balanceChanges(input.lines, randomSlot);
+  const { uuid } = newId('txn');
   const lineValues = input.lines.map(
     (line, i) => sql`(${input.accountId}::uuid, ${uuid}::uuid, ${i + 1}::int, ${input.livemode}::boolean, ${line.ledgerAccount}::text, ${line.amount}::bigint)`,
   );
@@ -124,14 +139,15 @@ type Movement = Omit<JournalEntryInput, 'lines' | 'type'> & { amount: number };
 
 /** A payment succeeded: the processor holds the money for us, the merchant's available balance grows. */
 export function paymentSucceeded(tx: Executor, m: Movement) {
-  return postJournalEntry(tx, {
-    ...m,
-    type: 'payment',
-    lines: [
-      { ledgerAccount: 'processor_clearing', amount: m.amount },
-      { ledgerAccount: 'merchant_available', amount: -m.amount },
-    ],
-  });
+  return postJournalEntry(tx, { ...m, type: 'payment', lines: paymentLines(m.amount) });
+}
+
+/** A succeeded payment: the processor holds the money for us, and we owe it to the merchant at once. */
+export function paymentLines(amount: number): JournalLine[] {
+  return [
+    { ledgerAccount: 'processor_clearing', amount },
+    { ledgerAccount: 'merchant_available', amount: -amount },
+  ];
 }
 
 /**

@@ -13,7 +13,8 @@ import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView }
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
 
-type Row = typeof paymentOrders.$inferSelect;
+export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
+type Row = PaymentOrderRow;
 
 const DEFAULT_LIFETIME_MS = 24 * 3600 * 1000;
 const MAX_LIFETIME_MS = 30 * 24 * 3600 * 1000;
@@ -154,17 +155,20 @@ export async function transitionPaymentOrder(
   operation: string,
   now: Date,
   changes: Partial<Pick<Row, 'amountPaid'>> = {},
-): Promise<PaymentOrderView> {
+): Promise<Row> {
   paymentOrderStates.assert(row.status, to, operation);
   const [updated] = await tx
     .update(paymentOrders)
     .set({ ...changes, status: to, version: sql`${paymentOrders.version} + 1`, updatedAt: now })
     .where(and(eq(paymentOrders.accountId, row.accountId), eq(paymentOrders.id, row.id)))
     .returning();
-  const view = paymentOrderView(updated!);
-  const type = EVENT_FOR_STATUS[to] ?? `payment_order.${to}`;
-  await recordEvent(tx, ctx, type, view, now);
-  return view;
+  await recordEvent(tx, ctx, paymentOrderEventType(to), paymentOrderView(updated!), now);
+  return updated!;
+}
+
+/** The event an order's move to `status` writes. */
+export function paymentOrderEventType(status: PaymentOrderStatus): string {
+  return EVENT_FOR_STATUS[status] ?? `payment_order.${status}`;
 }
 
 export async function lockPaymentOrder(tx: Executor, ctx: RequestContext, uuid: string): Promise<Row | undefined> {
@@ -178,8 +182,8 @@ export async function cancelPaymentOrder(db: Db, ctx: RequestContext, id: string
     ? await db.transaction(async (tx) => {
         const row = await lockPaymentOrder(tx, ctx, uuid);
         if (!row) return undefined;
-        const view = await transitionPaymentOrder(tx, ctx, row, 'cancelled', 'cancel', now);
-        return respond(tx, ctx, 200, view);
+        const cancelled = await transitionPaymentOrder(tx, ctx, row, 'cancelled', 'cancel', now);
+        return respond(tx, ctx, 200, paymentOrderView(cancelled));
       })
     : undefined;
   if (outcome) return outcome;

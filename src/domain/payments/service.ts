@@ -23,7 +23,8 @@ import { notFound } from '../lookup.js';
 import { planPage, toPage, type Page } from '../pagination.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
-import { attemptOf, callConnector, planRoute, routeCharge, type Attempt, type ChargeExecution } from '../../connectors/router.js';
+import { attemptOf, callConnector, planRoute, routeCharge, type Attempt, type ChargeExecution, type RoutingRule } from '../../connectors/router.js';
+import { finishSucceededAtOnce } from './at-once.js';
 import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
 import { summarizeCard, validateCard } from './cards.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
@@ -43,6 +44,14 @@ import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod, type Mandat
 import { loadMandate } from '../mandates/service.js';
 
 const RECOVERY_PREFIX = 'payment_created:';
+
+type OrderRow = typeof paymentOrders.$inferSelect;
+
+/** A payment and its order as its first phase committed them. */
+export interface CommittedPayment {
+  payment: PaymentRow;
+  order: OrderRow;
+}
 
 function byId(ctx: RequestContext, uuid: string): SQL {
   return and(eq(payments.accountId, ctx.accountId), eq(payments.livemode, ctx.livemode), eq(payments.id, uuid))!;
@@ -68,10 +77,10 @@ export function abandonAfterMs(rt: PaymentsRuntime, routeLength: number): number
 }
 
 /** The payment method as given: a card (checked, in memory only) or a mandate's id. */
-type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string };
+export type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string };
 
 /** What the connector is sent besides the amount: the card, or the mandate as the processor knows it. */
-type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
+export type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
 
 function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date, resuming: boolean): MethodInput {
   const method = input.payment_method;
@@ -97,6 +106,65 @@ function debitOf(mandate: MandateRow): ChargeMethod {
   return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
 }
 
+/** The route for a payment of `order`: the first matching rule's connectors usable in this mode. */
+export function planPaymentRoute(rt: PaymentsRuntime, rules: RoutingRule[], ctx: RequestContext, order: OrderRow, methodType: MethodInput['type']): string[] {
+  const usable = new Set(usableConnectors(rt, ctx.livemode));
+  return (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
+}
+
+/** Whether some connector of the route may be tried now (its circuit is not open). */
+export function routeAvailable(rt: PaymentsRuntime, route: readonly string[]): boolean {
+  return route.some((name) => rt.connectors.breaker.isAvailable(name));
+}
+
+/** A new payment of `order`, pending and not yet taken by any connector. */
+export function newPaymentRow(
+  rt: PaymentsRuntime,
+  ctx: RequestContext,
+  order: OrderRow,
+  paymentMethod: Record<string, unknown>,
+  route: string[],
+  metadata: Record<string, string>,
+  now: Date,
+): PaymentRow {
+  return {
+    accountId: ctx.accountId,
+    id: newId('pay').uuid,
+    livemode: ctx.livemode,
+    paymentOrderId: order.id,
+    status: 'pending',
+    amount: order.amount,
+    currency: order.currency,
+    amountRefunded: 0,
+    paymentMethod,
+    route,
+    connector: null,
+    connectorReference: null,
+    attempts: [],
+    failureCode: null,
+    failureMessage: null,
+    metadata,
+    // Only a payment abandoned by a crashed request is still without a connector by then.
+    nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** What a card payment keeps of its card: brand, last4, expiry and the keyed fingerprint. */
+export function cardPaymentMethod(rt: PaymentsRuntime, ctx: RequestContext, card: CardDetails): Record<string, unknown> {
+  return { type: 'card', card: summarizeCard(card, rt.config.cardFingerprintKey, ctx.accountId) };
+}
+
+/**
+ * Validates the payment method of a new (not resumed) request; throws the typed 400 of the first
+ * problem found.
+ */
+export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, now: Date): MethodInput {
+  return methodOf(input, ctx.livemode, now, false);
+}
+
 export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
   const now = rt.now();
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
@@ -118,10 +186,7 @@ export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestCon
           throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
         }
         if (mandate) debited = await lockMandateForDebit(tx, mandate, order);
-        const usable = new Set(usableConnectors(rt, ctx.livemode));
-        let route = (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: method.type }, rt.random) ?? []).filter((n) =>
-          usable.has(n),
-        );
+        let route = planPaymentRoute(rt, rules, ctx, order, method.type);
         // A mandate lives at one processor: its debits can go nowhere else, so there is no fallback.
         if (debited) {
           const holder = debited.connector!;
@@ -133,45 +198,41 @@ export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestCon
           route = [holder];
         }
         if (route.length === 0) throw new ApiError('routing_no_match');
-        if (!route.some((name) => rt.connectors.breaker.isAvailable(name))) {
+        if (!routeAvailable(rt, route)) {
           throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
         }
-        const { uuid } = newId('pay');
-        const [row] = await tx
-          .insert(payments)
-          .values({
-            accountId: ctx.accountId,
-            id: uuid,
-            livemode: ctx.livemode,
-            paymentOrderId: order.id,
-            status: 'pending',
-            amount: order.amount,
-            currency: order.currency,
-            paymentMethod: debited
-              ? { ...mandatePaymentMethod(debited) }
-              : { type: 'card', card: summarizeCard((method as { card: CardDetails }).card, rt.config.cardFingerprintKey, ctx.accountId) },
-            route,
-            metadata: input.metadata ?? {},
-            // Only a payment abandoned by a crashed request is still without a connector by then.
-            nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
-            createdAt: now,
-            updatedAt: now,
-          })
-          .returning();
-        await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
+        const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, (method as { card: CardDetails }).card);
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, paymentMethod, route, input.metadata ?? {}, now)).returning();
+        const processing = await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         await recordEvent(tx, ctx, 'payment.created', paymentView(row!), now);
-        await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${uuid}`);
-        return row!;
+        await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${row!.id}`);
+        return { payment: row!, order: processing };
       })
     : undefined;
   if (!created) {
     const missing = await notFound(db, ctx, paymentOrders, orderUuid, 'payment order', input.payment_order);
     throw new ApiError('resource_missing', { param: 'payment_order', message: missing.message });
   }
+  return chargeAndFinish(db, rt, ctx, created, debited ? debitOf(debited) : { card: (method as { card: CardDetails }).card });
+}
+
+/** The recovery point of a payment whose first phase has committed. */
+export const createdRecoveryPoint = (paymentUuid: string) => `${RECOVERY_PREFIX}${paymentUuid}`;
+
+/**
+ * Phases 2 and 3 of a payment whose first phase has just committed (`created`: the payment and its
+ * order as they were committed).
+ */
+export async function chargeAndFinish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, created: CommittedPayment, method: ChargeMethod): Promise<Outcome> {
   rt.crashPoint('payment_created');
-  const execution = await routeCharge(rt.call, created.route, chargeRequest(created, debited ? debitOf(debited) : { card: (method as { card: CardDetails }).card }));
+  const execution = await routeCharge(rt.call, created.payment.route, chargeRequest(created.payment, method));
   rt.crashPoint('payment_connector_answered');
-  return finish(db, rt, ctx, created.id, updateFromExecution(execution), execution.attempts);
+  const update = updateFromExecution(execution);
+  if (update.kind === 'succeeded' && !isMandateMethod(created.payment.paymentMethod)) {
+    const done = await finishSucceededAtOnce(db, ctx, created, update, execution.attempts, rt.now());
+    if (done) return done;
+  }
+  return finish(db, rt, ctx, created.payment.id, update, execution.attempts);
 }
 
 function chargeRequest(row: PaymentRow, method: ChargeMethod): ChargeRequest {

@@ -29,7 +29,7 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, runtime
     app.addHook('onClose', async () => own.close());
     rt = own;
   }
-  registerPaymentRoutes(app, db, rt);
+  registerPaymentRoutes(app, db, rt, config);
   registerRefundRoutes(app, db, rt);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);

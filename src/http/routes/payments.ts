@@ -6,6 +6,9 @@ import type { Db } from '../../storage/db.js';
 import { errorResponses, IdParam, ListOf } from '../schemas.js';
 import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
 import { createPayment, listPayments, retrievePayment } from '../../domain/payments/service.js';
+import { tryCreateCardPaymentAtOnce } from '../../domain/payments/at-once.js';
+import { claimDeferred } from '../idempotency.js';
+import type { Config } from '../../config.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
 
@@ -19,11 +22,11 @@ export const IdempotencyHeader = (required: boolean) =>
 const PaymentRef = Type.Ref('Payment');
 const tags = ['payments'];
 
-export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime, config: Config) {
   app.post(
     '/v1/payments',
     {
-      config: { idempotency: 'required', idempotencyFingerprint: redactCardForFingerprint(rt.config.cardFingerprintKey) },
+      config: { idempotency: 'required', idempotencyDeferred: true, idempotencyFingerprint: redactCardForFingerprint(rt.config.cardFingerprintKey) },
       schema: {
         tags,
         operationId: 'createPayment',
@@ -40,7 +43,12 @@ export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime) {
         response: { 201: PaymentRef, ...errorResponses(404, 409, 422, 502, 503) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPayment(db, rt, req.ctx, req.body)),
+    async (req, reply) => {
+      const paid = await tryCreateCardPaymentAtOnce(db, rt, req.ctx, req.body);
+      if (paid) return sendOutcome(reply, paid);
+      if (await claimDeferred(db, config, req, reply)) return reply;
+      return sendOutcome(reply, await createPayment(db, rt, req.ctx, req.body));
+    },
   );
 
   app.get(

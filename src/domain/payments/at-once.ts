@@ -1,0 +1,274 @@
+// A card payment in three statements instead of nineteen: the same phases, rows, events and
+// idempotency record as the general path (service.ts), each phase sent as one data-modifying CTE.
+//
+//   read:    the order, unlocked, to plan the route and compute every value in memory;
+//   phase 1: one statement moves the order to `processing` (only if it is still open and at the
+//            version read), inserts the payment and both events, and claims the Idempotency-Key
+//            with the recovery point already set; each part runs only if the one before did;
+//   phase 2: the connector call, no transaction open (service.ts, chargeAndFinish);
+//   phase 3: for a success, one statement updates the payment (only if still pending at the
+//            version committed), pays the order, posts the journal entry and balances, writes
+//            both events and stores the answer on the key.
+//
+// Whenever a phase cannot complete in its one statement, the statement writes nothing and the
+// request goes on through the general path, which locks rows, answers errors and replays: the
+// order changed since it was read (a concurrent payment: the general path answers
+// order_not_payable), the key already exists (a retry or a concurrent twin: the insert raises a
+// unique violation, which rolls back the whole statement — the twin waits on the index until the
+// first commits), the payment was changed by a webhook meanwhile, or the key was taken over.
+import type { Db } from '../../storage/db.js';
+import { rawQuery, type RawStatement } from '../../storage/raw.js';
+import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import type { Outcome, RequestContext } from '../../idempotency/store.js';
+import type { Attempt } from '../../connectors/router.js';
+import type { CardDetails } from '../../connectors/types.js';
+import { balanceChanges, paymentLines } from '../../ledger/journal.js';
+import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
+import { routingRules } from '../routing/service.js';
+import type { PaymentsRuntime } from './runtime.js';
+import type { CreatePaymentBody } from './schema.js';
+import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import {
+  cardPaymentMethod,
+  chargeAndFinish,
+  createdRecoveryPoint,
+  newPaymentMethod,
+  newPaymentRow,
+  planPaymentRoute,
+  routeAvailable,
+  type CommittedPayment,
+} from './service.js';
+
+const READ_ORDER: RawStatement = {
+  name: 'payment_read_order_v1',
+  text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, description, metadata,
+       expires_at, version, created_at, updated_at
+FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
+};
+
+const CREATE_PAYMENT: RawStatement = {
+  name: 'payment_create_v1',
+  text: `WITH ord AS (
+  UPDATE payment_orders SET status = 'processing', version = version + 1, updated_at = $5
+  WHERE account_id = $1 AND livemode = $2 AND id = $3 AND status = 'open' AND version = $4 AND expires_at > $5
+  RETURNING 1
+), pay AS (
+  INSERT INTO payments (account_id, id, livemode, payment_order_id, status, amount, currency, amount_refunded, payment_method, route, connector,
+                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, version, created_at, updated_at)
+  SELECT $1, $6, $2, $3, 'pending', $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, 1, $5, $5 FROM ord
+  RETURNING 1
+), ev AS (
+  INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
+  SELECT $1, e.id, $2, e.type, e.object_id, e.data, $19, $20, $5
+  FROM pay, (VALUES ($13::uuid, 'payment_order.processing', $14::text, $15::jsonb), ($16::uuid, 'payment.created', $17::text, $18::jsonb)) AS e(id, type, object_id, data)
+)
+INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, request_id, expires_at)
+SELECT $1, $2, $20, $21, $22, now(), $19, now() + make_interval(secs => $23::int) FROM pay
+RETURNING 1 AS created`,
+};
+
+const FINISH_SUCCEEDED: RawStatement = {
+  name: 'payment_finish_succeeded_v1',
+  text: `WITH pay AS (
+  UPDATE payments SET status = 'succeeded', connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
+                      next_status_check_at = NULL, version = version + 1, updated_at = $8
+  WHERE account_id = $1 AND livemode = $2 AND id = $3 AND status = 'pending' AND version = $4
+  RETURNING 1
+), ord AS (
+  UPDATE payment_orders SET status = 'paid', amount_paid = amount_paid + $11, version = version + 1, updated_at = $8
+  FROM pay WHERE account_id = $1 AND livemode = $2 AND id = $9 AND status = 'processing' AND version = $10
+  RETURNING 1
+), entry AS (
+  INSERT INTO journal_entries (account_id, id, livemode, type, currency, source_type, source_id, description, created_at)
+  SELECT $1, $12, $2, 'payment', $13, 'payment', $3, NULL, $8 FROM ord
+), lines AS (
+  INSERT INTO journal_lines (account_id, entry_id, line_no, livemode, ledger_account, amount)
+  SELECT $1, $12, l.line_no, $2, l.ledger_account, l.amount FROM ord, unnest($14::text[], $15::bigint[]) WITH ORDINALITY AS l(ledger_account, amount, line_no)
+), balances AS (
+  INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, slot, balance)
+  SELECT $1, $2, b.ledger_account, $13, b.slot, b.amount FROM ord, unnest($16::text[], $17::int[], $18::bigint[]) AS b(ledger_account, slot, amount)
+  ON CONFLICT (account_id, livemode, ledger_account, currency, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
+), ev AS (
+  INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
+  SELECT $1, e.id, $2, e.type, e.object_id, e.data, $25, $26, $8
+  FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, 'payment.succeeded', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
+), answered AS (
+  UPDATE idempotency_keys SET response_status = 201, response_body = $28, recovery_point = 'finished', locked_at = NULL
+  FROM ord WHERE account_id = $1 AND livemode = $2 AND key = $26 AND request_id = $25 AND response_status IS NULL
+  RETURNING 1
+)
+SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) THEN (SELECT count(*) FROM answered)::int
+            ELSE abort_statement('payment_finish_at_once: the order or the idempotency key changed under a pending payment') END AS finished`,
+};
+
+/** The statements' texts, for the benchmark's pgbench script (bench/payments.ts). */
+export const AT_ONCE_STATEMENTS = { readOrder: READ_ORDER.text, createPayment: CREATE_PAYMENT.text, finishSucceeded: FINISH_SUCCEEDED.text };
+
+const UNIQUE_VIOLATION = '23505';
+const ABORTED = 'P0001';
+
+function isDatabaseError(err: unknown, code: string, constraintPrefix?: string): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  if (e?.code !== code) return false;
+  return constraintPrefix === undefined || (typeof e.constraint === 'string' && e.constraint.startsWith(constraintPrefix));
+}
+
+async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<PaymentOrderRow | undefined> {
+  const [r] = await rawQuery<Record<string, unknown>>(db, READ_ORDER, [ctx.accountId, ctx.livemode, uuid]);
+  if (!r) return undefined;
+  return {
+    accountId: r.account_id as string,
+    id: r.id as string,
+    livemode: r.livemode as boolean,
+    status: r.status as PaymentOrderRow['status'],
+    amount: Number(r.amount),
+    amountPaid: Number(r.amount_paid),
+    currency: r.currency as string,
+    reference: r.reference as string,
+    customerEmail: r.customer_email as string,
+    customerName: r.customer_name as string | null,
+    description: r.description as string | null,
+    metadata: r.metadata as Record<string, string>,
+    expiresAt: new Date(r.expires_at as string | Date),
+    version: r.version as number,
+    createdAt: new Date(r.created_at as string | Date),
+    updatedAt: new Date(r.updated_at as string | Date),
+  };
+}
+
+/**
+ * Pays an order with a card when the request's key was deferred to this statement. Undefined when
+ * nothing was written: the caller claims the key the general way and calls createPayment, which
+ * answers whatever stopped this path (bad card, unknown or unpayable order, no route).
+ */
+export async function tryCreateCardPaymentAtOnce(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome | undefined> {
+  const deferred = ctx.deferredIdempotency;
+  if (!deferred || input.payment_method.type !== 'card') return undefined;
+  const now = rt.now();
+  let card: CardDetails;
+  try {
+    const method = newPaymentMethod(input, ctx, now);
+    if (method.type !== 'card') return undefined;
+    card = method.card;
+  } catch {
+    return undefined; // the general path answers (and records) the card's error
+  }
+  const orderUuid = parseId('ord', input.payment_order);
+  if (!orderUuid) return undefined;
+  const order = await readOrder(db, ctx, orderUuid);
+  if (!order || order.status !== 'open' || order.expiresAt <= now) return undefined;
+  const route = planPaymentRoute(rt, await routingRules(db, rt, ctx), ctx, order, 'card');
+  if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
+
+  const payment = newPaymentRow(rt, ctx, order, cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
+  const processing: PaymentOrderRow = { ...order, status: 'processing', version: order.version + 1, updatedAt: now };
+  const orderView = paymentOrderView(processing);
+  const view = paymentView(payment);
+  const recoveryPoint = createdRecoveryPoint(payment.id);
+  try {
+    const rows = await rawQuery(db, CREATE_PAYMENT, [
+      ctx.accountId,
+      ctx.livemode,
+      order.id,
+      order.version,
+      now.toISOString(),
+      payment.id,
+      payment.amount,
+      payment.currency,
+      JSON.stringify(payment.paymentMethod),
+      payment.route,
+      JSON.stringify(payment.metadata),
+      payment.nextStatusCheckAt!.toISOString(),
+      newId('evt').uuid,
+      orderView.id,
+      JSON.stringify({ object: orderView }),
+      newId('evt').uuid,
+      view.id,
+      JSON.stringify({ object: view }),
+      ctx.requestId || null,
+      deferred.key,
+      deferred.fingerprint,
+      recoveryPoint,
+      deferred.retentionS,
+    ]);
+    if (rows.length === 0) return undefined;
+  } catch (err) {
+    if (isDatabaseError(err, UNIQUE_VIOLATION, 'idempotency_keys')) return undefined;
+    throw err;
+  }
+  ctx.deferredIdempotency = undefined;
+  ctx.idempotency = { key: deferred.key, recoveryPoint };
+  return chargeAndFinish(db, rt, ctx, { payment, order: processing }, { card });
+}
+
+/**
+ * Phase 3 of a succeeded card payment in one statement, when the payment and its order are still
+ * exactly as phase 1 committed them. Undefined when they are not (nothing was written): the caller
+ * applies the outcome the general way.
+ */
+export async function finishSucceededAtOnce(
+  db: Db,
+  ctx: RequestContext,
+  created: CommittedPayment,
+  update: Extract<PaymentUpdate, { kind: 'succeeded' }>,
+  attempts: Attempt[],
+  now: Date,
+): Promise<Outcome | undefined> {
+  const { payment, order } = created;
+  if (!ctx.idempotency || payment.attempts.length > 0) return undefined;
+  const paid: PaymentRow = {
+    ...payment,
+    status: 'succeeded',
+    connector: update.connector,
+    connectorReference: update.connectorReference,
+    attempts: attempts as unknown as PaymentRow['attempts'],
+    failureCode: null,
+    failureMessage: null,
+    nextStatusCheckAt: null,
+    version: payment.version + 1,
+    updatedAt: now,
+  };
+  const paidOrder: PaymentOrderRow = { ...order, status: 'paid', amountPaid: order.amountPaid + payment.amount, version: order.version + 1, updatedAt: now };
+  const view = paymentView(paid);
+  const orderView = paymentOrderView(paidOrder);
+  const body = JSON.stringify(view);
+  const lines = paymentLines(payment.amount);
+  const balances = balanceChanges(lines);
+  try {
+    const [row] = await rawQuery<{ finished: number }>(db, FINISH_SUCCEEDED, [
+      ctx.accountId,
+      ctx.livemode,
+      payment.id,
+      payment.version,
+      paid.connector,
+      paid.connectorReference,
+      JSON.stringify(paid.attempts),
+      now.toISOString(),
+      order.id,
+      order.version,
+      payment.amount,
+      newId('txn').uuid,
+      payment.currency,
+      lines.map((l) => l.ledgerAccount),
+      lines.map((l) => l.amount),
+      balances.map((b) => b.ledgerAccount),
+      balances.map((b) => b.slot),
+      balances.map((b) => b.amount),
+      newId('evt').uuid,
+      paymentOrderEventType('paid'),
+      orderView.id,
+      JSON.stringify({ object: orderView }),
+      newId('evt').uuid,
+      view.id,
+      ctx.requestId || null,
+      ctx.idempotency.key,
+      JSON.stringify({ object: view }),
+      body,
+    ]);
+    if (!row || Number(row.finished) !== 1) return undefined;
+  } catch (err) {
+    if (isDatabaseError(err, ABORTED)) return undefined;
+    throw err;
+  }
+  return { status: 201, body };
+}

@@ -1,0 +1,252 @@
+// The one-statement card payment (src/domain/payments/at-once.ts): it must leave exactly what the
+// general path leaves, and whenever it cannot finish in its statement (key taken, order changed,
+// payment changed, key taken over) it must write nothing and hand over to the general path.
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import crypto from 'node:crypto';
+import { client, createTenant, createTestDatabase, type Tenant, type TestDatabase } from './helpers.js';
+import { CARDS, cardMethod, newOrder, pay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { claimKey, fingerprint, type RequestContext } from '../src/idempotency/store.js';
+import { createPayment } from '../src/domain/payments/service.js';
+import { finishSucceededAtOnce } from '../src/domain/payments/at-once.js';
+import { parseId } from '../src/lib/ids.js';
+import { checkLedger } from '../src/ledger/check.js';
+import type { paymentOrders, payments } from '../src/storage/schema.js';
+
+let testDb: TestDatabase;
+let service: PaymentsTestService;
+let tenant: Tenant;
+let api: Api;
+let accountUuid: string;
+
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  service = await startPaymentsService(testDb);
+  tenant = await createTenant(testDb.database);
+  api = client(service.url, tenant.testKey);
+  accountUuid = parseId('acct', tenant.accountId)!;
+});
+afterAll(async () => {
+  await service?.close();
+  await testDb?.drop();
+});
+
+type Row = Record<string, any>;
+async function rows(query: ReturnType<typeof sql>): Promise<Row[]> {
+  return ((await testDb.database.db.execute(query)) as unknown as { rows: Row[] }).rows;
+}
+
+/** Everything one payment left behind, with its ids, times and references masked. */
+async function footprint(paymentId: string, orderId: string) {
+  const uuid = parseId('pay', paymentId)!;
+  const [payment] = await rows(sql`SELECT * FROM payments WHERE id = ${uuid}`);
+  const [order] = await rows(sql`SELECT * FROM payment_orders WHERE account_id = ${payment!.account_id} AND id = ${payment!.payment_order_id}`);
+  const events = await rows(sql`
+    SELECT type, data, request_id IS NOT NULL AS has_request, idempotency_key IS NOT NULL AS has_key FROM events
+    WHERE account_id = ${payment!.account_id} AND object_id IN (${paymentId}, ${orderId}) ORDER BY id`);
+  const journal = await rows(sql`
+    SELECT e.type, e.currency, e.source_type, l.line_no, l.ledger_account, l.amount
+    FROM journal_entries e JOIN journal_lines l ON l.account_id = e.account_id AND l.entry_id = e.id
+    WHERE e.account_id = ${payment!.account_id} AND e.source_id = ${uuid} ORDER BY l.line_no`);
+  const [key] = await rows(sql`
+    SELECT recovery_point, response_status, locked_at IS NULL AS unlocked, response_body FROM idempotency_keys
+    WHERE account_id = ${payment!.account_id} AND response_body LIKE ${'%' + paymentId + '%'}`);
+  const mask = (value: unknown): unknown =>
+    JSON.parse(
+      JSON.stringify(value)
+        .replaceAll(paymentId, 'pay_X')
+        .replaceAll(orderId, 'ord_X')
+        .replaceAll(/simulator_a_ch_[0-9A-Za-z_-]+/g, 'simulator_a_ch_X')
+        .replaceAll(/\d{4}-\d\d-\d\dT[0-9:.]+Z/g, 'T')
+        .replaceAll(/"duration_ms":[0-9.]+/g, '"duration_ms":0')
+        .replaceAll(/order-[a-z]-[0-9a-f-]+/g, 'order-X'),
+    );
+  const { id: _p, payment_order_id: _o, created_at: _c, updated_at: _u, next_status_check_at: _n, connector_reference: _r, ...paymentRest } = payment!;
+  const { id: _oi, reference: _ref, created_at: _oc, updated_at: _ou, expires_at: _oe, ...orderRest } = order!;
+  return {
+    masked: mask({ payment: paymentRest, order: orderRest, events, journal, key: { ...key, response_body: JSON.parse(key!.response_body) } }) as Row,
+    storedAnswer: key!.response_body as string,
+  };
+}
+
+describe('the one-statement card payment', () => {
+  it('leaves exactly what the general path leaves: rows, events, journal and the stored answer', async () => {
+    const reference = (tag: string) => `order-${tag}-${crypto.randomUUID()}`;
+    const fast = await newOrder(api, { amount: 4321, currency: 'EUR', reference: reference('a') });
+    const fastRes = await pay(api, fast.id, CARDS.success, { metadata: { cart: '1' } });
+    expect(fastRes.status, fastRes.text).toBe(201);
+
+    // The general path, called as the route calls it once the key is claimed the ordinary way.
+    const general = await newOrder(api, { amount: 4321, currency: 'EUR', reference: reference('b') });
+    const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_general_path' };
+    const input = { payment_order: general.id, payment_method: cardMethod(CARDS.success), metadata: { cart: '1' } } as any;
+    const claim = await claimKey(testDb.database.db, ctx, `general-${crypto.randomUUID()}`, fingerprint('POST', '/v1/payments', input), {
+      retentionS: 3600,
+      lockTimeoutS: 60,
+    });
+    expect(claim.kind).toBe('owner');
+    ctx.idempotency = (claim as { claim: RequestContext['idempotency'] }).claim;
+    const outcome = await createPayment(testDb.database.db, service.payments, ctx, input);
+    expect(outcome.status).toBe(201);
+    const generalPayment = JSON.parse(outcome.body);
+
+    const a = await footprint(fastRes.body.id, fast.id);
+    const b = await footprint(generalPayment.id, general.id);
+    expect(a.masked).toEqual(b.masked);
+    expect(a.masked.payment.status).toBe('succeeded');
+    expect(a.masked.events.map((e: Row) => e.type)).toEqual(['payment_order.created', 'payment_order.processing', 'payment.created', 'payment_order.paid', 'payment.succeeded']);
+    expect(a.masked.journal).toHaveLength(2);
+    expect(a.masked.key).toMatchObject({ recovery_point: 'finished', response_status: 201, unlocked: true });
+    // The stored answer is the very bytes the client got.
+    expect(a.storedAnswer).toBe(fastRes.text);
+    expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+
+  it('a key used before for another order rolls the whole statement back: the second order stays open and untouched', async () => {
+    const first = await newOrder(api);
+    const second = await newOrder(api);
+    const key = crypto.randomUUID();
+    const res1 = await api.post('/v1/payments', { payment_order: first.id, payment_method: cardMethod(CARDS.success) }, { idempotencyKey: key });
+    expect(res1.status, res1.text).toBe(201);
+    const res2 = await api.post('/v1/payments', { payment_order: second.id, payment_method: cardMethod(CARDS.success) }, { idempotencyKey: key });
+    expect(res2.status, res2.text).toBe(422);
+    expect(res2.body.error.code).toBe('idempotency_key_reused');
+    const order = (await api.get(`/v1/payment-orders/${second.id}`)).body;
+    expect(order).toMatchObject({ status: 'open', version: 1, amount_paid: 0 });
+    const list = (await api.get(`/v1/payments?payment_order=${second.id}`)).body;
+    expect(list.data).toHaveLength(0);
+  });
+
+  it('a replay of a finished payment sends the same bytes and pays nothing more', async () => {
+    const order = await newOrder(api);
+    const key = crypto.randomUUID();
+    const body = { payment_order: order.id, payment_method: cardMethod(CARDS.success) };
+    const first = await api.post('/v1/payments', body, { idempotencyKey: key });
+    const again = await api.post('/v1/payments', body, { idempotencyKey: key });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await api.get(`/v1/payments?payment_order=${order.id}`)).body.data).toHaveLength(1);
+  });
+
+  it('concurrent twins with one key: one payment, one charge, the same answer or 409', async () => {
+    const order = await newOrder(api, { amount: 777 });
+    const key = crypto.randomUUID();
+    const body = { payment_order: order.id, payment_method: cardMethod(CARDS.success) };
+    const answers = await Promise.all(Array.from({ length: 12 }, () => api.post('/v1/payments', body, { idempotencyKey: key })));
+    const ok = answers.filter((r) => r.status === 201);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(ok.map((r) => r.text)).size).toBe(1);
+    for (const r of answers) expect([201, 409]).toContain(r.status);
+    const payments = (await api.get(`/v1/payments?payment_order=${order.id}`)).body.data;
+    expect(payments).toHaveLength(1);
+    expect(payments[0].attempts).toHaveLength(1);
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 777 });
+  });
+
+  it('concurrent payments of one order with different keys: exactly one is taken, the rest answer order_not_payable', async () => {
+    const order = await newOrder(api, { amount: 1234, currency: 'GBP' });
+    const before = await rows(sql`SELECT coalesce(sum(amount), 0)::bigint AS total FROM journal_lines WHERE account_id = ${accountUuid} AND ledger_account = 'merchant_available'`);
+    const answers = await Promise.all(Array.from({ length: 12 }, () => pay(api, order.id)));
+    const created = answers.filter((r) => r.status === 201);
+    expect(created).toHaveLength(1);
+    for (const r of answers.filter((x) => x.status !== 201)) {
+      expect(r.status, r.text).toBe(422);
+      expect(r.body.error.code).toBe('order_not_payable');
+    }
+    expect((await api.get(`/v1/payments?payment_order=${order.id}`)).body.data).toHaveLength(1);
+    const after = await rows(sql`SELECT coalesce(sum(amount), 0)::bigint AS total FROM journal_lines WHERE account_id = ${accountUuid} AND ledger_account = 'merchant_available'`);
+    expect(Number(before[0]!.total) - Number(after[0]!.total)).toBe(1234);
+    expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+});
+
+describe('the one-statement finish refuses to write half of its work', () => {
+  type PaymentRow = typeof payments.$inferSelect;
+  type OrderRow = typeof paymentOrders.$inferSelect;
+
+  async function pendingPayment() {
+    const order = await newOrder(api, { amount: 5000 });
+    const res = await pay(api, order.id, CARDS.pending);
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.status).toBe('pending');
+    const uuid = parseId('pay', res.body.id)!;
+    const [p] = await rows(sql`SELECT * FROM payments WHERE id = ${uuid}`);
+    const [o] = await rows(sql`SELECT * FROM payment_orders WHERE account_id = ${accountUuid} AND id = ${p!.payment_order_id}`);
+    const asPayment = {
+      accountId: p!.account_id,
+      id: p!.id,
+      livemode: p!.livemode,
+      paymentOrderId: p!.payment_order_id,
+      status: p!.status,
+      amount: Number(p!.amount),
+      currency: p!.currency,
+      amountRefunded: Number(p!.amount_refunded),
+      paymentMethod: p!.payment_method,
+      route: p!.route,
+      connector: p!.connector,
+      connectorReference: p!.connector_reference,
+      attempts: [],
+      failureCode: null,
+      failureMessage: null,
+      metadata: p!.metadata,
+      nextStatusCheckAt: null,
+      version: p!.version,
+      createdAt: new Date(p!.created_at),
+      updatedAt: new Date(p!.updated_at),
+    } as PaymentRow;
+    const asOrder = {
+      accountId: o!.account_id,
+      id: o!.id,
+      livemode: o!.livemode,
+      status: o!.status,
+      amount: Number(o!.amount),
+      amountPaid: Number(o!.amount_paid),
+      currency: o!.currency,
+      reference: o!.reference,
+      customerEmail: o!.customer_email,
+      customerName: o!.customer_name,
+      description: o!.description,
+      metadata: o!.metadata,
+      expiresAt: new Date(o!.expires_at),
+      version: o!.version,
+      createdAt: new Date(o!.created_at),
+      updatedAt: new Date(o!.updated_at),
+    } as OrderRow;
+    return { payment: asPayment, order: asOrder, view: res.body };
+  }
+
+  async function state(paymentUuid: string) {
+    const [p] = await rows(sql`SELECT status, version FROM payments WHERE id = ${paymentUuid}`);
+    const [e] = await rows(sql`SELECT count(*)::int AS n FROM journal_entries WHERE source_id = ${paymentUuid}`);
+    return { status: p!.status, version: p!.version, entries: e!.n };
+  }
+
+  const succeeded = { kind: 'succeeded', connector: 'simulator_a', connectorReference: 'simulator_a_ch_test' } as const;
+
+  it('a payment changed since its first phase: nothing is written and the caller takes the general path', async () => {
+    const { payment, order } = await pendingPayment();
+    const before = await state(payment.id);
+    const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_x', idempotency: { key: 'k', recoveryPoint: 'x' } };
+    const stale = { ...payment, version: payment.version - 1 };
+    expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment: stale, order }, succeeded, [], new Date())).toBeUndefined();
+    expect(await state(payment.id)).toEqual(before);
+  });
+
+  it('the order changed, or the key is no longer ours: the statement aborts and rolls back the payment it updated', async () => {
+    const { payment, order } = await pendingPayment();
+    const before = await state(payment.id);
+    expect(before.status).toBe('pending');
+    // The payment matches, the order does not.
+    const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_x', idempotency: { key: 'not-this-one', recoveryPoint: 'x' } };
+    expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order: { ...order, version: order.version + 5 } }, succeeded, [], new Date())).toBeUndefined();
+    expect(await state(payment.id)).toEqual(before);
+    // Payment and order match, but no request owns this key.
+    expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order }, succeeded, [], new Date())).toBeUndefined();
+    expect(await state(payment.id)).toEqual(before);
+    const [o] = await rows(sql`SELECT status, version FROM payment_orders WHERE id = ${order.id}`);
+    expect(o).toEqual({ status: 'processing', version: order.version });
+    expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+});
