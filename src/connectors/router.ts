@@ -110,14 +110,20 @@ export async function callConnector<T extends { kind: string }>(
   if (!deps.breaker.tryAcquire(name)) return { skipped: true, startedAt };
   const started = process.hrtime.bigint();
   let result: T | ConnectorError;
+  // A deadline cleared as soon as the call ends: AbortSignal.timeout would still fire later, and
+  // every listener left on it would then build an error nobody reads.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException('The connector did not answer in time.', 'TimeoutError')), deps.timeoutMs);
   try {
-    result = await call(connector, AbortSignal.timeout(deps.timeoutMs));
+    result = await call(connector, deadline.signal);
   } catch (err) {
     result =
       err instanceof TransportError
         ? connectorError(err.code, err.message)
         : // A bug or an answer the mapping could not read: the processor may have acted.
           connectorError('invalid_response', err instanceof Error ? err.message : String(err));
+  } finally {
+    clearTimeout(timer);
   }
   const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.kind === 'error') deps.breaker.onFailure(name);

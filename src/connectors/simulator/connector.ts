@@ -32,13 +32,22 @@ function waitForAbort(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** `answer`, or a timeout error when `signal` aborts first; the listener goes when `answer` settles. */
+function beforeAbort<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const fail = () => reject(new TransportError('timeout', 'the simulated processor did not answer in time'));
+    signal.addEventListener('abort', fail, { once: true });
+    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', fail));
+  });
+}
+
 /** Calls the host's processors directly; a hanging answer lasts until the caller's deadline. */
 export function inProcessTransport(host: SimulatorHost): SimulatorTransport {
   return {
     async send(method, path, body, signal) {
       if (signal.aborted) throw new TransportError('connect_timeout', 'no time left to call the simulated processor');
       // The processor gets its own copy, as it would over the wire.
-      const answer = await Promise.race([host.dispatch(method, path, body === undefined ? undefined : structuredClone(body)), waitForAbort(signal)]);
+      const answer = await beforeAbort(host.dispatch(method, path, body === undefined ? undefined : structuredClone(body)), signal);
       if (answer.hang) return waitForAbort(signal);
       return { status: answer.status, body: answer.body === undefined ? undefined : structuredClone(answer.body) };
     },
