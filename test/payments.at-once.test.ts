@@ -8,7 +8,7 @@ import { client, createTenant, createTestDatabase, type Tenant, type TestDatabas
 import { CARDS, cardMethod, newOrder, pay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 import { claimKey, fingerprint, type RequestContext } from '../src/idempotency/store.js';
 import { createPayment } from '../src/domain/payments/service.js';
-import { finishSucceededAtOnce } from '../src/domain/payments/at-once.js';
+import { AT_ONCE_STATEMENTS, finishSucceededAtOnce } from '../src/domain/payments/at-once.js';
 import { parseId } from '../src/lib/ids.js';
 import { checkLedger } from '../src/ledger/check.js';
 import type { paymentOrders, payments } from '../src/storage/schema.js';
@@ -34,6 +34,25 @@ afterAll(async () => {
 type Row = Record<string, any>;
 async function rows(query: ReturnType<typeof sql>): Promise<Row[]> {
   return ((await testDb.database.db.execute(query)) as unknown as { rows: Row[] }).rows;
+}
+
+/** The one-statement path's statements that the service sent while `fn` ran, by name. */
+async function atOnceStatementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
+  const client = (testDb.database.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
+  const original = client.query;
+  const names = new Map(Object.entries(AT_ONCE_STATEMENTS).map(([name, text]) => [text, name]));
+  const sent: string[] = [];
+  client.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    const name = names.get(typeof q === 'string' ? q : (q?.text ?? ''));
+    if (name) sent.push(name);
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await fn(), sent };
+  } finally {
+    client.query = original;
+  }
 }
 
 /** Everything one payment left behind, with its ids, times and references masked. */
@@ -73,21 +92,25 @@ describe('the one-statement card payment', () => {
   it('leaves exactly what the general path leaves: rows, events, journal and the stored answer', async () => {
     const reference = (tag: string) => `order-${tag}-${crypto.randomUUID()}`;
     const fast = await newOrder(api, { amount: 4321, currency: 'EUR', reference: reference('a') });
-    const fastRes = await pay(api, fast.id, CARDS.success, { metadata: { cart: '1' } });
+    // Keys in an order jsonb does not keep: the answer must not depend on the path.
+    const metadata = { zeta: '1', cart: '2', a: '3' };
+    const { result: fastRes, sent } = await atOnceStatementsDuring(() => pay(api, fast.id, CARDS.success, { metadata }));
     expect(fastRes.status, fastRes.text).toBe(201);
+    expect(sent).toEqual(['readOrder', 'createPayment', 'finishSucceeded']);
 
     // The general path, called as the route calls it once the key is claimed the ordinary way.
     const general = await newOrder(api, { amount: 4321, currency: 'EUR', reference: reference('b') });
     const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_general_path' };
-    const input = { payment_order: general.id, payment_method: cardMethod(CARDS.success), metadata: { cart: '1' } } as any;
+    const input = { payment_order: general.id, payment_method: cardMethod(CARDS.success), metadata } as any;
     const claim = await claimKey(testDb.database.db, ctx, `general-${crypto.randomUUID()}`, fingerprint('POST', '/v1/payments', input), {
       retentionS: 3600,
       lockTimeoutS: 60,
     });
     expect(claim.kind).toBe('owner');
     ctx.idempotency = (claim as { claim: RequestContext['idempotency'] }).claim;
-    const outcome = await createPayment(testDb.database.db, service.payments, ctx, input);
+    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(() => createPayment(testDb.database.db, service.payments, ctx, input));
     expect(outcome.status).toBe(201);
+    expect(sentByGeneral).toEqual([]);
     const generalPayment = JSON.parse(outcome.body);
 
     const a = await footprint(fastRes.body.id, fast.id);
@@ -99,6 +122,9 @@ describe('the one-statement card payment', () => {
     expect(a.masked.key).toMatchObject({ recovery_point: 'finished', response_status: 201, unlocked: true });
     // The stored answer is the very bytes the client got.
     expect(a.storedAnswer).toBe(fastRes.text);
+    // …and the same bytes a GET sends, metadata keys included.
+    expect((await api.get(`/v1/payments/${fastRes.body.id}`)).text).toBe(fastRes.text);
+    expect(Object.keys(fastRes.body.metadata)).toEqual(Object.keys(generalPayment.metadata));
     expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
   });
 
@@ -218,9 +244,21 @@ describe('the one-statement finish refuses to write half of its work', () => {
   }
 
   async function state(paymentUuid: string) {
-    const [p] = await rows(sql`SELECT status, version FROM payments WHERE id = ${paymentUuid}`);
+    const [p] = await rows(sql`SELECT status, version, payment_order_id FROM payments WHERE id = ${paymentUuid}`);
+    const [o] = await rows(sql`SELECT status, version FROM payment_orders WHERE id = ${p!.payment_order_id}`);
     const [e] = await rows(sql`SELECT count(*)::int AS n FROM journal_entries WHERE source_id = ${paymentUuid}`);
-    return { status: p!.status, version: p!.version, entries: e!.n };
+    const [ev] = await rows(sql`SELECT count(*)::int AS n FROM events WHERE account_id = ${accountUuid} AND type IN ('payment.succeeded', 'payment_order.paid')`);
+    const [k] = await rows(sql`SELECT count(*)::int AS n FROM idempotency_keys WHERE account_id = ${accountUuid} AND key = 'owned-key' AND response_status IS NOT NULL`);
+    return { payment: p!.status, version: p!.version, order: o!.status, orderVersion: o!.version, entries: e!.n, settledEvents: ev!.n, keyAnswered: k!.n };
+  }
+
+  /** A key held by a request in progress, as the one-statement finish expects to find it. */
+  async function ownedKey(): Promise<RequestContext> {
+    const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_owned' };
+    await rows(sql`DELETE FROM idempotency_keys WHERE account_id = ${accountUuid} AND key = 'owned-key'`);
+    const claim = await claimKey(testDb.database.db, ctx, 'owned-key', 'print', { retentionS: 3600, lockTimeoutS: 60 });
+    expect(claim.kind).toBe('owner');
+    return { ...ctx, idempotency: { key: 'owned-key', recoveryPoint: 'payment_created:x' } };
   }
 
   const succeeded = { kind: 'succeeded', connector: 'simulator_a', connectorReference: 'simulator_a_ch_test' } as const;
@@ -234,19 +272,40 @@ describe('the one-statement finish refuses to write half of its work', () => {
     expect(await state(payment.id)).toEqual(before);
   });
 
-  it('the order changed, or the key is no longer ours: the statement aborts and rolls back the payment it updated', async () => {
+  it('the order changed under an owned key: the statement aborts and rolls back the payment it had updated', async () => {
     const { payment, order } = await pendingPayment();
+    const ctx = await ownedKey();
     const before = await state(payment.id);
-    expect(before.status).toBe('pending');
-    // The payment matches, the order does not.
-    const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_x', idempotency: { key: 'not-this-one', recoveryPoint: 'x' } };
+    expect(before).toMatchObject({ payment: 'pending', order: 'processing', entries: 0, keyAnswered: 0 });
     expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order: { ...order, version: order.version + 5 } }, succeeded, [], new Date())).toBeUndefined();
     expect(await state(payment.id)).toEqual(before);
-    // Payment and order match, but no request owns this key.
-    expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order }, succeeded, [], new Date())).toBeUndefined();
+  });
+
+  it('a key no longer ours (taken over): the statement aborts and rolls back the payment and the order', async () => {
+    const { payment, order } = await pendingPayment();
+    await ownedKey();
+    const before = await state(payment.id);
+    const other: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_someone_else', idempotency: { key: 'owned-key', recoveryPoint: 'x' } };
+    expect(await finishSucceededAtOnce(testDb.database.db, other, { payment, order }, succeeded, [], new Date())).toBeUndefined();
     expect(await state(payment.id)).toEqual(before);
-    const [o] = await rows(sql`SELECT status, version FROM payment_orders WHERE id = ${order.id}`);
-    expect(o).toEqual({ status: 'processing', version: order.version });
+  });
+
+  it('everything as committed and the key owned: one statement settles payment, order, journal, events and answer', async () => {
+    const { payment, order } = await pendingPayment();
+    const ctx = await ownedKey();
+    const before = await state(payment.id);
+    const outcome = await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order }, succeeded, [], new Date());
+    expect(outcome?.status).toBe(201);
+    expect(JSON.parse(outcome!.body)).toMatchObject({ status: 'succeeded', connector_reference: 'simulator_a_ch_test', version: payment.version + 1 });
+    expect(await state(payment.id)).toEqual({
+      payment: 'succeeded',
+      version: payment.version + 1,
+      order: 'paid',
+      orderVersion: order.version + 1,
+      entries: 1,
+      settledEvents: before.settledEvents + 2,
+      keyAnswered: 1,
+    });
     expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
   });
 });

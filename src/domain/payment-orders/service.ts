@@ -12,6 +12,7 @@ import { planPage, toPage, type Page } from '../pagination.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
+import { inJsonbOrder } from '../../storage/jsonb.js';
 
 export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
 type Row = PaymentOrderRow;
@@ -65,7 +66,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expires
     customerEmail: input.customer.email,
     customerName: input.customer.name ?? null,
     description: input.description ?? null,
-    metadata: input.metadata ?? {},
+    metadata: inJsonbOrder(input.metadata ?? {}),
     expiresAt,
     version: 1,
     createdAt: now,
@@ -160,7 +161,7 @@ export async function transitionPaymentOrder(
   const [updated] = await tx
     .update(paymentOrders)
     .set({ ...changes, status: to, version: sql`${paymentOrders.version} + 1`, updatedAt: now })
-    .where(and(eq(paymentOrders.accountId, row.accountId), eq(paymentOrders.id, row.id)))
+    .where(and(eq(paymentOrders.accountId, row.accountId), eq(paymentOrders.livemode, row.livemode), eq(paymentOrders.id, row.id)))
     .returning();
   await recordEvent(tx, ctx, paymentOrderEventType(to), paymentOrderView(updated!), now);
   return updated!;

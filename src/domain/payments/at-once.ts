@@ -93,6 +93,8 @@ const FINISH_SUCCEEDED: RawStatement = {
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $25, $26, $8
   FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, 'payment.succeeded', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
 ), answered AS (
+  -- entry, lines, balances and ev write whenever ord returned its row (they have no condition of
+  -- their own), so counting pay against answered is enough for the guard below.
   UPDATE idempotency_keys SET response_status = 201, response_body = $28, recovery_point = 'finished', locked_at = NULL
   FROM ord WHERE account_id = $1 AND livemode = $2 AND key = $26 AND request_id = $25 AND response_status IS NULL
   RETURNING 1
@@ -105,7 +107,7 @@ SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) TH
 export const AT_ONCE_STATEMENTS = { readOrder: READ_ORDER.text, createPayment: CREATE_PAYMENT.text, finishSucceeded: FINISH_SUCCEEDED.text };
 
 const UNIQUE_VIOLATION = '23505';
-const ABORTED = 'P0001';
+const ABORT_REASON = 'payment_finish_at_once:';
 
 function isDatabaseError(err: unknown, code: string, constraintPrefix?: string): boolean {
   const e = err as { code?: unknown; constraint?: unknown };
@@ -198,7 +200,7 @@ export async function tryCreateCardPaymentAtOnce(db: Db, rt: PaymentsRuntime, ct
   }
   ctx.deferredIdempotency = undefined;
   ctx.idempotency = { key: deferred.key, recoveryPoint };
-  return chargeAndFinish(db, rt, ctx, { payment, order: processing }, { card });
+  return chargeAndFinish(db, rt, ctx, { payment, order: processing }, { card }, { atOnce: true });
 }
 
 /**
@@ -267,7 +269,8 @@ export async function finishSucceededAtOnce(
     ]);
     if (!row || Number(row.finished) !== 1) return undefined;
   } catch (err) {
-    if (isDatabaseError(err, ABORTED)) return undefined;
+    // Only our own guard: any other error (a trigger's included) is a real failure.
+    if (isDatabaseError(err, 'P0001') && (err as Error).message.startsWith(ABORT_REASON)) return undefined;
     throw err;
   }
   return { status: 201, body };

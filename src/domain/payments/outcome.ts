@@ -122,7 +122,7 @@ export async function applyPaymentUpdate(
   opts: ApplyOptions,
 ): Promise<PaymentRow> {
   const { now } = opts;
-  const where = and(eq(payments.accountId, row.accountId), eq(payments.id, row.id));
+  const where = and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.id));
   const withAttempts = attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
 
   if (row.status !== 'pending') {

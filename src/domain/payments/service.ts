@@ -25,6 +25,7 @@ import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/serv
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { attemptOf, callConnector, planRoute, routeCharge, type Attempt, type ChargeExecution, type RoutingRule } from '../../connectors/router.js';
 import { finishSucceededAtOnce } from './at-once.js';
+import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
 import { summarizeCard, validateCard } from './cards.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
@@ -143,7 +144,7 @@ export function newPaymentRow(
     attempts: [],
     failureCode: null,
     failureMessage: null,
-    metadata,
+    metadata: inJsonbOrder(metadata),
     // Only a payment abandoned by a crashed request is still without a connector by then.
     nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
     version: 1,
@@ -213,7 +214,7 @@ export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestCon
     const missing = await notFound(db, ctx, paymentOrders, orderUuid, 'payment order', input.payment_order);
     throw new ApiError('resource_missing', { param: 'payment_order', message: missing.message });
   }
-  return chargeAndFinish(db, rt, ctx, created, debited ? debitOf(debited) : { card: (method as { card: CardDetails }).card });
+  return chargeAndFinish(db, rt, ctx, created, debited ? debitOf(debited) : { card: (method as { card: CardDetails }).card }, { atOnce: false });
 }
 
 /** The recovery point of a payment whose first phase has committed. */
@@ -221,14 +222,23 @@ export const createdRecoveryPoint = (paymentUuid: string) => `${RECOVERY_PREFIX}
 
 /**
  * Phases 2 and 3 of a payment whose first phase has just committed (`created`: the payment and its
- * order as they were committed).
+ * order as they were committed). With `atOnce` (the one-statement path of at-once.ts), a success
+ * is first tried as one statement; the general path always applies the outcome the general way,
+ * so that each path stays whole and the two can be compared.
  */
-export async function chargeAndFinish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, created: CommittedPayment, method: ChargeMethod): Promise<Outcome> {
+export async function chargeAndFinish(
+  db: Db,
+  rt: PaymentsRuntime,
+  ctx: RequestContext,
+  created: CommittedPayment,
+  method: ChargeMethod,
+  opts: { atOnce: boolean },
+): Promise<Outcome> {
   rt.crashPoint('payment_created');
   const execution = await routeCharge(rt.call, created.payment.route, chargeRequest(created.payment, method));
   rt.crashPoint('payment_connector_answered');
   const update = updateFromExecution(execution);
-  if (update.kind === 'succeeded' && !isMandateMethod(created.payment.paymentMethod)) {
+  if (opts.atOnce && update.kind === 'succeeded' && !isMandateMethod(created.payment.paymentMethod)) {
     const done = await finishSucceededAtOnce(db, ctx, created, update, execution.attempts, rt.now());
     if (done) return done;
   }
