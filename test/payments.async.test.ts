@@ -22,7 +22,9 @@ const log = pino({ level: 'silent' });
 beforeAll(async () => {
   testDb = await createTestDatabase();
   manual = await startPaymentsService(testDb, { settings: { statusCheckIntervalMs: 100 } });
-  automatic = await startPaymentsService(testDb, { settings: { simulator: { pendingDelayMs: 300 } } });
+  // The processor reports well after the 300 ms connector timeout, so that a timed-out request has
+  // answered `pending` before the report can settle the payment, even on a loaded machine.
+  automatic = await startPaymentsService(testDb, { settings: { simulator: { pendingDelayMs: 1500 } } });
   const tenant = await createTenant(testDb.database);
   api = client(manual.url, tenant.testKey);
   autoApi = client(automatic.url, tenant.testKey);
