@@ -21,7 +21,7 @@ import { respond, setRecoveryPoint, type Outcome, type RequestContext } from '..
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../lookup.js';
 import { planPage, toPage, type Page } from '../pagination.js';
-import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
+import { lockPaymentOrder, transitionPaymentOrder, type PaymentOrderRow } from '../payment-orders/service.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { attemptOf, callConnector, planRoute, routeCharge, type Attempt, type ChargeExecution, type RoutingRule } from '../../connectors/router.js';
 import { finishSucceededAtOnce } from './at-once.js';
@@ -46,7 +46,7 @@ import { loadMandate } from '../mandates/service.js';
 
 const RECOVERY_PREFIX = 'payment_created:';
 
-type OrderRow = typeof paymentOrders.$inferSelect;
+type OrderRow = PaymentOrderRow;
 
 /** A payment and its order as its first phase committed them. */
 export interface CommittedPayment {
