@@ -20,7 +20,7 @@ import crypto from 'node:crypto';
 import autocannon, { type Options, type Result } from 'autocannon';
 import { createAccount, issueKey } from '../src/domain/accounts/service.js';
 import { AT_ONCE_STATEMENTS } from '../src/domain/payments/at-once.js';
-import { newId } from '../src/lib/ids.js';
+import { newId } from '../src/kernel/ids.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { checkpoint, createBenchDatabase, type BenchDatabase } from './lib/database.js';

@@ -17,7 +17,7 @@ import { createAccount } from '../src/domain/accounts/service.js';
 import { createWebhookEndpoint } from '../src/domain/webhooks/service.js';
 import { loadConfig } from '../src/config.js';
 import { createEncryptor } from '../src/lib/encryption.js';
-import { newId, parseId } from '../src/lib/ids.js';
+import { newId, parseId } from '../src/kernel/ids.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { createSender } from '../src/webhooks/sender.js';
 import { signedHeaders } from '../src/webhooks/signing.js';

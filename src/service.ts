@@ -3,7 +3,8 @@
 import pino from 'pino';
 import type { Config } from './config.js';
 import { openDatabase, runMigrations, type Database } from './storage/db.js';
-import { buildApp, loggerOptions, type App } from './http/app.js';
+import { buildApp, loggerOptions } from './http/app.js';
+import type { App } from './http/types.js';
 import { createAuthenticator } from './http/auth.js';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.js';
 import { startWorker } from './worker/worker.js';

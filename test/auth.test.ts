@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, createTenant, createTestDatabase, orderBody, startTestService, type ApiResponse, type TestDatabase, type TestService, type Tenant } from './helpers.js';
 import { activateLive, createAccount, issueKey, listKeys, reinstateAccount, revokeKey, rollKey, suspendAccount } from '../src/domain/accounts/service.js';
 import { newApiKey } from '../src/lib/secrets.js';
-import { newId } from '../src/lib/ids.js';
+import { newId } from '../src/kernel/ids.js';
 
 let testDb: TestDatabase;
 /** No API-key cache: revocations and suspensions bite on the very next request. */

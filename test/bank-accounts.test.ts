@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/kernel/errors.js';
 import { createEncryptor, EncryptionError } from '../src/lib/encryption.js';
 import {
   abaChecksumValid,

@@ -7,16 +7,10 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueKey } from '../src/domain/accounts/service.js';
 import { createPaymentOrder } from '../src/domain/payment-orders/service.js';
-import { ApiError } from '../src/http/errors.js';
-import {
-  claimKey,
-  fingerprint,
-  releaseKey,
-  setRecoveryPoint,
-  storeFailure,
-  type RequestContext,
-} from '../src/idempotency/store.js';
-import { newId, parseId } from '../src/lib/ids.js';
+import { ApiError } from '../src/kernel/errors.js';
+import { claimKey, fingerprint, releaseKey, setRecoveryPoint, storeFailure } from '../src/idempotency/store.js';
+import type { RequestContext } from '../src/kernel/context.js';
+import { newId, parseId } from '../src/kernel/ids.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
 import {
   call,

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLedger } from '../src/cli/ledger.js';
 import { assertBalanced, postJournalEntry, UnbalancedEntryError } from '../src/ledger/journal.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { newId, parseId } from '../src/lib/ids.js';
+import { newId, parseId } from '../src/kernel/ids.js';
 import { client, createTenant, createTestDatabase, isPostgres, type TestDatabase } from './helpers.js';
 import { CARDS, orderAndPay, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 

@@ -3,7 +3,7 @@
 // the database.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { sha256Hex } from '../src/lib/secrets.js';
 import {
   call,

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWorkerOnce } from '../src/worker/worker.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
 import { CARDS, cardMethod, eventTypesOf, eventually, newOrder, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 import { deliverAt, Receiver, verify, webhookOptions } from './webhooks.helpers.js';
@@ -381,7 +381,7 @@ describe('mandates abandoned by a crashed request, found by the worker', () => {
       const body = mandateBody('sepa_core', ending);
       expect((await clockApi.post('/v1/mandates', body)).status).toBe(500);
       const [row] = await query(testDb, sql`SELECT id FROM mandates WHERE reference = ${body.reference}`);
-      const { toPublicId } = await import('../src/lib/ids.js');
+      const { toPublicId } = await import('../src/kernel/ids.js');
       return toPublicId('mdt', String(row!.id));
     } finally {
       clocked.payments.crashPoint = original;

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEncryptor } from '../src/lib/encryption.js';
 import { openBankAccountSecret } from '../src/lib/bank-accounts.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { client, createTenant, createTestDatabase, LogCapture, type TestDatabase } from './helpers.js';
 import { newOrder, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 import { accountFor, ENDINGS, mandateBody, mandateMethod } from './mandates.helpers.js';

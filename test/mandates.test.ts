@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../src/http/errors.js';
+import { ApiError } from '../src/kernel/errors.js';
 import { mandateStates, MANDATE_STATUSES } from '../src/domain/mandates/state.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
@@ -414,7 +414,7 @@ describe('idempotency and crash safety', () => {
       manual.payments.crashPoint = original;
     }
     const [row] = await query(testDb, sql`SELECT id FROM mandates WHERE reference = ${body.reference}`);
-    const { toPublicId } = await import('../src/lib/ids.js');
+    const { toPublicId } = await import('../src/kernel/ids.js');
     const id = toPublicId('mdt', String(row!.id));
     const sim = manual.payments.connectors.simulator!.processors.get('simulator_a')!;
     sim.mandates.create({

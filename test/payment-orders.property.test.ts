@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CURRENCY_CODES, MAX_AMOUNT } from '../src/lib/currencies.js';
-import { ERROR_CATALOGUE } from '../src/http/errors.js';
+import { ERROR_CATALOGUE } from '../src/kernel/errors.js';
 import {
   client,
   createTenant,

@@ -6,7 +6,7 @@ import pino from 'pino';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWorkerOnce } from '../src/worker/worker.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
 import { CARDS, eventTypesOf, eventually, orderAndPay, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 

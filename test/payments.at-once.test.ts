@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import crypto from 'node:crypto';
 import { client, createTenant, createTestDatabase, type Tenant, type TestDatabase } from './helpers.js';
 import { CARDS, cardMethod, newOrder, pay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
-import { claimKey, fingerprint, type RequestContext } from '../src/idempotency/store.js';
+import { claimKey, fingerprint } from '../src/idempotency/store.js';
+import type { RequestContext } from '../src/kernel/context.js';
 import { createPayment } from '../src/domain/payments/service.js';
 import { AT_ONCE_STATEMENTS, finishSucceededAtOnce } from '../src/domain/payments/at-once.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { paymentOrders, payments } from '../src/storage/schema.js';
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { call, createTenant, createTestDatabase, isPostgres, orderBody, type Tenant, type TestDatabase } from './helpers.js';
 import { CARDS, cardMethod, query } from './payments.helpers.js';
 

@@ -8,7 +8,7 @@ import { client, createTenant, createTestDatabase, type TestDatabase } from './h
 import { CARDS, orderAndPay, type Api } from './payments.helpers.js';
 import { balanceOf, expectLedgerClean, fund, newBeneficiary, payout, startPayoutsService, type PayoutsTestService } from './payouts.helpers.js';
 import { submitPayoutNow } from '../src/domain/payouts/submission.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 
 let testDb: TestDatabase;
 let service: PayoutsTestService;

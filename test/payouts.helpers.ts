@@ -69,7 +69,7 @@ export async function balanceOf(api: Api, currency = 'EUR') {
 }
 
 export async function expectLedgerClean(testDb: TestDatabase, accountId?: string) {
-  const { parseId } = await import('../src/lib/ids.js');
+  const { parseId } = await import('../src/kernel/ids.js');
   const report = await checkLedger(testDb.database.db, accountId ? { accountId: parseId('acct', accountId) } : {});
   expect(report, JSON.stringify(report, null, 2)).toMatchObject({ ok: true });
   return report;

@@ -16,7 +16,7 @@ import {
 } from './payouts.helpers.js';
 import { setPayoutSettings } from '../src/domain/accounts/service.js';
 import { submitPayoutNow } from '../src/domain/payouts/submission.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 
 let testDb: TestDatabase;
 let service: PayoutsTestService;

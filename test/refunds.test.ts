@@ -11,7 +11,7 @@ import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import type { Connector, RefundResult } from '../src/connectors/types.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
 import { call, client, createTenant, createTestDatabase, type ApiResponse, type TestDatabase } from './helpers.js';
 import { CARDS, eventTypesOf, orderAndPay, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { sql } from 'drizzle-orm';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
 import { deliverAt, Receiver, verifies, verify, webhookOptions } from './webhooks.helpers.js';

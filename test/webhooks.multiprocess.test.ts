@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTenant, createTestDatabase, isPostgres, startTestService, type TestDatabase, type TestService } from './helpers.js';
 import { Receiver, verifies } from './webhooks.helpers.js';
 import { events } from '../src/storage/schema.js';
-import { newId } from '../src/lib/ids.js';
+import { newId } from '../src/kernel/ids.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -78,7 +78,7 @@ async function setup() {
 
 /** Commits `n` events at once, as many state changes would. */
 async function commitEvents(accountId: string, n: number): Promise<string[]> {
-  const { parseId } = await import('../src/lib/ids.js');
+  const { parseId } = await import('../src/kernel/ids.js');
   const account = parseId('acct', accountId)!;
   const ids: string[] = [];
   const rows = Array.from({ length: n }, (_, i) => {
@@ -99,7 +99,7 @@ async function commitEvents(accountId: string, n: number): Promise<string[]> {
 }
 
 async function queueState(accountId: string) {
-  const { parseId } = await import('../src/lib/ids.js');
+  const { parseId } = await import('../src/kernel/ids.js');
   const account = parseId('acct', accountId)!;
   const result = (await testDb.database.db.execute(sql`
     SELECT

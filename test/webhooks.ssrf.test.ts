@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
 import { deliverAt, Receiver, webhookOptions } from './webhooks.helpers.js';
-import { parseId } from '../src/lib/ids.js';
+import { parseId } from '../src/kernel/ids.js';
 import type { LookupAddress } from '../src/webhooks/sender.js';
 
 let testDb: TestDatabase;

@@ -1,6 +1,6 @@
 // Argument checks for the CLI. Every flag is validated before the database is opened, so a typo
 // costs nothing and never touches data.
-import { parseId, type IdPrefix } from '../lib/ids.js';
+import { parseId, type IdPrefix } from '../kernel/ids.js';
 
 /** A mistake in how the command was called: printed as `error: ...`, exit code 2. */
 export class UsageError extends Error {}

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase, runMigrations } from '../storage/db.js';
-import { parseId } from '../lib/ids.js';
+import { parseId } from '../kernel/ids.js';
 import { checkLedger } from '../ledger/check.js';
 import type { CliIo } from './commands.js';
 

@@ -1,7 +1,7 @@
 // Test helpers (`POST /v1/test-helpers/{payments,payouts,mandates}/{id}/resolve`) ask the simulated
 // processor holding the object to settle it now, through the processor's own test control; what
 // the processor then reports is applied like any other report.
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../kernel/errors.js';
 import { callConnector, type CallDeps } from '../connectors/router.js';
 import { connectorError, type Connector, type ConnectorError } from '../connectors/types.js';
 

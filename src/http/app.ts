@@ -19,14 +19,16 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../storage/db.js';
 import type { RateLimiter } from '../lib/rate-limiter.js';
-import { newId, toPublicId } from '../lib/ids.js';
-import { ApiError } from './errors.js';
+import { newId, toPublicId } from '../kernel/ids.js';
+import { ApiError } from '../kernel/errors.js';
 import { addSharedSchema, validationError, validatorCompiler } from './validation.js';
-import { ErrorResponse } from './schemas.js';
+import { ErrorResponse } from '../kernel/schemas.js';
 import { authenticate, type Authenticator } from './auth.js';
 import { applyRateLimit } from './rate-limit.js';
 import { idempotencyHook } from './idempotency.js';
-import { releaseKey, storeFailure, type Outcome, type RequestContext } from '../idempotency/store.js';
+import { sendOutcome, type App } from './types.js';
+import { releaseKey, storeFailure } from '../idempotency/store.js';
+import type { Outcome, RequestContext } from '../kernel/context.js';
 import { PaymentOrder } from '../domain/payment-orders/schema.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerPaymentOrderRoutes } from './routes/payment-orders.js';
@@ -98,7 +100,6 @@ export function serializeError(err: Error): ReturnType<typeof pino.stdSerializer
   return serialized;
 }
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
 
@@ -280,9 +281,6 @@ async function settleIdempotency(req: FastifyRequest, outcome: Outcome, database
   }
 }
 
-export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
-  return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body);
-}
 
 /**
  * Names where the first `__proto__` key (or `constructor` holding `prototype`) sits the way other

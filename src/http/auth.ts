@@ -5,7 +5,7 @@
 import type { Db } from '../storage/db.js';
 import { findPrincipal, type Principal } from '../domain/accounts/service.js';
 import { API_KEY_PATTERN, sha256Hex } from '../lib/secrets.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../kernel/errors.js';
 
 export interface Authenticator {
   lookup(keyHash: string): Promise<Principal | undefined>;

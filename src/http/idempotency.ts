@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/store.js';
-import { ApiError } from './errors.js';
+import { ApiError } from '../kernel/errors.js';
 import { createEncryptor } from '../lib/encryption.js';
 
 type Settings = Parameters<typeof claimKey>[4];

@@ -4,7 +4,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { ApiError } from './errors.js';
+import { ApiError } from '../kernel/errors.js';
 
 // ajv-formats ships CommonJS whose default export NodeNext sees one level deeper.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;

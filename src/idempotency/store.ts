@@ -8,30 +8,10 @@
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db, Executor } from '../storage/db.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../kernel/errors.js';
 import type { Encryptor } from '../lib/encryption.js';
+import type { IdempotencyClaim, Outcome, RequestContext } from '../kernel/context.js';
 
-export interface IdempotencyClaim {
-  key: string;
-  /** Where a multi-phase operation got to; `started` means nothing has been committed yet. */
-  recoveryPoint: string;
-}
-
-/** Who is asking, as every service function needs it: tenancy, mode and request trail. */
-export interface RequestContext {
-  accountId: string;
-  livemode: boolean;
-  requestId: string;
-  idempotency?: IdempotencyClaim;
-  /** A key not yet claimed: the route claims it in the statement that does the work. */
-  deferredIdempotency?: { key: string; fingerprint: string; retentionS: number };
-}
-
-/** A finished response: the exact bytes are what a replay sends again. */
-export interface Outcome {
-  status: number;
-  body: string;
-}
 
 export type ClaimResult = { kind: 'owner'; claim: IdempotencyClaim } | { kind: 'replay'; outcome: Outcome };
 

@@ -2,10 +2,11 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import { journalEntries, journalLines, ledgerBalances } from '../storage/schema.js';
-import { parseId, toPublicId } from '../lib/ids.js';
-import { ApiError } from '../http/errors.js';
-import { respond, type Outcome, type RequestContext } from '../idempotency/store.js';
-import { planPage, toPage, type Page } from '../domain/pagination.js';
+import { parseId, toPublicId } from '../kernel/ids.js';
+import { ApiError } from '../kernel/errors.js';
+import { respond } from '../idempotency/store.js';
+import type { Outcome, RequestContext } from '../kernel/context.js';
+import { planPage, toPage, type Page } from '../kernel/pagination.js';
 import { MERCHANT_BALANCES, testFunding, type EntryType, type MerchantBalance } from './journal.js';
 import type { BalanceTransactionView, BalanceView, FundBalanceBody, ListBalanceTransactionsQuery } from './schema.js';
 

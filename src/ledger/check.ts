@@ -5,7 +5,7 @@
 // back). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
-import { toPublicId } from '../lib/ids.js';
+import { toPublicId } from '../kernel/ids.js';
 
 export interface LedgerCheckReport {
   ok: boolean;

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../storage/db.js';
-import { newId } from '../lib/ids.js';
+import { newId } from '../kernel/ids.js';
 
 /**
  * Merchant accounts are liabilities (what the service owes the merchant): a credit raises them, so

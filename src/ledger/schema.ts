@@ -1,6 +1,6 @@
 // Response schemas of the balance and its transactions (the journal seen from the merchant's side).
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Timestamp } from '../http/schemas.js';
+import { Amount, Currency, ListQueryBase, Timestamp } from '../kernel/schemas.js';
 import { ENTRY_TYPES } from './journal.js';
 
 const BalanceAmounts = Type.Array(Type.Object({ currency: Type.String(), amount: Type.Integer() }));

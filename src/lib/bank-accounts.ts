@@ -9,7 +9,7 @@
 import crypto from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { composeIBAN, extractIBAN, getCountrySpecifications, isValidBIC, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../kernel/errors.js';
 import { CURRENCY_EXPONENTS } from './currencies.js';
 import type { Encryptor } from './encryption.js';
 

@@ -21,7 +21,7 @@ import type { Db, Executor } from '../storage/db.js';
 import { webhookEndpoints, type events } from '../storage/schema.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
-import { newId, toPublicId } from '../lib/ids.js';
+import { newId, toPublicId } from '../kernel/ids.js';
 import { eventView, systemContext } from '../domain/events/service.js';
 import { isGuarded, setEndpointStatus, signingSecrets } from '../domain/webhooks/service.js';
 import { signedHeaders } from './signing.js';

@@ -3,7 +3,7 @@
 import { and, desc, eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { accounts, apiKeys } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { newApiKey, redactApiKey, sha256Hex } from '../../lib/secrets.js';
 
 export class OnboardingError extends Error {}

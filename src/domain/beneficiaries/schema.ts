@@ -2,7 +2,7 @@
 // src/lib/bank-accounts.ts, inlined (not referenced by $id) so that mandates and beneficiaries can
 // each use them without registering one shared schema twice.
 import { Type, type Static } from 'typebox';
-import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../http/schemas.js';
+import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
 import { BankAccountInput, BankAccountView } from '../../lib/bank-accounts.js';
 import { BENEFICIARY_STATUSES } from './state.js';
 

@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { beneficiaries } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import {
   bankAccountFingerprint,
   bankAccountView,
@@ -19,10 +19,11 @@ import {
   sealBankAccountSecret,
   validateBankAccount,
 } from '../../lib/bank-accounts.js';
-import { respond, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { respond } from '../../idempotency/store.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { notFound } from '../lookup.js';
-import { planPage, toPage, type Page } from '../pagination.js';
+import { notFound } from '../../kernel/lookup.js';
+import { planPage, toPage, type Page } from '../../kernel/pagination.js';
 import type { PayoutsRuntime } from '../payouts/runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
 import { beneficiaryStates, type BeneficiaryStatus } from './state.js';

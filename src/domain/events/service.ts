@@ -4,10 +4,10 @@
 import { and, eq, like, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { events } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
-import type { RequestContext } from '../../idempotency/store.js';
-import { planPage, toPage, type ListParams, type Page } from '../pagination.js';
-import { notFound } from '../lookup.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import type { RequestContext } from '../../kernel/context.js';
+import { planPage, toPage, type ListParams, type Page } from '../../kernel/pagination.js';
+import { notFound } from '../../kernel/lookup.js';
 
 export interface EventView {
   id: string;

@@ -3,8 +3,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { parseId, toPublicId } from '../../lib/ids.js';
-import { ApiError } from '../../http/errors.js';
+import { parseId, toPublicId } from '../../kernel/ids.js';
+import { ApiError } from '../../kernel/errors.js';
 
 export interface MandatePaymentMethod {
   type: 'mandate';

@@ -4,7 +4,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { connectorWebhookEvents, mandates } from '../../storage/schema.js';
-import { parseId } from '../../lib/ids.js';
+import { parseId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import type { InboundEvent } from '../../connectors/types.js';
 import type { PaymentsRuntime } from '../payments/runtime.js';

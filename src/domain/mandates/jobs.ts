@@ -11,7 +11,7 @@
 import { and, asc, eq, inArray, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { toPublicId } from '../../lib/ids.js';
+import { toPublicId } from '../../kernel/ids.js';
 import { recordEvent, systemContext } from '../events/service.js';
 import { callConnector } from '../../connectors/router.js';
 import type { PaymentsRuntime } from '../payments/runtime.js';

@@ -1,6 +1,6 @@
 // Request and response schemas of mandates: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../http/schemas.js';
+import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
 import { MANDATE_FAILURE_CODES, MANDATE_SCHEMES } from '../../connectors/types.js';
 import type { BankAccountInput, BankAccountView } from '../../lib/bank-accounts.js';
 import { PaymentAttempt } from '../payments/schema.js';

@@ -18,8 +18,8 @@ import crypto from 'node:crypto';
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
-import { ApiError, invalidState } from '../../http/errors.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { ApiError, invalidState } from '../../kernel/errors.js';
 import type { Encryptor } from '../../lib/encryption.js';
 import {
   bankAccountFingerprint,
@@ -30,10 +30,11 @@ import {
   validateBankAccount,
   type ValidBankAccount,
 } from '../../lib/bank-accounts.js';
-import { respond, setRecoveryPoint, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { respond, setRecoveryPoint } from '../../idempotency/store.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { notFound } from '../lookup.js';
-import { planPage, toPage, type Page } from '../pagination.js';
+import { notFound } from '../../kernel/lookup.js';
+import { planPage, toPage, type Page } from '../../kernel/pagination.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { attemptOf, callConnector, orderConnectors, ruleMatches, type Attempt, type Guarded, type RoutingRule } from '../../connectors/router.js';
 import {

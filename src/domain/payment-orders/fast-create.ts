@@ -10,9 +10,9 @@
 // sent.
 import type { Executor } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
-import { newId } from '../../lib/ids.js';
+import { newId } from '../../kernel/ids.js';
 import type { paymentOrders } from '../../storage/schema.js';
-import type { Outcome, RequestContext } from '../../idempotency/store.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { PaymentOrderView } from './schema.js';
 
 export interface DeferredClaim {

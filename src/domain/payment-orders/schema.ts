@@ -1,6 +1,6 @@
 // Request and response schemas of payment orders: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../http/schemas.js';
+import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
 import { PAYMENT_ORDER_STATUSES } from './state.js';
 
 export const CreatePaymentOrderBody = Type.Object(

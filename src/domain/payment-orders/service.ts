@@ -3,12 +3,13 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentOrders } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
-import { ApiError } from '../../http/errors.js';
-import { respond, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { ApiError } from '../../kernel/errors.js';
+import { respond } from '../../idempotency/store.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../events/service.js';
-import { notFound } from '../lookup.js';
-import { planPage, toPage, type Page } from '../pagination.js';
+import { notFound } from '../../kernel/lookup.js';
+import { planPage, toPage, type Page } from '../../kernel/pagination.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';

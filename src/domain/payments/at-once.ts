@@ -18,8 +18,8 @@
 // first commits), the payment was changed by a webhook meanwhile, or the key was taken over.
 import type { Db } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
-import type { Outcome, RequestContext } from '../../idempotency/store.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
 import { balanceChanges, paymentLines } from '../../ledger/journal.js';

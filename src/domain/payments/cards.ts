@@ -3,7 +3,7 @@
 // fingerprint (HMAC-SHA256 with CARD_FINGERPRINT_KEY, per account), which lets a merchant see
 // that two payments used the same card without anyone being able to recover the number from it.
 import crypto from 'node:crypto';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../kernel/errors.js';
 import { TEST_CARDS } from '../../connectors/simulator/cards.js';
 import type { CardDetails } from '../../connectors/types.js';
 

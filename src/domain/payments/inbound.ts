@@ -5,8 +5,8 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { connectorWebhookEvents, payments, refunds } from '../../storage/schema.js';
-import { parseId } from '../../lib/ids.js';
-import { ApiError } from '../../http/errors.js';
+import { parseId } from '../../kernel/ids.js';
+import { ApiError } from '../../kernel/errors.js';
 import { systemContext } from '../events/service.js';
 import { WebhookVerificationError, type InboundEvent } from '../../connectors/types.js';
 import type { PaymentsRuntime } from './runtime.js';

@@ -1,6 +1,6 @@
 // Request and response schemas of payments: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, ListQueryBase, Metadata, Timestamp } from '../../http/schemas.js';
+import { Amount, ListQueryBase, Metadata, Timestamp } from '../../kernel/schemas.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';

@@ -12,7 +12,7 @@
 import { and, asc, eq, inArray, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
-import { toPublicId } from '../../lib/ids.js';
+import { toPublicId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import { callConnector } from '../../connectors/router.js';
 import type { PaymentsRuntime } from './runtime.js';

@@ -5,7 +5,7 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { connectorWebhookEvents, payouts } from '../../storage/schema.js';
-import { parseId } from '../../lib/ids.js';
+import { parseId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import type { PayoutState } from '../../connectors/types.js';
 import type { PaymentsRuntime } from '../payments/runtime.js';

@@ -1,6 +1,6 @@
 // Request and response schemas of payouts and their test helper.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../http/schemas.js';
+import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
 import { PAYOUT_FAILURE_CODES } from '../../connectors/types.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { PAYOUT_STATUSES } from './state.js';

@@ -16,7 +16,7 @@
 import { and, asc, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { beneficiaries, payouts } from '../../storage/schema.js';
-import { toPublicId } from '../../lib/ids.js';
+import { toPublicId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import { attemptOf, callConnector, type Attempt, type CallDeps, type Guarded } from '../../connectors/router.js';
 import { connectorError, isRetryable, type PayoutRequest, type PayoutResult, type PayoutState } from '../../connectors/types.js';

@@ -1,6 +1,6 @@
 // Request and response schemas of refunds.
 import { Type, type Static } from 'typebox';
-import { Amount, ListQueryBase, Metadata, Timestamp } from '../../http/schemas.js';
+import { Amount, ListQueryBase, Metadata, Timestamp } from '../../kernel/schemas.js';
 import { REFUND_FAILURE_CODES } from '../../connectors/types.js';
 import { REFUND_STATUSES } from './state.js';
 

@@ -11,12 +11,13 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../lib/ids.js';
-import { ApiError, invalidState } from '../../http/errors.js';
-import { respond, setRecoveryPoint, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { ApiError, invalidState } from '../../kernel/errors.js';
+import { respond, setRecoveryPoint } from '../../idempotency/store.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { notFound } from '../lookup.js';
-import { planPage, toPage, type Page } from '../pagination.js';
+import { notFound } from '../../kernel/lookup.js';
+import { planPage, toPage, type Page } from '../../kernel/pagination.js';
 import { lockAvailableBalance, refundCreated, refundFailed, refundSettled } from '../../ledger/journal.js';
 import { callConnector } from '../../connectors/router.js';
 import { isRetryable, type RefundFailureCode, type RefundResult, type RefundState } from '../../connectors/types.js';

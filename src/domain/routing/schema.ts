@@ -1,6 +1,6 @@
 // Request and response schemas of the routing configuration (GET/PUT /v1/routing).
 import { Type, type Static } from 'typebox';
-import { Currency, Timestamp } from '../../http/schemas.js';
+import { Currency, Timestamp } from '../../kernel/schemas.js';
 import { MAX_AMOUNT } from '../../lib/currencies.js';
 
 const ConnectorChoice = Type.Object(

@@ -6,8 +6,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { routingConfigs } from '../../storage/schema.js';
-import { ApiError } from '../../http/errors.js';
-import type { RequestContext } from '../../idempotency/store.js';
+import { ApiError } from '../../kernel/errors.js';
+import type { RequestContext } from '../../kernel/context.js';
 import type { RoutingRule } from '../../connectors/router.js';
 import type { PaymentsRuntime } from '../payments/runtime.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';

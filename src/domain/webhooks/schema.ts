@@ -1,7 +1,7 @@
 // Request and response schemas of webhook endpoints, their delivery attempts and the test-mode
 // delivery scenarios: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../http/schemas.js';
+import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
 import { WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_TEST_SCENARIOS } from './state.js';
 
 export const MAX_GRACE_PERIOD_S = 7 * 24 * 3600;

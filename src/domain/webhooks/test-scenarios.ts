@@ -5,9 +5,10 @@
 // WEBHOOK_TIMEOUT_MS each), are not stored as events and do not go through the delivery queue.
 import crypto from 'node:crypto';
 import type { Db } from '../../storage/db.js';
-import { newId } from '../../lib/ids.js';
-import { ApiError } from '../../http/errors.js';
-import { respond, type Outcome, type RequestContext } from '../../idempotency/store.js';
+import { newId } from '../../kernel/ids.js';
+import { ApiError } from '../../kernel/errors.js';
+import { respond } from '../../idempotency/store.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { EventView } from '../events/service.js';
 import { signedHeaders, SECRET_PREFIX } from '../../webhooks/signing.js';
 import { findEndpointForTest, isGuarded, signingSecrets, type WebhookSettings } from './service.js';

@@ -1,8 +1,8 @@
 // HTTP surface of the balance and its transactions (the ledger seen from the merchant's side).
 import { Type } from 'typebox';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, ListOf } from '../schemas.js';
+import { errorResponses, ListOf } from '../../kernel/schemas.js';
 import { ListBalanceTransactionsQuery } from '../../ledger/schema.js';
 import { listBalanceTransactions, retrieveBalance } from '../../ledger/balance.js';
 

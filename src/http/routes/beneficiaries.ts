@@ -1,9 +1,9 @@
 // HTTP surface of beneficiaries: validate, call one service function, shape the answer.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import { CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from '../../domain/beneficiaries/schema.js';
 import {
   createBeneficiary,

@@ -2,10 +2,10 @@
 // signature authenticates the request — and the body is kept as the exact bytes received, since
 // that is what the processor signed.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses } from '../schemas.js';
-import { ApiError } from '../errors.js';
+import { errorResponses } from '../../kernel/schemas.js';
+import { ApiError } from '../../kernel/errors.js';
 import { receiveConnectorWebhook } from '../../domain/payments/inbound.js';
 import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf, ListQueryBase, Timestamp } from '../schemas.js';
+import { errorResponses, IdParam, ListOf, ListQueryBase, Timestamp } from '../../kernel/schemas.js';
 import { listEvents, retrieveEvent } from '../../domain/events/service.js';
 
 export const EventSchema = Type.Object(

@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { Type } from 'typebox';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Database } from '../../storage/db.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../kernel/errors.js';
 
 const Status = Type.Object({ status: Type.String() });
 

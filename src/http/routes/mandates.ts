@@ -1,10 +1,10 @@
 // HTTP surface of mandates and their test helper: validate, call one service function, shape the answer.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import { addSharedSchema } from '../validation.js';
 import { createEncryptor } from '../../lib/encryption.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';

@@ -1,11 +1,11 @@
 // HTTP surface of payment orders: validate, call one service function, shape the answer.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
 import { claimDeferred } from '../idempotency.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,

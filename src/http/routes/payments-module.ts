@@ -1,7 +1,7 @@
 // Registers everything of payments, refunds, routing, balance and inbound processor webhooks on
 // the app: their shared schemas ($id) and their routes. Without a runtime from the caller (the
 // service builds one per process and shares it with the worker) the app builds its own.
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
 import { addSharedSchema } from '../validation.js';

@@ -1,9 +1,9 @@
 // HTTP surface of payments: validate, call one service function, shape the answer.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
 import { createPayment, listPayments, retrievePayment } from '../../domain/payments/service.js';
 import { tryCreateCardPaymentAtOnce } from '../../domain/payments/at-once.js';

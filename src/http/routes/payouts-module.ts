@@ -1,6 +1,6 @@
 // Registers beneficiaries and payouts on the app: their shared schemas ($id) and their routes.
 // They share the payments runtime (connectors, router, clock) of the process.
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
 import { addSharedSchema } from '../validation.js';

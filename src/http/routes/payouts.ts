@@ -1,9 +1,9 @@
 // HTTP surface of payouts and their test helper: validate, call one service function, shape the answer.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import { CreatePayoutBody, ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
 import { cancelPayout, createPayout, listPayouts, resolveTestPayout, retrievePayout } from '../../domain/payouts/service.js';
 import { submitPayoutNow } from '../../domain/payouts/submission.js';

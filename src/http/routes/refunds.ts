@@ -1,9 +1,9 @@
 // HTTP surface of refunds.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../schemas.js';
+import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreateRefundBody, ListRefundsQuery } from '../../domain/refunds/schema.js';
 import { createRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
 import type { PaymentsRuntime } from '../../domain/payments/runtime.js';

@@ -1,8 +1,8 @@
 // HTTP surface of the routing configuration.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
+import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses } from '../../kernel/schemas.js';
 import { PutRoutingBody } from '../../domain/routing/schema.js';
 import { putRouting, retrieveRouting } from '../../domain/routing/service.js';
 import type { PaymentsRuntime } from '../../domain/payments/runtime.js';

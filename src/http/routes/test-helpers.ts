@@ -1,9 +1,9 @@
 // Test helpers of payments and the balance (test-mode keys only; live keys get 403).
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam } from '../schemas.js';
+import { errorResponses, IdParam } from '../../kernel/schemas.js';
 import { ResolvePaymentBody } from '../../domain/payments/schema.js';
 import { resolveTestPayment } from '../../domain/payments/service.js';
 import type { PaymentsRuntime } from '../../domain/payments/runtime.js';

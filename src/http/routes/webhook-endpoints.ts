@@ -1,10 +1,10 @@
 // HTTP surface of webhook endpoints, their delivery attempts, event redelivery and the test-mode
 // delivery scenarios: validate, call one service function, shape the answer.
 import { Type } from 'typebox';
-import type { App } from '../app.js';
-import { sendOutcome } from '../app.js';
+import type { App } from '../types.js';
+import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../schemas.js';
+import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import {
   CreateWebhookEndpointBody,
   DeletedWebhookEndpoint,

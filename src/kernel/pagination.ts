@@ -1,8 +1,8 @@
 // Cursor pagination shared by every list endpoint: newest first, by the time-ordered id.
 import { and, asc, desc, gt, gte, lt, lte, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { ApiError } from '../http/errors.js';
-import { parseId, type IdPrefix } from '../lib/ids.js';
+import { ApiError } from './errors.js';
+import { parseId, type IdPrefix } from './ids.js';
 
 export interface ListParams {
   limit?: number;

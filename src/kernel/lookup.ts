@@ -4,8 +4,8 @@
 import { and, eq } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../storage/db.js';
-import { ApiError } from '../http/errors.js';
-import type { RequestContext } from '../idempotency/store.js';
+import { ApiError } from './errors.js';
+import type { RequestContext } from '../kernel/context.js';
 
 interface TenantTable extends PgTable {
   accountId: PgColumn;
