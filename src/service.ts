@@ -8,9 +8,7 @@ import type { App } from './http/types.js';
 import { createAuthenticator } from './http/auth.js';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.js';
 import { startWorker } from './worker/worker.js';
-import { createEncryptor } from './lib/encryption.js';
-import { createPaymentsRuntime, type PaymentsRuntime } from './domain/payments/runtime.js';
-import { createPayoutsRuntime } from './domain/payouts/runtime.js';
+import { createRuntime, type Runtime } from './runtime.js';
 
 export interface Service {
   database: Database;
@@ -21,13 +19,13 @@ export interface Service {
 
 export async function startService(
   config: Config,
-  opts: { database?: Database; logger?: boolean | object; rateLimiter?: RateLimiter; payments?: PaymentsRuntime } = {},
+  opts: { database?: Database; logger?: boolean | object; rateLimiter?: RateLimiter; payments?: Runtime } = {},
 ): Promise<Service> {
   const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
   await runMigrations(database);
   const rateLimiter = opts.rateLimiter ?? createRateLimiter(config.redisUrl);
   // One set of connectors (circuit breakers, in-process simulator) shared by the api and worker roles.
-  const payments = opts.payments ?? createPaymentsRuntime(config.payments, { idempotencyLockTimeoutS: config.idempotencyLockTimeoutS });
+  const payments = opts.payments ?? createRuntime(config);
   let app: App | undefined;
   let url: string | undefined;
   if (config.roles.includes('api')) {
@@ -52,10 +50,10 @@ export async function startService(
         {
           db: database.db,
           log: app?.log ?? pino(loggerOptions(config)),
-          webhooks: { config: config.webhooks, encryptor: createEncryptor(config.encryptionKeys) },
+          webhooks: { config: config.webhooks, encryptor: payments.encryptor },
           webhookHistoryRetentionDays: config.webhooks.historyRetentionDays,
           payments,
-          payouts: createPayoutsRuntime(config, payments),
+          payouts: payments,
         },
         config.workerIntervalMs,
       )

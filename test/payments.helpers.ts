@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { loadConfig, type Config, type PaymentsConfig } from '../src/config.js';
 import { startService } from '../src/service.js';
-import { createPaymentsRuntime, type PaymentsRuntime, type PaymentsRuntimeOptions } from '../src/domain/payments/runtime.js';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../src/runtime.js';
 import { MemoryRateLimiter } from '../src/lib/rate-limiter.js';
 import { client, orderBody, type LogCapture, type TestDatabase, type TestService } from './helpers.js';
 
@@ -28,7 +28,7 @@ export type PaymentsSettings = Partial<Omit<PaymentsConfig, 'simulator' | 'circu
 };
 
 export interface PaymentsTestService extends TestService {
-  payments: PaymentsRuntime;
+  payments: Runtime;
 }
 
 /** Payment settings for tests: a 300 ms connector timeout; pending charges wait a minute unless told otherwise. */
@@ -45,7 +45,7 @@ export function testPaymentsConfig(settings: PaymentsSettings = {}): PaymentsCon
 
 export async function startPaymentsService(
   testDb: TestDatabase,
-  opts: { settings?: PaymentsSettings; overrides?: Partial<Config>; runtime?: PaymentsRuntimeOptions; logs?: LogCapture } = {},
+  opts: { settings?: PaymentsSettings; overrides?: Partial<Config>; runtime?: RuntimeOptions; logs?: LogCapture } = {},
 ): Promise<PaymentsTestService> {
   const config: Config = {
     ...loadConfig({}),
@@ -56,7 +56,7 @@ export async function startPaymentsService(
     ...opts.overrides,
   };
   config.payments = testPaymentsConfig(opts.settings);
-  const payments = createPaymentsRuntime(config.payments, { idempotencyLockTimeoutS: config.idempotencyLockTimeoutS, ...opts.runtime });
+  const payments = createRuntime(config, opts.runtime);
   const service = await startService(config, {
     database: testDb.database,
     logger: opts.logs ? { level: 'info', stream: opts.logs } : false,

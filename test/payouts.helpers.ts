@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'vitest';
 import type { Config } from '../src/config.js';
-import { createPayoutsRuntime, type PayoutsRuntime } from '../src/domain/payouts/runtime.js';
+import { createRuntime, type Runtime } from '../src/runtime.js';
 import { runPayoutJobs } from '../src/domain/payouts/submission.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/bank-accounts.js';
@@ -11,7 +11,7 @@ import type { LogCapture, TestDatabase } from './helpers.js';
 import { startPaymentsService, type Api, type PaymentsSettings, type PaymentsTestService } from './payments.helpers.js';
 
 export interface PayoutsTestService extends PaymentsTestService {
-  payouts: PayoutsRuntime;
+  payouts: Runtime;
   clock: { advance(ms: number): void; now(): Date };
   /** One worker pass over payouts, as the worker would run it. */
   runPayouts(): Promise<{ submitted: number; checked: number }>;
@@ -28,7 +28,7 @@ export async function startPayoutsService(
     ...opts.overrides,
   };
   const service = await startPaymentsService(testDb, { settings: opts.settings, overrides, runtime: { now }, logs: opts.logs });
-  const payouts = createPayoutsRuntime(service.config, service.payments);
+  const payouts = service.payments;
   return {
     ...service,
     payouts,

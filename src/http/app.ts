@@ -35,12 +35,11 @@ import { registerPaymentOrderRoutes } from './routes/payment-orders.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerWebhookRoutes } from './routes/webhook-endpoints.js';
 import { WebhookDeliveryAttempt, WebhookEndpoint, WebhookEndpointWithSecret } from '../domain/webhooks/schema.js';
-import { createEncryptor } from '../lib/encryption.js';
 import { createSender } from '../webhooks/sender.js';
 import { EventSchema } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
 import { registerPayoutsModule } from './routes/payouts-module.js';
-import type { PaymentsRuntime } from '../domain/payments/runtime.js';
+import { createRuntime, type Runtime } from '../runtime.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -64,8 +63,8 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
   authenticator: Authenticator;
   logger?: boolean | object;
-  /** Connectors, routing cache and clock of payments; built by the app when absent. */
-  payments?: PaymentsRuntime;
+  /** The process's runtime (connectors, routing cache, clock, keys); built by the app when absent. */
+  payments?: Runtime;
 }
 
 /** The service's pino settings: secrets redacted, failed queries logged without their parameters. */
@@ -105,6 +104,7 @@ const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
+  const rt = deps.payments ?? createRuntime(config);
   const app = Fastify({
     // A caller's logger settings (a test's capture stream) add to the defaults, never drop the redaction.
     logger: typeof deps.logger === 'object' ? { ...loggerOptions(config), ...deps.logger } : (deps.logger ?? loggerOptions(config)),
@@ -116,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  if (!deps.payments) app.addHook('onClose', async () => rt.close());
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationError(errors, context) as unknown as Error);
   app.addSchema(ErrorResponse);
@@ -242,9 +243,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // The API process sends only the test-mode delivery scenarios; the worker delivers events.
   const webhookSender = createSender({ maxSockets: 16 });
   app.addHook('onClose', async () => webhookSender.close());
-  registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: createEncryptor(config.encryptionKeys), sender: webhookSender });
-  const paymentsRuntime = registerPaymentsModule(app, database.db, config, deps.payments);
-  registerPayoutsModule(app, database.db, config, paymentsRuntime);
+  registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: rt.encryptor, sender: webhookSender });
+  registerPaymentsModule(app, database.db, config, rt);
+  registerPayoutsModule(app, database.db, rt);
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -6,8 +6,7 @@ import { expireDuePaymentOrders } from '../domain/payment-orders/service.js';
 import { sweepExpiredKeys } from '../idempotency/store.js';
 import { sweepWebhookHistory } from '../webhooks/retention.js';
 import { runStatusChecks } from '../domain/payments/status-checks.js';
-import type { PaymentsRuntime } from '../domain/payments/runtime.js';
-import type { PayoutsRuntime } from '../domain/payouts/runtime.js';
+import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
 import type { WebhookConfig } from '../config.js';
@@ -21,11 +20,11 @@ export interface WorkerDeps {
   now?: () => Date;
   /** Webhook delivery; without it the worker does not deliver (tests of other jobs). */
   webhooks?: WebhookWorkerOptions;  /** Status checks of pending payments and refunds; without it the worker does not check. */
-  payments?: PaymentsRuntime;
+  payments?: Runtime;
   /** Days of webhook delivery history to keep; unset: the worker deletes none. */
   webhookHistoryRetentionDays?: number;
   /** Submission and status checks of payouts; without it the worker does not send payouts. */
-  payouts?: PayoutsRuntime;
+  payouts?: Runtime;
 }
 
 export interface WebhookWorkerOptions {

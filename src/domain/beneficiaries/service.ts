@@ -24,7 +24,7 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { planPage, toPage, type Page } from '../../kernel/pagination.js';
-import type { PayoutsRuntime } from '../payouts/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
 import { beneficiaryStates, type BeneficiaryStatus } from './state.js';
 
@@ -79,17 +79,17 @@ export function beneficiaryView(row: BeneficiaryRow): BeneficiaryView {
 const sealContext = (uuid: string) => toPublicId('ben', uuid);
 
 /** The IBAN or account number, in memory for a connector call only. */
-export function openBeneficiarySecret(prt: PayoutsRuntime, row: BeneficiaryRow): string {
-  return openBankAccountSecret(prt.encryptor, row.bankSecretEncrypted, sealContext(row.id));
+export function openBeneficiarySecret(rt: Runtime, row: BeneficiaryRow): string {
+  return openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, sealContext(row.id));
 }
 
 function byId(ctx: RequestContext, uuid: string): SQL {
   return and(eq(beneficiaries.accountId, ctx.accountId), eq(beneficiaries.livemode, ctx.livemode), eq(beneficiaries.id, uuid))!;
 }
 
-export async function createBeneficiary(db: Db, prt: PayoutsRuntime, ctx: RequestContext, input: CreateBeneficiaryBody): Promise<Outcome> {
+export async function createBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, input: CreateBeneficiaryBody): Promise<Outcome> {
   const account = validateBankAccount(input.bank_account);
-  const now = prt.payments.now();
+  const now = rt.now();
   const { uuid } = newId('ben');
   return db.transaction(async (tx) => {
     const [row] = await tx
@@ -109,8 +109,8 @@ export async function createBeneficiary(db: Db, prt: PayoutsRuntime, ctx: Reques
         bankSortCode: account.sortCode,
         bankRoutingNumber: account.routingNumber,
         bankIfsc: account.ifsc,
-        bankFingerprint: bankAccountFingerprint(account, accountFingerprintKey(prt.fingerprintKey, ctx.accountId)),
-        bankSecretEncrypted: sealBankAccountSecret(prt.encryptor, account, sealContext(uuid)),
+        bankFingerprint: bankAccountFingerprint(account, accountFingerprintKey(rt.fingerprintKey, ctx.accountId)),
+        bankSecretEncrypted: sealBankAccountSecret(rt.encryptor, account, sealContext(uuid)),
         metadata: input.metadata ?? {},
         createdAt: now,
         updatedAt: now,
@@ -159,9 +159,9 @@ export async function listBeneficiaries(db: Db, ctx: RequestContext, params: Lis
   return toPage(rows, plan, beneficiaryView);
 }
 
-export async function updateBeneficiary(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string, input: UpdateBeneficiaryBody): Promise<Outcome> {
+export async function updateBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: UpdateBeneficiaryBody): Promise<Outcome> {
   const uuid = parseId('ben', id);
-  const now = prt.payments.now();
+  const now = rt.now();
   const outcome = uuid
     ? await db.transaction(async (tx) => {
         const row = await lockBeneficiary(tx, ctx, uuid);
@@ -186,9 +186,9 @@ export async function updateBeneficiary(db: Db, prt: PayoutsRuntime, ctx: Reques
 }
 
 /** DELETE: the beneficiary is disabled, not removed (its payouts keep pointing at it). Repeating it changes nothing. */
-export async function disableBeneficiary(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string): Promise<Outcome> {
+export async function disableBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
   const uuid = parseId('ben', id);
-  const now = prt.payments.now();
+  const now = rt.now();
   const outcome = uuid
     ? await db.transaction(async (tx) => {
         const row = await lockBeneficiary(tx, ctx, uuid);

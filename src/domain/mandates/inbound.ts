@@ -7,12 +7,12 @@ import { connectorWebhookEvents, mandates } from '../../storage/schema.js';
 import { parseId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import type { InboundEvent } from '../../connectors/types.js';
-import type { PaymentsRuntime } from '../payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { applyMandateState } from './service.js';
 
 export async function receiveMandateEvent(
   db: Db,
-  rt: PaymentsRuntime,
+  rt: Runtime,
   name: string,
   event: Extract<InboundEvent, { object: 'mandate' }>,
 ): Promise<{ received: true; duplicate: boolean; applied: boolean }> {

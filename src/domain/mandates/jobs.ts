@@ -14,7 +14,7 @@ import { mandates } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import { recordEvent, systemContext } from '../events/service.js';
 import { callConnector } from '../../connectors/router.js';
-import type { PaymentsRuntime } from '../payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../payments/service.js';
 import { mandateStates } from './state.js';
 import {
@@ -29,7 +29,7 @@ import {
 
 const DAY_MS = 86_400_000;
 
-async function claim(db: Db, rt: PaymentsRuntime, batch: number): Promise<MandateRow[]> {
+async function claim(db: Db, rt: Runtime, batch: number): Promise<MandateRow[]> {
   const now = rt.now();
   return db.transaction(async (tx) => {
     const due = await tx
@@ -49,7 +49,7 @@ async function claim(db: Db, rt: PaymentsRuntime, batch: number): Promise<Mandat
   });
 }
 
-async function checkMandate(db: Db, rt: PaymentsRuntime, row: MandateRow): Promise<void> {
+async function checkMandate(db: Db, rt: Runtime, row: MandateRow): Promise<void> {
   const ctx = systemContext(row.accountId, row.livemode);
   if (row.connector === null) {
     const overdue = rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length);
@@ -75,7 +75,7 @@ async function checkMandate(db: Db, rt: PaymentsRuntime, row: MandateRow): Promi
 }
 
 /** Expires, in batches, the active mandates unused since before `now` minus the dormancy period. */
-export async function expireDormantMandates(db: Db, rt: PaymentsRuntime, now: Date, batch = 200): Promise<number> {
+export async function expireDormantMandates(db: Db, rt: Runtime, now: Date, batch = 200): Promise<number> {
   const cutoff = new Date(now.getTime() - rt.config.mandateDormancyDays * DAY_MS);
   let expired = 0;
   for (;;) {
@@ -103,7 +103,7 @@ export async function expireDormantMandates(db: Db, rt: PaymentsRuntime, now: Da
 }
 
 /** One pass: status checks of due pending mandates, then expiry; returns what each did. */
-export async function runMandateJobs(db: Db, rt: PaymentsRuntime, now: Date, batch = 50): Promise<{ checked: number; expired: number }> {
+export async function runMandateJobs(db: Db, rt: Runtime, now: Date, batch = 50): Promise<{ checked: number; expired: number }> {
   const due = await claim(db, rt, batch);
   for (const row of due) await checkMandate(db, rt, row);
   return { checked: due.length, expired: await expireDormantMandates(db, rt, now) };

@@ -20,7 +20,6 @@ import type { Db, Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
-import type { Encryptor } from '../../lib/encryption.js';
 import {
   bankAccountFingerprint,
   bankAccountView,
@@ -46,7 +45,7 @@ import {
   type MandateState,
 } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
-import type { PaymentsRuntime } from '../payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../payments/service.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
@@ -55,12 +54,6 @@ import { mandateStates, type MandateStatus } from './state.js';
 export type MandateRow = typeof mandates.$inferSelect;
 
 const RECOVERY_PREFIX = 'mandate_created:';
-
-/** What a mandate needs besides the database: the payments runtime (connectors, clock) and the sealing keys. */
-export interface MandatesDeps {
-  rt: PaymentsRuntime;
-  encryptor: Encryptor;
-}
 
 export function mandateView(row: MandateRow): MandateView {
   return {
@@ -170,7 +163,7 @@ export function redactBankAccountForFingerprint(key: Buffer) {
  * currency and the payment method type `mandate` (amount ranges are for debits, not for the
  * setup), restricted to usable connectors that support mandates.
  */
-export function mandateRoute(rt: PaymentsRuntime, rules: readonly RoutingRule[], livemode: boolean, currency: string): string[] {
+export function mandateRoute(rt: Runtime, rules: readonly RoutingRule[], livemode: boolean, currency: string): string[] {
   const rule = rules.find((r) => ruleMatches({ ...r, amount_min: undefined, amount_max: undefined }, { currency, amount: 1, paymentMethodType: 'mandate' }));
   if (!rule) return [];
   const usable = new Set(usableConnectors(rt, livemode));
@@ -200,7 +193,7 @@ interface SetupExecution {
 }
 
 /** Like routeCharge: a retryable failure moves on to the next connector; anything else stops. */
-async function routeSetup(rt: PaymentsRuntime, plan: readonly string[], request: MandateSetupRequest): Promise<SetupExecution> {
+async function routeSetup(rt: Runtime, plan: readonly string[], request: MandateSetupRequest): Promise<SetupExecution> {
   const attempts: Attempt[] = [];
   let last: MandateResult = { kind: 'error', code: 'processor_error', message: 'every connector of the route is unavailable (circuit open)' };
   for (const name of plan) {
@@ -301,7 +294,7 @@ export async function applyMandateUpdate(
   row: MandateRow,
   update: MandateUpdate,
   attempts: Attempt[],
-  rt: PaymentsRuntime,
+  rt: Runtime,
 ): Promise<MandateRow> {
   const now = rt.now();
   const where = byId(row.accountId, row.id);
@@ -347,7 +340,7 @@ export async function applyMandateUpdate(
 /** Applies a connector's report to a mandate in its own transaction (or the caller's). */
 export async function applyMandateState(
   db: Db,
-  rt: PaymentsRuntime,
+  rt: Runtime,
   ctx: RequestContext,
   accountId: string,
   uuid: string,
@@ -366,11 +359,11 @@ export async function applyMandateState(
 
 // ---- create ------------------------------------------------------------------------------------
 
-export async function createMandate(db: Db, deps: MandatesDeps, ctx: RequestContext, input: CreateMandateBody): Promise<Outcome> {
-  const { rt, encryptor } = deps;
+export async function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: CreateMandateBody): Promise<Outcome> {
+  const { encryptor } = rt;
   const account = validateMandateInput(input);
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
-  if (recovery.startsWith(RECOVERY_PREFIX)) return resumeMandate(db, deps, ctx, recovery.slice(RECOVERY_PREFIX.length));
+  if (recovery.startsWith(RECOVERY_PREFIX)) return resumeMandate(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length));
 
   const route = mandateRoute(rt, await routingRules(db, rt, ctx), ctx.livemode, input.currency);
   if (route.length === 0) {
@@ -425,7 +418,7 @@ export async function createMandate(db: Db, deps: MandatesDeps, ctx: RequestCont
   return finish(db, rt, ctx, uuid, updateFromExecution(execution), execution.attempts);
 }
 
-async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, update: MandateUpdate | undefined, attempts: Attempt[]) {
+async function finish(db: Db, rt: Runtime, ctx: RequestContext, uuid: string, update: MandateUpdate | undefined, attempts: Attempt[]) {
   return db.transaction(async (tx) => {
     const row = await lockMandate(tx, ctx.accountId, uuid);
     if (!row) throw new Error(`mandate ${uuid} vanished between phases`);
@@ -437,7 +430,7 @@ async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: st
 export type LocatedMandate = { found: true; connector: string; state: MandateState; attempt: Attempt } | { found: false; certain: boolean };
 
 /** Asks every connector of the route whether it holds the mandate; `certain: false` when one could not answer. */
-export async function locateMandate(rt: PaymentsRuntime, row: MandateRow): Promise<LocatedMandate> {
+export async function locateMandate(rt: Runtime, row: MandateRow): Promise<LocatedMandate> {
   let certain = true;
   const reference = toPublicId('mdt', row.id);
   for (const name of row.route) {
@@ -453,8 +446,7 @@ export async function locateMandate(rt: PaymentsRuntime, row: MandateRow): Promi
   return { found: false, certain };
 }
 
-async function resumeMandate(db: Db, deps: MandatesDeps, ctx: RequestContext, uuid: string): Promise<Outcome> {
-  const { rt } = deps;
+async function resumeMandate(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
   const [row] = await db.select().from(mandates).where(and(byId(ctx.accountId, uuid), eq(mandates.livemode, ctx.livemode)));
   if (!row) throw new Error(`recovery point names mandate ${uuid}, which does not exist`);
   if (row.status !== 'pending' || row.connector !== null) return finish(db, rt, ctx, uuid, undefined, []);
@@ -470,7 +462,7 @@ async function resumeMandate(db: Db, deps: MandatesDeps, ctx: RequestContext, uu
   if (rt.now().getTime() - row.createdAt.getTime() >= rt.idempotencyLockTimeoutS * 1000 + rt.config.statusCheckIntervalMs) {
     return finish(db, rt, ctx, uuid, ABANDONED_MANDATE, []);
   }
-  const secret = openBankAccountSecret(deps.encryptor, row.bankSecretEncrypted, row.id);
+  const secret = openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, row.id);
   const execution = await routeSetup(rt, row.route, setupRequest(row, secret));
   return finish(db, rt, ctx, uuid, updateFromExecution(execution), execution.attempts);
 }
@@ -517,7 +509,7 @@ export async function listMandates(db: Db, ctx: RequestContext, params: ListMand
  * commit on; debits already sent still settle, once), then the connector is told, best effort —
  * should that call fail, the processor refuses nothing we would send anyway.
  */
-export async function revokeMandate(db: Db, rt: PaymentsRuntime, ctx: RequestContext, id: string): Promise<Outcome> {
+export async function revokeMandate(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
   const found = await loadMandate(db, ctx, id);
   const { outcome, row } = await db.transaction(async (tx) => {
     const locked = (await lockMandate(tx, ctx.accountId, found.id))!;
@@ -543,7 +535,7 @@ export async function revokeMandate(db: Db, rt: PaymentsRuntime, ctx: RequestCon
  * which then finds the work done. A mandate the processor had already settled (the timeout
  * account) keeps its true outcome whatever was asked.
  */
-export async function resolveTestMandate(db: Db, rt: PaymentsRuntime, ctx: RequestContext, id: string, outcome: 'active' | 'failed' | 'revoked'): Promise<Outcome> {
+export async function resolveTestMandate(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'active' | 'failed' | 'revoked'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
   const row = await loadMandate(db, ctx, id);
   mandateStates.assert(row.status, outcome, outcome === 'revoked' ? 'revoke (as the bank)' : 'resolve');

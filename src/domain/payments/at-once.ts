@@ -25,7 +25,7 @@ import type { CardDetails } from '../../connectors/types.js';
 import { balanceChanges, paymentLines } from '../../ledger/journal.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
 import { routingRules } from '../routing/service.js';
-import type { PaymentsRuntime } from './runtime.js';
+import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 import {
@@ -143,7 +143,7 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
  * nothing was written: the caller claims the key the general way and calls createPayment, which
  * answers whatever stopped this path (bad card, unknown or unpayable order, no route).
  */
-export async function tryCreateCardPaymentAtOnce(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome | undefined> {
+export async function tryCreateCardPaymentAtOnce(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome | undefined> {
   const deferred = ctx.deferredIdempotency;
   if (!deferred || input.payment_method.type !== 'card') return undefined;
   const now = rt.now();

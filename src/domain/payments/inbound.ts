@@ -9,7 +9,7 @@ import { parseId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { systemContext } from '../events/service.js';
 import { WebhookVerificationError, type InboundEvent } from '../../connectors/types.js';
-import type { PaymentsRuntime } from './runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { applyChargeState } from './service.js';
 import { applyRefundState, updateFromRefundState } from '../refunds/service.js';
 import { receivePayoutEvent } from '../payouts/inbound.js';
@@ -23,7 +23,7 @@ export interface InboundResult {
   applied: boolean;
 }
 
-function verify(rt: PaymentsRuntime, name: string, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent {
+function verify(rt: Runtime, name: string, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent {
   const connector = rt.connectors.registry.get(name);
   if (!connector) throw new ApiError('resource_missing', { param: 'name', message: `No such connector: '${name}'.` });
   try {
@@ -45,7 +45,7 @@ function verify(rt: PaymentsRuntime, name: string, headers: Record<string, strin
 
 export async function receiveConnectorWebhook(
   db: Db,
-  rt: PaymentsRuntime,
+  rt: Runtime,
   name: string,
   headers: Record<string, string | string[] | undefined>,
   rawBody: string,

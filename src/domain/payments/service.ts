@@ -30,7 +30,7 @@ import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
 import { summarizeCard, validateCard } from './cards.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
-import type { PaymentsRuntime } from './runtime.js';
+import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody, ListPaymentsQuery, PaymentView } from './schema.js';
 import {
   applyPaymentUpdate,
@@ -72,7 +72,7 @@ function byId(ctx: RequestContext, uuid: string): SQL {
  * books a charge before our call's deadline fires; a worker clock ahead by more than that, or a
  * processor booking late, would let the worker fail a payment that is then captured.
  */
-export function abandonAfterMs(rt: PaymentsRuntime, routeLength: number): number {
+export function abandonAfterMs(rt: Runtime, routeLength: number): number {
   const routeMs = routeLength * rt.config.connectorTimeoutMs;
   const margin = routeMs + rt.config.statusCheckIntervalMs;
   return rt.idempotencyLockTimeoutS * 1000 + routeMs + rt.config.statusCheckIntervalMs + margin;
@@ -109,19 +109,19 @@ function debitOf(mandate: MandateRow): ChargeMethod {
 }
 
 /** The route for a payment of `order`: the first matching rule's connectors usable in this mode. */
-export function planPaymentRoute(rt: PaymentsRuntime, rules: RoutingRule[], ctx: RequestContext, order: OrderRow, methodType: MethodInput['type']): string[] {
+export function planPaymentRoute(rt: Runtime, rules: RoutingRule[], ctx: RequestContext, order: OrderRow, methodType: MethodInput['type']): string[] {
   const usable = new Set(usableConnectors(rt, ctx.livemode));
   return (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
 }
 
 /** Whether some connector of the route may be tried now (its circuit is not open). */
-export function routeAvailable(rt: PaymentsRuntime, route: readonly string[]): boolean {
+export function routeAvailable(rt: Runtime, route: readonly string[]): boolean {
   return route.some((name) => rt.connectors.breaker.isAvailable(name));
 }
 
 /** A new payment of `order`, pending and not yet taken by any connector. */
 export function newPaymentRow(
-  rt: PaymentsRuntime,
+  rt: Runtime,
   ctx: RequestContext,
   order: OrderRow,
   paymentMethod: Record<string, unknown>,
@@ -155,7 +155,7 @@ export function newPaymentRow(
 }
 
 /** What a card payment keeps of its card: brand, last4, expiry and the keyed fingerprint. */
-export function cardPaymentMethod(rt: PaymentsRuntime, ctx: RequestContext, card: CardDetails): Record<string, unknown> {
+export function cardPaymentMethod(rt: Runtime, ctx: RequestContext, card: CardDetails): Record<string, unknown> {
   return { type: 'card', card: summarizeCard(card, rt.config.cardFingerprintKey, ctx.accountId) };
 }
 
@@ -167,7 +167,7 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
   return methodOf(input, ctx.livemode, now, false);
 }
 
-export async function createPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
+export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
   const now = rt.now();
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
   const resuming = recovery.startsWith(RECOVERY_PREFIX);
@@ -229,7 +229,7 @@ export const createdRecoveryPoint = (paymentUuid: string) => `${RECOVERY_PREFIX}
  */
 export async function chargeAndFinish(
   db: Db,
-  rt: PaymentsRuntime,
+  rt: Runtime,
   ctx: RequestContext,
   created: CommittedPayment,
   method: ChargeMethod,
@@ -251,7 +251,7 @@ function chargeRequest(row: PaymentRow, method: ChargeMethod): ChargeRequest {
 }
 
 /** Phase 3: the outcome and the stored response, in one transaction. */
-async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, update: PaymentUpdate | undefined, attempts: Attempt[]) {
+async function finish(db: Db, rt: Runtime, ctx: RequestContext, uuid: string, update: PaymentUpdate | undefined, attempts: Attempt[]) {
   return db.transaction(async (tx) => {
     const row = await lockPayment(tx, ctx.accountId, ctx.livemode, uuid);
     if (!row) throw new Error(`payment ${uuid} vanished between phases`);
@@ -260,7 +260,7 @@ async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: st
   });
 }
 
-function applyOptions(rt: PaymentsRuntime) {
+function applyOptions(rt: Runtime) {
   return { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
 }
 
@@ -270,7 +270,7 @@ export type LocatedCharge = { found: true; connector: string; state: ChargeState
  * Asks every connector of the route whether it holds a charge for the payment. `certain: false`
  * when some connector could not answer: then nobody may charge until it can.
  */
-export async function locateCharge(rt: PaymentsRuntime, row: PaymentRow): Promise<LocatedCharge> {
+export async function locateCharge(rt: Runtime, row: PaymentRow): Promise<LocatedCharge> {
   let certain = true;
   const reference = toPublicId('pay', row.id);
   for (const name of row.route) {
@@ -284,7 +284,7 @@ export async function locateCharge(rt: PaymentsRuntime, row: PaymentRow): Promis
   return { found: false, certain };
 }
 
-async function resumePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, method: MethodInput): Promise<Outcome> {
+async function resumePayment(db: Db, rt: Runtime, ctx: RequestContext, uuid: string, method: MethodInput): Promise<Outcome> {
   const [row] = await db.select().from(payments).where(byId(ctx, uuid));
   if (!row) throw new Error(`recovery point names payment ${uuid}, which does not exist`);
   if (row.status !== 'pending' || row.connector !== null) {
@@ -314,7 +314,7 @@ async function resumePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, u
 }
 
 /** A resumed request may start charging only this long after the payment was created. */
-function chargeDeadlineMs(rt: PaymentsRuntime): number {
+function chargeDeadlineMs(rt: Runtime): number {
   return rt.idempotencyLockTimeoutS * 1000 + rt.config.statusCheckIntervalMs;
 }
 
@@ -329,7 +329,7 @@ export const ABANDONED: PaymentUpdate = {
 /** Applies a connector's report to a payment in its own transaction (refresh, worker, webhook, helper). */
 export async function applyChargeState(
   db: Db,
-  rt: PaymentsRuntime,
+  rt: Runtime,
   ctx: RequestContext,
   accountId: string,
   uuid: string,
@@ -356,7 +356,7 @@ async function loadPayment(db: Db, ctx: RequestContext, id: string): Promise<Pay
 }
 
 /** Asks the payment's connector for the current state of a pending payment and applies it. */
-async function refresh(db: Db, rt: PaymentsRuntime, ctx: RequestContext, row: PaymentRow): Promise<PaymentRow> {
+async function refresh(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow): Promise<PaymentRow> {
   if (row.status !== 'pending' || row.connector === null) return row;
   const connector = row.connector;
   const reference = toPublicId('pay', row.id);
@@ -367,7 +367,7 @@ async function refresh(db: Db, rt: PaymentsRuntime, ctx: RequestContext, row: Pa
   return (await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, guarded.result)) ?? row;
 }
 
-export async function retrievePayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, id: string, opts: { refresh?: boolean } = {}): Promise<PaymentView> {
+export async function retrievePayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, opts: { refresh?: boolean } = {}): Promise<PaymentView> {
   const row = await loadPayment(db, ctx, id);
   return paymentView(opts.refresh ? await refresh(db, rt, ctx, row) : row);
 }
@@ -401,7 +401,7 @@ export async function listPayments(db: Db, ctx: RequestContext, params: ListPaym
  * processor reports (its webhook, arriving too, finds the work done). A charge the processor had
  * already settled (the timeout card) reports its true outcome whatever was asked.
  */
-export async function resolveTestPayment(db: Db, rt: PaymentsRuntime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
+export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
   const row = await loadPayment(db, ctx, id);
   paymentStates.assert(row.status, outcome, 'resolve');

@@ -15,12 +15,12 @@ import { payments, refunds } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import { callConnector } from '../../connectors/router.js';
-import type { PaymentsRuntime } from './runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { ABANDONED, abandonAfterMs, applyChargeState, locateCharge } from './service.js';
 import { applyPaymentUpdate, lockPayment, type PaymentRow, type PaymentUpdate } from './outcome.js';
 import { applyRefundState, sendRefund, updateFromRefundState, type RefundRow } from '../refunds/service.js';
 
-async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: PaymentsRuntime, table: T, batch: number) {
+async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: Runtime, table: T, batch: number) {
   const now = rt.now();
   return db.transaction(async (tx) => {
     const t = table as typeof payments;
@@ -42,7 +42,7 @@ async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: Pay
 }
 
 /** Fails the payment with `update`, if it is still pending with the connector (or none) seen when checked. */
-async function failIfUnchanged(db: Db, rt: PaymentsRuntime, row: PaymentRow, update: PaymentUpdate): Promise<void> {
+async function failIfUnchanged(db: Db, rt: Runtime, row: PaymentRow, update: PaymentUpdate): Promise<void> {
   await db.transaction(async (tx) => {
     const locked = await lockPayment(tx, row.accountId, row.livemode, row.id);
     if (!locked || locked.status !== 'pending' || locked.connector !== row.connector) return;
@@ -51,7 +51,7 @@ async function failIfUnchanged(db: Db, rt: PaymentsRuntime, row: PaymentRow, upd
   });
 }
 
-async function checkPayment(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promise<void> {
+async function checkPayment(db: Db, rt: Runtime, row: PaymentRow): Promise<void> {
   const ctx = systemContext(row.accountId, row.livemode);
   const overdue = rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length);
   if (row.connector === null) {
@@ -83,7 +83,7 @@ async function checkPayment(db: Db, rt: PaymentsRuntime, row: PaymentRow): Promi
   await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, guarded.result);
 }
 
-async function checkRefund(db: Db, rt: PaymentsRuntime, row: RefundRow): Promise<void> {
+async function checkRefund(db: Db, rt: Runtime, row: RefundRow): Promise<void> {
   const ctx = systemContext(row.accountId, row.livemode);
   const guarded = await callConnector(rt.call, row.connector, (c, signal) =>
     c.refundStatus({ reference: toPublicId('ref', row.id), connectorReference: row.connectorReference }, signal),
@@ -94,7 +94,7 @@ async function checkRefund(db: Db, rt: PaymentsRuntime, row: RefundRow): Promise
 }
 
 /** One pass: checks up to `batch` due payments and refunds; returns how many were checked. */
-export async function runStatusChecks(db: Db, rt: PaymentsRuntime, batch = 50): Promise<{ payments: number; refunds: number }> {
+export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<{ payments: number; refunds: number }> {
   const duePayments = await claim(db, rt, payments, batch);
   for (const row of duePayments) await checkPayment(db, rt, row as PaymentRow);
   const dueRefunds = await claim(db, rt, refunds, batch);

@@ -8,12 +8,12 @@ import { connectorWebhookEvents, payouts } from '../../storage/schema.js';
 import { parseId } from '../../kernel/ids.js';
 import { systemContext } from '../events/service.js';
 import type { PayoutState } from '../../connectors/types.js';
-import type { PaymentsRuntime } from '../payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { applyPayoutUpdate, lockPayout, updateFromPayoutState } from './outcome.js';
 
 export async function receivePayoutEvent(
   db: Db,
-  rt: PaymentsRuntime,
+  rt: Runtime,
   name: string,
   event: { eventId: string; reference: string; state: PayoutState },
 ): Promise<{ received: true; duplicate: boolean; applied: boolean }> {

@@ -30,7 +30,7 @@ import { routingRules, usableConnectors } from '../routing/service.js';
 import { planRoute } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
-import type { PayoutsRuntime } from './runtime.js';
+import type { Runtime } from '../../runtime.js';
 import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js';
 import { applyPayoutUpdate, lockPayout, markCancelled, payoutView, updateFromPayoutState, type PayoutRow } from './outcome.js';
 import { submitPayoutNow } from './submission.js';
@@ -41,15 +41,15 @@ function byId(ctx: RequestContext, uuid: string): SQL {
 }
 
 /** The connectors able to send payouts in this mode, in registry order. */
-export function payoutConnectors(prt: PayoutsRuntime, livemode: boolean): string[] {
-  const { registry } = prt.payments.connectors;
-  return usableConnectors(prt.payments, livemode).filter((name) => typeof registry.get(name)?.payout === 'function');
+export function payoutConnectors(rt: Runtime, livemode: boolean): string[] {
+  const { registry } = rt.connectors;
+  return usableConnectors(rt, livemode).filter((name) => typeof registry.get(name)?.payout === 'function');
 }
 
-async function planPayoutRoute(db: Db, prt: PayoutsRuntime, ctx: RequestContext, currency: string, amount: number): Promise<string[]> {
-  const capable = payoutConnectors(prt, ctx.livemode);
-  const rules = await routingRules(db, prt.payments, ctx);
-  const planned = (planRoute(rules, { currency, amount, paymentMethodType: 'payout' }, prt.payments.random) ?? []).filter((name) => capable.includes(name));
+async function planPayoutRoute(db: Db, rt: Runtime, ctx: RequestContext, currency: string, amount: number): Promise<string[]> {
+  const capable = payoutConnectors(rt, ctx.livemode);
+  const rules = await routingRules(db, rt, ctx);
+  const planned = (planRoute(rules, { currency, amount, paymentMethodType: 'payout' }, rt.random) ?? []).filter((name) => capable.includes(name));
   return planned.length ? planned : capable;
 }
 
@@ -58,10 +58,10 @@ export interface CreatePayoutOptions {
   onCreated?: (payout: { accountId: string; id: string }) => void;
 }
 
-export async function createPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, input: CreatePayoutBody, opts: CreatePayoutOptions = {}): Promise<Outcome> {
-  const now = prt.payments.now();
+export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePayoutBody, opts: CreatePayoutOptions = {}): Promise<Outcome> {
+  const now = rt.now();
   const beneficiaryUuid = parseId('ben', input.beneficiary);
-  const route = await planPayoutRoute(db, prt, ctx, input.currency, input.amount);
+  const route = await planPayoutRoute(db, rt, ctx, input.currency, input.amount);
   const { uuid } = newId('po');
   const outcome = beneficiaryUuid
     ? await db.transaction(async (tx) => {
@@ -179,9 +179,9 @@ export async function listPayouts(db: Db, ctx: RequestContext, params: ListPayou
  * Cancels a pending payout; the reserved amount returns to available. Submission locks the same
  * row, so whichever commits first wins: a payout already sent answers invalid_state.
  */
-export async function cancelPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string): Promise<Outcome> {
+export async function cancelPayout(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
   const uuid = parseId('po', id);
-  const now = prt.payments.now();
+  const now = rt.now();
   const outcome = uuid
     ? await db.transaction(async (tx) => {
         const row = await lockPayout(tx, ctx.accountId, uuid, ctx.livemode);
@@ -200,11 +200,11 @@ export async function cancelPayout(db: Db, prt: PayoutsRuntime, ctx: RequestCont
  * work done). A payout not sent yet is sent first. A payout the bank had already settled keeps
  * its true outcome, as with the timeout account.
  */
-export async function resolveTestPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string, outcome: 'paid' | 'failed' | 'returned'): Promise<Outcome> {
+export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'paid' | 'failed' | 'returned'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
   let row = await loadPayout(db, ctx, id);
   if (row.status === 'pending') {
-    await submitPayoutNow(db, prt, row.accountId, row.id);
+    await submitPayoutNow(db, rt, row.accountId, row.id);
     row = await loadPayout(db, ctx, id);
   }
   const allowed: PayoutStatus[] = outcome === 'returned' ? ['processing', 'paid'] : ['processing'];
@@ -214,12 +214,12 @@ export async function resolveTestPayout(db: Db, prt: PayoutsRuntime, ctx: Reques
   }
   const connector = row.connector;
   const reference = toPublicId('po', row.id);
-  const state = await settleThroughTestControl(prt.payments.call, connector, 'payout', (c) =>
+  const state = await settleThroughTestControl(rt.call, connector, 'payout', (c) =>
     c.resolvePendingPayout ? (signal) => c.resolvePendingPayout!(reference, outcome, signal) : undefined,
   );
   return db.transaction(async (tx) => {
     const locked = await lockPayout(tx, row.accountId, row.id);
-    const options = { now: prt.payments.now(), statusCheckIntervalMs: prt.payments.config.statusCheckIntervalMs };
+    const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
     const after = locked ? await applyPayoutUpdate(tx, ctx, locked, updateFromPayoutState(connector, state), [], options) : row;
     return respond(tx, ctx, 200, payoutView(after));
   });

@@ -21,7 +21,7 @@ import { systemContext } from '../events/service.js';
 import { attemptOf, callConnector, type Attempt, type CallDeps, type Guarded } from '../../connectors/router.js';
 import { connectorError, isRetryable, type PayoutRequest, type PayoutResult, type PayoutState } from '../../connectors/types.js';
 import { openBeneficiarySecret } from '../beneficiaries/service.js';
-import type { PayoutsRuntime } from './runtime.js';
+import type { Runtime } from '../../runtime.js';
 import {
   applyPayoutUpdate,
   lockPayout,
@@ -39,18 +39,18 @@ import {
  * at no bank sends it again from the first connector, so the lease must also outlast clock skew
  * between processes and a bank that books a request late.
  */
-function submissionLeaseMs(prt: PayoutsRuntime, routeLength: number): number {
-  const { connectorTimeoutMs, statusCheckIntervalMs } = prt.payments.config;
+function submissionLeaseMs(rt: Runtime, routeLength: number): number {
+  const { connectorTimeoutMs, statusCheckIntervalMs } = rt.config;
   return 2 * (Math.max(1, routeLength) * connectorTimeoutMs + statusCheckIntervalMs);
 }
 
-function applyOptions(prt: PayoutsRuntime) {
-  return { now: prt.payments.now(), statusCheckIntervalMs: prt.payments.config.statusCheckIntervalMs };
+function applyOptions(rt: Runtime) {
+  return { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
 }
 
 /** Phase 1: claims due pending payouts (or just `only`) and marks them processing. */
-export async function claimForSubmission(db: Db, prt: PayoutsRuntime, opts: { only?: { accountId: string; id: string }; batch?: number } = {}): Promise<PayoutRow[]> {
-  const now = prt.payments.now();
+export async function claimForSubmission(db: Db, rt: Runtime, opts: { only?: { accountId: string; id: string }; batch?: number } = {}): Promise<PayoutRow[]> {
+  const now = rt.now();
   return db.transaction(async (tx) => {
     const due = await tx
       .select()
@@ -61,17 +61,17 @@ export async function claimForSubmission(db: Db, prt: PayoutsRuntime, opts: { on
           : and(eq(payouts.status, 'pending'), lte(payouts.nextActionAt, now)),
       )
       .orderBy(asc(payouts.nextActionAt))
-      .limit(opts.batch ?? prt.config.batchSize)
+      .limit(opts.batch ?? rt.payouts.batchSize)
       .for('update', { skipLocked: true });
     const claimed: PayoutRow[] = [];
     for (const row of due) {
-      claimed.push(await markProcessing(tx, systemContext(row.accountId, row.livemode), row, now, submissionLeaseMs(prt, row.route.length)));
+      claimed.push(await markProcessing(tx, systemContext(row.accountId, row.livemode), row, now, submissionLeaseMs(rt, row.route.length)));
     }
     return claimed;
   });
 }
 
-async function payoutRequest(db: Db, prt: PayoutsRuntime, row: PayoutRow): Promise<PayoutRequest> {
+async function payoutRequest(db: Db, rt: Runtime, row: PayoutRow): Promise<PayoutRequest> {
   const [beneficiary] = await db
     .select()
     .from(beneficiaries)
@@ -84,7 +84,7 @@ async function payoutRequest(db: Db, prt: PayoutsRuntime, row: PayoutRow): Promi
     account: {
       country: beneficiary.bankCountry,
       currency: beneficiary.bankCurrency,
-      secret: openBeneficiarySecret(prt, beneficiary),
+      secret: openBeneficiarySecret(rt, beneficiary),
       bic: beneficiary.bankBic,
       sortCode: beneficiary.bankSortCode,
       routingNumber: beneficiary.bankRoutingNumber,
@@ -124,42 +124,42 @@ export async function routePayout(deps: CallDeps, plan: readonly string[], reque
 }
 
 /** Phase 3: the outcome, in its own transaction. */
-async function finish(db: Db, prt: PayoutsRuntime, row: PayoutRow, update: PayoutUpdate, attempts: Attempt[]): Promise<PayoutRow> {
+async function finish(db: Db, rt: Runtime, row: PayoutRow, update: PayoutUpdate, attempts: Attempt[]): Promise<PayoutRow> {
   return db.transaction(async (tx) => {
     const locked = await lockPayout(tx, row.accountId, row.id);
     if (!locked) throw new Error(`payout ${row.id} vanished between phases`);
-    return applyPayoutUpdate(tx, systemContext(row.accountId, row.livemode), locked, update, attempts, applyOptions(prt));
+    return applyPayoutUpdate(tx, systemContext(row.accountId, row.livemode), locked, update, attempts, applyOptions(rt));
   });
 }
 
 /** Phases 2 and 3 for a claimed payout. */
-export async function sendPayout(db: Db, prt: PayoutsRuntime, row: PayoutRow): Promise<PayoutRow> {
-  const request = await payoutRequest(db, prt, row);
-  const execution = await routePayout(prt.payments.call, row.route, request);
-  return finish(db, prt, row, updateFromPayoutExecution(execution), execution.attempts);
+export async function sendPayout(db: Db, rt: Runtime, row: PayoutRow): Promise<PayoutRow> {
+  const request = await payoutRequest(db, rt, row);
+  const execution = await routePayout(rt.call, row.route, request);
+  return finish(db, rt, row, updateFromPayoutExecution(execution), execution.attempts);
 }
 
 /** Submits one payout now if it is still pending (right after it was created, or for a test helper). */
-export async function submitPayoutNow(db: Db, prt: PayoutsRuntime, accountId: string, id: string): Promise<PayoutRow | undefined> {
-  const [claimed] = await claimForSubmission(db, prt, { only: { accountId, id } });
-  return claimed ? sendPayout(db, prt, claimed) : undefined;
+export async function submitPayoutNow(db: Db, rt: Runtime, accountId: string, id: string): Promise<PayoutRow | undefined> {
+  const [claimed] = await claimForSubmission(db, rt, { only: { accountId, id } });
+  return claimed ? sendPayout(db, rt, claimed) : undefined;
 }
 
 /** Claims processing payouts whose check time has come, pushing it forward as a lease. */
-async function claimForCheck(db: Db, prt: PayoutsRuntime): Promise<PayoutRow[]> {
-  const now = prt.payments.now();
+async function claimForCheck(db: Db, rt: Runtime): Promise<PayoutRow[]> {
+  const now = rt.now();
   return db.transaction(async (tx) => {
     const due = await tx
       .select()
       .from(payouts)
       .where(and(eq(payouts.status, 'processing'), lte(payouts.nextActionAt, now)))
       .orderBy(asc(payouts.nextActionAt))
-      .limit(prt.config.batchSize)
+      .limit(rt.payouts.batchSize)
       .for('update', { skipLocked: true });
     for (const row of due) {
       await tx
         .update(payouts)
-        .set({ nextActionAt: new Date(now.getTime() + submissionLeaseMs(prt, row.route.length)) })
+        .set({ nextActionAt: new Date(now.getTime() + submissionLeaseMs(rt, row.route.length)) })
         .where(and(eq(payouts.accountId, row.accountId), eq(payouts.id, row.id)));
     }
     return due;
@@ -174,8 +174,8 @@ function statusOf(deps: CallDeps, name: string, row: PayoutRow) {
   );
 }
 
-async function checkPayout(db: Db, prt: PayoutsRuntime, row: PayoutRow): Promise<void> {
-  const deps = prt.payments.call;
+async function checkPayout(db: Db, rt: Runtime, row: PayoutRow): Promise<void> {
+  const deps = rt.call;
   const candidates = row.connector === null ? row.route : [row.connector];
   let certain = true;
   for (const name of candidates) {
@@ -187,24 +187,24 @@ async function checkPayout(db: Db, prt: PayoutsRuntime, row: PayoutRow): Promise
     if (guarded.result.kind !== 'not_found') {
       // The check that found it stands for the attempt a crashed submitter could not record.
       const attempts = row.connector === null ? [payoutAttempt(name, guarded)] : [];
-      await finish(db, prt, row, updateFromPayoutState(name, guarded.result), attempts);
+      await finish(db, rt, row, updateFromPayoutState(name, guarded.result), attempts);
       return;
     }
   }
   // Not received anywhere (and everyone could tell): sending again is safe, the banks dedupe by our id.
   if (!certain) return;
-  const request = await payoutRequest(db, prt, row);
+  const request = await payoutRequest(db, rt, row);
   const execution = await routePayout(deps, candidates, request);
-  await finish(db, prt, row, updateFromPayoutExecution(execution), execution.attempts);
+  await finish(db, rt, row, updateFromPayoutExecution(execution), execution.attempts);
 }
 
 /** One worker pass over payouts: submits due pending ones, then verifies due processing ones. */
-export async function runPayoutJobs(db: Db, prt: PayoutsRuntime): Promise<{ submitted: number; checked: number }> {
-  const claimed = await claimForSubmission(db, prt);
+export async function runPayoutJobs(db: Db, rt: Runtime): Promise<{ submitted: number; checked: number }> {
+  const claimed = await claimForSubmission(db, rt);
   // In parallel: one bank that does not answer (the timeout scenario) must not hold up the others.
-  const sent = await Promise.allSettled(claimed.map((row) => sendPayout(db, prt, row)));
-  const due = await claimForCheck(db, prt);
-  const checked = await Promise.allSettled(due.map((row) => checkPayout(db, prt, row)));
+  const sent = await Promise.allSettled(claimed.map((row) => sendPayout(db, rt, row)));
+  const due = await claimForCheck(db, rt);
+  const checked = await Promise.allSettled(due.map((row) => checkPayout(db, rt, row)));
   const failures = [...sent, ...checked].filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
   if (failures.length) throw new AggregateError(failures, `${failures.length} payout submissions or checks failed; they are retried at their next check`);
   return { submitted: claimed.length, checked: due.length };

@@ -22,7 +22,7 @@ import { lockAvailableBalance, refundCreated, refundFailed, refundSettled } from
 import { callConnector } from '../../connectors/router.js';
 import { isRetryable, type RefundFailureCode, type RefundResult, type RefundState } from '../../connectors/types.js';
 import { lockPayment } from '../payments/outcome.js';
-import type { PaymentsRuntime } from '../payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import type { CreateRefundBody, ListRefundsQuery, RefundView } from './schema.js';
 import { refundStates, type RefundStatus } from './state.js';
 
@@ -149,11 +149,11 @@ export async function applyRefundUpdate(
   return updated!;
 }
 
-function applyOptions(rt: PaymentsRuntime) {
+function applyOptions(rt: Runtime) {
   return { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
 }
 
-export async function createRefund(db: Db, rt: PaymentsRuntime, ctx: RequestContext, input: CreateRefundBody): Promise<Outcome> {
+export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, input: CreateRefundBody): Promise<Outcome> {
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
   if (recovery.startsWith(RECOVERY_PREFIX)) return resumeRefund(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length));
   const now = rt.now();
@@ -226,7 +226,7 @@ export async function createRefund(db: Db, rt: PaymentsRuntime, ctx: RequestCont
 }
 
 /** Phases 2 and 3; the refund id is the processor's idempotency key, so sending again is safe. */
-export async function sendRefund(rt: PaymentsRuntime, row: RefundRow): Promise<RefundUpdate> {
+export async function sendRefund(rt: Runtime, row: RefundRow): Promise<RefundUpdate> {
   const guarded = await callConnector(rt.call, row.connector, (c, signal) =>
     c.refund(
       {
@@ -244,12 +244,12 @@ export async function sendRefund(rt: PaymentsRuntime, row: RefundRow): Promise<R
   return updateFromRefundResult(guarded.result);
 }
 
-async function sendAndFinish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, row: RefundRow): Promise<Outcome> {
+async function sendAndFinish(db: Db, rt: Runtime, ctx: RequestContext, row: RefundRow): Promise<Outcome> {
   const update = await sendRefund(rt, row);
   return finish(db, rt, ctx, row.id, update);
 }
 
-async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string, update: RefundUpdate | undefined): Promise<Outcome> {
+async function finish(db: Db, rt: Runtime, ctx: RequestContext, uuid: string, update: RefundUpdate | undefined): Promise<Outcome> {
   return db.transaction(async (tx) => {
     const row = await lockRefund(tx, ctx.accountId, ctx.livemode, uuid);
     if (!row) throw new Error(`refund ${uuid} vanished between phases`);
@@ -258,7 +258,7 @@ async function finish(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: st
   });
 }
 
-async function resumeRefund(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uuid: string): Promise<Outcome> {
+async function resumeRefund(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
   const [row] = await db.select().from(refunds).where(byId(ctx, uuid));
   if (!row) throw new Error(`recovery point names refund ${uuid}, which does not exist`);
   if (row.status !== 'pending' || row.connectorReference !== null) return finish(db, rt, ctx, uuid, undefined);
@@ -266,7 +266,7 @@ async function resumeRefund(db: Db, rt: PaymentsRuntime, ctx: RequestContext, uu
 }
 
 /** Applies a processor's report about a refund in its own transaction (worker, webhook). */
-export async function applyRefundState(db: Db, rt: PaymentsRuntime, ctx: RequestContext, accountId: string, uuid: string, update: RefundUpdate, tx?: Executor) {
+export async function applyRefundState(db: Db, rt: Runtime, ctx: RequestContext, accountId: string, uuid: string, update: RefundUpdate, tx?: Executor) {
   const run = async (t: Executor) => {
     const row = await lockRefund(t, accountId, ctx.livemode, uuid);
     return row ? applyRefundUpdate(t, ctx, row, update, applyOptions(rt)) : undefined;

@@ -9,22 +9,22 @@ import { routingConfigs } from '../../storage/schema.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { RequestContext } from '../../kernel/context.js';
 import type { RoutingRule } from '../../connectors/router.js';
-import type { PaymentsRuntime } from '../payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';
 
 const cacheKey = (ctx: RequestContext) => `${ctx.accountId}:${ctx.livemode}`;
 
-export function usableConnectors(rt: PaymentsRuntime, livemode: boolean): string[] {
+export function usableConnectors(rt: Runtime, livemode: boolean): string[] {
   const mode = livemode ? 'live' : 'test';
   return rt.connectors.registry.names().filter((name) => rt.connectors.registry.get(name)!.modes.includes(mode));
 }
 
-export function defaultRules(rt: PaymentsRuntime, livemode: boolean): RoutingRule[] {
+export function defaultRules(rt: Runtime, livemode: boolean): RoutingRule[] {
   const names = usableConnectors(rt, livemode);
   return names.length ? [{ name: 'default', connectors: names.map((name) => ({ name })) }] : [];
 }
 
-async function load(db: Db, rt: PaymentsRuntime, ctx: RequestContext) {
+async function load(db: Db, rt: Runtime, ctx: RequestContext) {
   const key = cacheKey(ctx);
   const hit = rt.routingCache.get(key);
   const nowMs = Date.now();
@@ -47,11 +47,11 @@ async function load(db: Db, rt: PaymentsRuntime, ctx: RequestContext) {
 }
 
 /** The rules that route this account's payments in this mode. */
-export async function routingRules(db: Db, rt: PaymentsRuntime, ctx: RequestContext): Promise<RoutingRule[]> {
+export async function routingRules(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingRule[]> {
   return (await load(db, rt, ctx)).rules ?? defaultRules(rt, ctx.livemode);
 }
 
-function view(rt: PaymentsRuntime, ctx: RequestContext, entry: Awaited<ReturnType<typeof load>>): RoutingView {
+function view(rt: Runtime, ctx: RequestContext, entry: Awaited<ReturnType<typeof load>>): RoutingView {
   return {
     object: 'routing',
     livemode: ctx.livemode,
@@ -63,11 +63,11 @@ function view(rt: PaymentsRuntime, ctx: RequestContext, entry: Awaited<ReturnTyp
   };
 }
 
-export async function retrieveRouting(db: Db, rt: PaymentsRuntime, ctx: RequestContext): Promise<RoutingView> {
+export async function retrieveRouting(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingView> {
   return view(rt, ctx, await load(db, rt, ctx));
 }
 
-function validateRules(rt: PaymentsRuntime, ctx: RequestContext, rules: RoutingRule[]): void {
+function validateRules(rt: Runtime, ctx: RequestContext, rules: RoutingRule[]): void {
   const usable = new Set(usableConnectors(rt, ctx.livemode));
   const known = new Set(rt.connectors.registry.names());
   rules.forEach((rule, r) => {
@@ -89,7 +89,7 @@ function validateRules(rt: PaymentsRuntime, ctx: RequestContext, rules: RoutingR
   });
 }
 
-export async function putRouting(db: Db, rt: PaymentsRuntime, ctx: RequestContext, body: PutRoutingBody, now = rt.now()): Promise<RoutingView> {
+export async function putRouting(db: Db, rt: Runtime, ctx: RequestContext, body: PutRoutingBody, now = rt.now()): Promise<RoutingView> {
   const rules = body.rules as RoutingRule[];
   validateRules(rt, ctx, rules);
   const [row] = await db

@@ -13,18 +13,18 @@ import {
   retrieveBeneficiary,
   updateBeneficiary,
 } from '../../domain/beneficiaries/service.js';
-import type { PayoutsRuntime } from '../../domain/payouts/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
 
 const BeneficiaryRef = Type.Ref('Beneficiary');
 const tags = ['beneficiaries'];
 const BeneficiaryId = IdParam('ben_01jd8x3v0pe7wbz0m4k6f2n9qa');
 
-export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime) {
+export function registerBeneficiaryRoutes(app: App, db: Db, rt: Runtime) {
   app.post(
     '/v1/beneficiaries',
     {
-      config: { idempotency: 'optional', idempotencyFingerprint: redactBankAccountForFingerprint(prt.fingerprintKey) },
+      config: { idempotency: 'optional', idempotencyFingerprint: redactBankAccountForFingerprint(rt.fingerprintKey) },
       schema: {
         tags,
         operationId: 'createBeneficiary',
@@ -41,7 +41,7 @@ export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime)
         response: { 201: BeneficiaryRef, ...errorResponses(409, 422) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createBeneficiary(db, prt, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await createBeneficiary(db, rt, req.ctx, req.body)),
   );
 
   app.get(
@@ -79,7 +79,7 @@ export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime)
         response: { 200: BeneficiaryRef, ...errorResponses(404) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await updateBeneficiary(db, prt, req.ctx, req.params.id, req.body)),
+    async (req, reply) => sendOutcome(reply, await updateBeneficiary(db, rt, req.ctx, req.params.id, req.body)),
   );
 
   app.delete(
@@ -98,6 +98,6 @@ export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime)
         response: { 200: BeneficiaryRef, ...errorResponses(404) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await disableBeneficiary(db, prt, req.ctx, req.params.id)),
+    async (req, reply) => sendOutcome(reply, await disableBeneficiary(db, rt, req.ctx, req.params.id)),
   );
 }

@@ -7,7 +7,7 @@ import type { Db } from '../../storage/db.js';
 import { errorResponses } from '../../kernel/schemas.js';
 import { ApiError } from '../../kernel/errors.js';
 import { receiveConnectorWebhook } from '../../domain/payments/inbound.js';
-import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 
 const Received = Type.Object({
   received: Type.Literal(true),
@@ -15,7 +15,7 @@ const Received = Type.Object({
   applied: Type.Boolean({ description: 'False when the event names nothing of ours.' }),
 });
 
-export function registerConnectorWebhookRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime) {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));

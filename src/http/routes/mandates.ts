@@ -6,7 +6,6 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import { addSharedSchema } from '../validation.js';
-import { createEncryptor } from '../../lib/encryption.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
 import {
   createMandate,
@@ -16,7 +15,7 @@ import {
   retrieveMandate,
   revokeMandate,
 } from '../../domain/mandates/service.js';
-import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
 import { registerBankAccountSchemas } from './bank-account-schemas.js';
 
@@ -24,11 +23,10 @@ const MandateRef = Type.Ref('Mandate');
 const tags = ['mandates'];
 const EXAMPLE_ID = 'mdt_01jd8x3v0pe7wbz0m4k6f2n9qa';
 
-export function registerMandateRoutes(app: App, db: Db, config: Config, rt: PaymentsRuntime) {
+export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Runtime) {
   registerBankAccountSchemas(app);
   app.addSchema(Mandate);
   addSharedSchema(Mandate);
-  const deps = { rt, encryptor: createEncryptor(config.encryptionKeys) };
 
   app.post(
     '/v1/mandates',
@@ -48,7 +46,7 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Paym
         response: { 201: MandateRef, ...errorResponses(404, 409, 422, 502, 503) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createMandate(db, deps, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await createMandate(db, rt, req.ctx, req.body)),
   );
 
   app.get(

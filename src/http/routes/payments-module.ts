@@ -1,6 +1,6 @@
 // Registers everything of payments, refunds, routing, balance and inbound processor webhooks on
-// the app: their shared schemas ($id) and their routes. Without a runtime from the caller (the
-// service builds one per process and shares it with the worker) the app builds its own.
+// the app: their shared schemas ($id) and their routes. The runtime is the process's own,
+// shared with the worker.
 import type { App } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
@@ -9,7 +9,7 @@ import { Payment } from '../../domain/payments/schema.js';
 import { Refund } from '../../domain/refunds/schema.js';
 import { Routing } from '../../domain/routing/schema.js';
 import { Balance, BalanceTransaction } from '../../ledger/schema.js';
-import { createPaymentsRuntime, type PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { registerPaymentRoutes } from './payments.js';
 import { registerRefundRoutes } from './refunds.js';
 import { registerRoutingRoutes } from './routing.js';
@@ -18,16 +18,10 @@ import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
 import { registerPaymentTestHelperRoutes } from './test-helpers.js';
 import { registerMandateRoutes } from './mandates.js';
 
-export function registerPaymentsModule(app: App, db: Db, config: Config, runtime?: PaymentsRuntime): PaymentsRuntime {
+export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Runtime): void {
   for (const schema of [Payment, Refund, Routing, Balance, BalanceTransaction]) {
     app.addSchema(schema);
     addSharedSchema(schema);
-  }
-  let rt = runtime;
-  if (!rt) {
-    const own = createPaymentsRuntime(config.payments, { idempotencyLockTimeoutS: config.idempotencyLockTimeoutS });
-    app.addHook('onClose', async () => own.close());
-    rt = own;
   }
   registerPaymentRoutes(app, db, rt, config);
   registerRefundRoutes(app, db, rt);
@@ -36,5 +30,4 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, runtime
   registerConnectorWebhookRoutes(app, db, rt);
   registerPaymentTestHelperRoutes(app, db, rt);
   registerMandateRoutes(app, db, config, rt);
-  return rt;
 }

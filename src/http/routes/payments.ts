@@ -10,7 +10,7 @@ import { tryCreateCardPaymentAtOnce } from '../../domain/payments/at-once.js';
 import { claimDeferred } from '../idempotency.js';
 import type { Config } from '../../config.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
-import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 
 export const IdempotencyHeader = (required: boolean) =>
   Type.Object({
@@ -22,7 +22,7 @@ export const IdempotencyHeader = (required: boolean) =>
 const PaymentRef = Type.Ref('Payment');
 const tags = ['payments'];
 
-export function registerPaymentRoutes(app: App, db: Db, rt: PaymentsRuntime, config: Config) {
+export function registerPaymentRoutes(app: App, db: Db, rt: Runtime, config: Config) {
   app.post(
     '/v1/payments',
     {

@@ -7,14 +7,14 @@ import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../
 import { CreatePayoutBody, ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
 import { cancelPayout, createPayout, listPayouts, resolveTestPayout, retrievePayout } from '../../domain/payouts/service.js';
 import { submitPayoutNow } from '../../domain/payouts/submission.js';
-import type { PayoutsRuntime } from '../../domain/payouts/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
 
 const PayoutRef = Type.Ref('Payout');
 const tags = ['payouts'];
 const PayoutId = IdParam('po_01jd8x3v0pe7wbz0m4k6f2n9qa');
 
-export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
+export function registerPayoutRoutes(app: App, db: Db, rt: Runtime) {
   app.post(
     '/v1/payouts',
     {
@@ -35,15 +35,15 @@ export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
       },
     },
     async (req, reply) => {
-      const onCreated = prt.config.submitOnCreate
+      const onCreated = rt.payouts.submitOnCreate
         ? (payout: { accountId: string; id: string }) => {
             // In the background: the answer (already committed, replayed byte-for-byte) says `pending`.
-            submitPayoutNow(db, prt, payout.accountId, payout.id).catch((err: unknown) =>
+            submitPayoutNow(db, rt, payout.accountId, payout.id).catch((err: unknown) =>
               req.log.error({ err }, 'payout submission after create failed; the worker retries it'),
             );
           }
         : undefined;
-      return sendOutcome(reply, await createPayout(db, prt, req.ctx, req.body, { onCreated }));
+      return sendOutcome(reply, await createPayout(db, rt, req.ctx, req.body, { onCreated }));
     },
   );
 
@@ -79,7 +79,7 @@ export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
         response: { 200: PayoutRef, ...errorResponses(404, 409, 422) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await cancelPayout(db, prt, req.ctx, req.params.id)),
+    async (req, reply) => sendOutcome(reply, await cancelPayout(db, rt, req.ctx, req.params.id)),
   );
 
   app.post(
@@ -100,6 +100,6 @@ export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
         response: { 200: PayoutRef, ...errorResponses(404, 409, 422, 502) },
       },
     },
-    async (req, reply) => sendOutcome(reply, await resolveTestPayout(db, prt, req.ctx, req.params.id, req.body.outcome as 'paid' | 'failed' | 'returned')),
+    async (req, reply) => sendOutcome(reply, await resolveTestPayout(db, rt, req.ctx, req.params.id, req.body.outcome as 'paid' | 'failed' | 'returned')),
   );
 }

@@ -6,13 +6,13 @@ import type { Db } from '../../storage/db.js';
 import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreateRefundBody, ListRefundsQuery } from '../../domain/refunds/schema.js';
 import { createRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
-import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
 
 const RefundRef = Type.Ref('Refund');
 const tags = ['refunds'];
 
-export function registerRefundRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+export function registerRefundRoutes(app: App, db: Db, rt: Runtime) {
   app.post(
     '/v1/refunds',
     {

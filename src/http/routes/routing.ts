@@ -5,11 +5,11 @@ import type { Db } from '../../storage/db.js';
 import { errorResponses } from '../../kernel/schemas.js';
 import { PutRoutingBody } from '../../domain/routing/schema.js';
 import { putRouting, retrieveRouting } from '../../domain/routing/service.js';
-import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 
 const tags = ['routing'];
 
-export function registerRoutingRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+export function registerRoutingRoutes(app: App, db: Db, rt: Runtime) {
   app.get(
     '/v1/routing',
     {

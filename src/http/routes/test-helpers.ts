@@ -6,14 +6,14 @@ import type { Db } from '../../storage/db.js';
 import { errorResponses, IdParam } from '../../kernel/schemas.js';
 import { ResolvePaymentBody } from '../../domain/payments/schema.js';
 import { resolveTestPayment } from '../../domain/payments/service.js';
-import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
+import type { Runtime } from '../../runtime.js';
 import { FundBalanceBody } from '../../ledger/schema.js';
 import { fundTestBalance } from '../../ledger/balance.js';
 import { IdempotencyHeader } from './payments.js';
 
 const tags = ['test helpers'];
 
-export function registerPaymentTestHelperRoutes(app: App, db: Db, rt: PaymentsRuntime) {
+export function registerPaymentTestHelperRoutes(app: App, db: Db, rt: Runtime) {
   app.post(
     '/v1/test-helpers/payments/:id/resolve',
     {
