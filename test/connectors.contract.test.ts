@@ -6,7 +6,9 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
 import { createHttpClient, type HttpClient } from '../src/connectors/http.js';
-import { callConnector, routeCharge, type CallDeps } from '../src/connectors/router.js';
+import { callConnector, type CallDeps } from '../src/connectors/router.js';
+import { routeCall } from '../src/movement/calls.js';
+import { paymentKind } from '../src/domain/payments/kind.js';
 import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
 import { SimulatorHost } from '../src/connectors/simulator/processor.js';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
@@ -178,7 +180,7 @@ describe('network failures, classified by whether the processor can have acted',
       const connector = createSimulatorConnector({ name: 'simulator_b', transport, familySecret: SECRET });
       const ref = reference();
       const started = Date.now();
-      const execution = await routeCharge(deps(connector, 200), ['simulator_b'], { reference: ref, amount: 700, currency: 'EUR', card: card(CARDS.timeout) });
+      const execution = await routeCall(deps(connector, 200), paymentKind, ['simulator_b'], { reference: ref, amount: 700, currency: 'EUR', card: card(CARDS.timeout) });
       expect(Date.now() - started).toBeGreaterThanOrEqual(195);
       expect(execution).toMatchObject({ connector: 'simulator_b', result: { kind: 'error', code: 'timeout' } });
       expect(execution.attempts).toEqual([expect.objectContaining({ outcome: 'timeout', error_code: 'timeout' })]);
@@ -203,7 +205,7 @@ describe('network failures, classified by whether the processor can have acted',
         throw new Error('cannot parse');
       },
     };
-    const execution = await routeCharge(deps(broken), ['broken'], { reference: reference(), amount: 1, currency: 'EUR', card: card(CARDS.success) });
+    const execution = await routeCall(deps(broken), paymentKind, ['broken'], { reference: reference(), amount: 1, currency: 'EUR', card: card(CARDS.success) });
     expect(execution).toMatchObject({ connector: 'broken', result: { kind: 'error', code: 'invalid_response' } });
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
 import { CARDS, eventTypesOf, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
-import { abandonAfterMs } from '../src/domain/payments/service.js';
+import { abandonAfterMs } from '../src/movement/saga.js';
 import { connectorError, type Connector } from '../src/connectors/types.js';
 
 /** A processor that swallows every charge request: no answer, no booking. */

@@ -5,18 +5,12 @@
 // weight (weighted order without replacement, so the others follow as fallbacks), connectors
 // without a weight come after in the order listed.
 //
-// routeCharge: tries the plan in order. A retryable failure (the processor answered with an error,
-// the connection was refused, or it did not open in time) moves on to the next connector; a
-// decline, a success, a pending answer or a timeout after the request went out stops: the
-// processor may have acted, and charging elsewhere could charge twice. A connector whose circuit
-// is open is skipped. Every call, and every skip, becomes an attempt on the payment.
+// callConnector: one call to one connector under the core's rules (circuit breaker, deadline,
+// transport failures in our words). The movement core (src/movement/calls.ts) tries a route with it.
 import type { CircuitBreaker } from './circuit-breaker.js';
 import {
   connectorError,
-  isRetryable,
   TransportError,
-  type ChargeRequest,
-  type ChargeResult,
   type Connector,
   type ConnectorError,
   type PaymentMethodType,
@@ -169,25 +163,4 @@ export function attemptOf(name: string, guarded: Guarded<{ kind: string; failure
  */
 export function connectorThatMayHaveActed(connector: string | null, error: ConnectorError): string | null {
   return error.code === 'request_rejected' ? null : connector;
-}
-
-export interface ChargeExecution {
-  attempts: Attempt[];
-  /** The connector whose answer stands; null when none took the payment (all failed or skipped). */
-  connector: string | null;
-  result: ChargeResult;
-}
-
-export async function routeCharge(deps: CallDeps, plan: readonly string[], request: ChargeRequest): Promise<ChargeExecution> {
-  const attempts: Attempt[] = [];
-  let last: ChargeResult = connectorError('processor_error', 'every connector of the route is unavailable (circuit open)');
-  for (const name of plan) {
-    const guarded = await callConnector(deps, name, (connector, signal) => connector.charge(request, signal));
-    attempts.push(attemptOf(name, guarded));
-    if ('skipped' in guarded) continue;
-    last = guarded.result;
-    if (isRetryable(guarded.result)) continue;
-    return { attempts, connector: name, result: guarded.result };
-  }
-  return { attempts, connector: null, result: last };
 }

@@ -3,14 +3,9 @@
 // the single error renderer that gives every failure the same typed body.
 import Fastify, {
   LogController,
-  type FastifyBaseLogger,
   type FastifyError,
-  type FastifyInstance,
-  type FastifyReply,
   type FastifyRequest,
-  type RawServerDefault,
 } from 'fastify';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino from 'pino';
 import { DrizzleQueryError } from 'drizzle-orm';
 import swagger from '@fastify/swagger';
@@ -173,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await applyRateLimit(deps.rateLimiter, config, principal, reply, req.log);
   });
 
-  app.addHook('preHandler', idempotencyHook(database.db, config));
+  app.addHook('preHandler', idempotencyHook(database.db, config, rt.encryptor));
 
   app.addHook('onResponse', async (req, reply) => {
     const started = (req as { startedAtNs?: bigint }).startedAtNs;

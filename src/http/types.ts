@@ -9,5 +9,6 @@ import type { Outcome } from '../kernel/context.js';
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export function sendOutcome(reply: FastifyReply, outcome: Outcome) {
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(outcome.status).type('application/json; charset=utf-8').send(outcome.body);
 }

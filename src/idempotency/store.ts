@@ -172,3 +172,11 @@ export async function sweepExpiredKeys(db: Db, batch = 1000): Promise<number> {
   );
   return deleted.length;
 }
+
+/**
+ * After a one-statement path wrote nothing: claims the request's deferred key the general way.
+ * A finished key's answer comes back for replay; undefined means the request now owns the key.
+ */
+export function claimDeferred(ctx: RequestContext): Promise<Outcome | undefined> {
+  return ctx.deferredIdempotency ? ctx.deferredIdempotency.claim() : Promise.resolve(undefined);
+}

@@ -13,12 +13,18 @@ export interface RequestContext {
   livemode: boolean;
   requestId: string;
   idempotency?: IdempotencyClaim;
-  /** A key not yet claimed: the route claims it in the statement that does the work. */
-  deferredIdempotency?: { key: string; fingerprint: string; retentionS: number };
+  /**
+   * A key not yet claimed: a one-statement path claims it in the statement that does the work;
+   * when that path writes nothing, `claim` claims it the general way (a finished key's answer is
+   * returned for replay; otherwise the request now owns the key).
+   */
+  deferredIdempotency?: { key: string; fingerprint: string; retentionS: number; claim(): Promise<Outcome | undefined> };
 }
 
 /** A finished response: the exact bytes are what a replay sends again. */
 export interface Outcome {
   status: number;
   body: string;
+  /** A stored answer sent again (Idempotent-Replayed: true). */
+  replayed?: boolean;
 }

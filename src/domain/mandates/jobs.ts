@@ -8,70 +8,33 @@
 //
 // Expiry: an active mandate with no successful debit for MANDATE_DORMANCY_DAYS (counted from its
 // activation or its last successful debit) expires, by the worker's clock.
-import { and, asc, eq, inArray, lte } from 'drizzle-orm';
+import { and, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { toPublicId } from '../../kernel/ids.js';
 import { recordEvent, systemContext } from '../events/service.js';
-import { callConnector } from '../../connectors/router.js';
 import type { Runtime } from '../../runtime.js';
-import { abandonAfterMs } from '../payments/service.js';
+import { abandonAfterMs } from '../../movement/saga.js';
+import { checkAll, checkMovement, claimDue } from '../../movement/worker.js';
 import { mandateStates } from './state.js';
-import {
-  ABANDONED_MANDATE,
-  applyMandateState,
-  applyMandateUpdate,
-  locateMandate,
-  lockMandate,
-  mandateView,
-  type MandateRow,
-} from './service.js';
+import { ABANDONED_MANDATE, mandateView, type MandateRow } from './outcome.js';
+import { mandateKind } from './kind.js';
 
 const DAY_MS = 86_400_000;
 
-async function claim(db: Db, rt: Runtime, batch: number): Promise<MandateRow[]> {
+function claim(db: Db, rt: Runtime, batch: number): Promise<MandateRow[]> {
   const now = rt.now();
-  return db.transaction(async (tx) => {
-    const due = await tx
-      .select()
-      .from(mandates)
-      .where(and(eq(mandates.status, 'pending'), lte(mandates.nextStatusCheckAt, now)))
-      .orderBy(asc(mandates.nextStatusCheckAt))
-      .limit(batch)
-      .for('update', { skipLocked: true });
-    if (due.length) {
-      await tx
-        .update(mandates)
-        .set({ nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs) })
-        .where(inArray(mandates.id, due.map((r) => r.id)));
-    }
-    return due;
-  });
+  const next = new Date(now.getTime() + rt.config.statusCheckIntervalMs);
+  return claimDue<MandateRow>(db, { table: mandates, due: 'nextStatusCheckAt', status: 'pending', now, batch, leaseUntil: () => next });
 }
 
-async function checkMandate(db: Db, rt: Runtime, row: MandateRow): Promise<void> {
-  const ctx = systemContext(row.accountId, row.livemode);
-  if (row.connector === null) {
-    const overdue = rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length);
-    const located = await locateMandate(rt, row);
-    if (located.found) {
-      await applyMandateState(db, rt, ctx, row.accountId, row.id, located.connector, located.state);
-    } else if (located.certain && overdue) {
-      await db.transaction(async (tx) => {
-        const locked = await lockMandate(tx, row.accountId, row.id);
-        if (!locked || locked.status !== 'pending' || locked.connector !== null) return;
-        await applyMandateUpdate(tx, ctx, locked, ABANDONED_MANDATE, [], rt);
-      });
-    }
-    return;
-  }
-  const connector = row.connector;
-  const reference = toPublicId('mdt', row.id);
-  const guarded = await callConnector(rt.call, connector, (c, signal) =>
-    c.mandateStatus ? c.mandateStatus({ reference, connectorReference: row.connectorReference }, signal) : Promise.resolve({ kind: 'not_found' as const }),
-  );
-  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') return;
-  await applyMandateState(db, rt, ctx, row.accountId, row.id, connector, guarded.result);
+function checkMandate(db: Db, rt: Runtime, row: MandateRow): Promise<void> {
+  return checkMovement(db, rt, mandateKind, row, {
+    overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
+    whenNowhere: 'abandon',
+    // A processor that has no record of a mandate it was sent may still be registering it.
+    whenUnknown: 'wait',
+    abandoned: ABANDONED_MANDATE,
+  });
 }
 
 /** Expires, in batches, the active mandates unused since before `now` minus the dormancy period. */
@@ -105,6 +68,6 @@ export async function expireDormantMandates(db: Db, rt: Runtime, now: Date, batc
 /** One pass: status checks of due pending mandates, then expiry; returns what each did. */
 export async function runMandateJobs(db: Db, rt: Runtime, now: Date, batch = 50): Promise<{ checked: number; expired: number }> {
   const due = await claim(db, rt, batch);
-  for (const row of due) await checkMandate(db, rt, row);
+  await checkAll(due, (row) => checkMandate(db, rt, row));
   return { checked: due.length, expired: await expireDormantMandates(db, rt, now) };
 }

@@ -11,18 +11,14 @@
 //
 // A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
 // already holds the mandate (adopting it), and sets it up only when none does. The account number
-// is read back from its sealed column for that, never from logs or the idempotency record.
-import { connectorThatMayHaveActed } from '../../connectors/router.js';
-import { settleThroughTestControl } from '../test-controls.js';
 import crypto from 'node:crypto';
-import { and, eq, type SQL } from 'drizzle-orm';
-import type { Db, Executor } from '../../storage/db.js';
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import {
   bankAccountFingerprint,
-  bankAccountView,
   openBankAccountSecret,
   SEPA_COUNTRIES,
   sealBankAccountSecret,
@@ -35,67 +31,20 @@ import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { planPage, toPage, type Page } from '../../kernel/pagination.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
-import { attemptOf, callConnector, orderConnectors, ruleMatches, type Attempt, type Guarded, type RoutingRule } from '../../connectors/router.js';
-import {
-  isRetryable,
-  type MandateFailureCode,
-  type MandateResult,
-  type MandateScheme,
-  type MandateSetupRequest,
-  type MandateState,
-} from '../../connectors/types.js';
+import { callConnector, orderConnectors, ruleMatches, type RoutingRule } from '../../connectors/router.js';
+import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
-import { abandonAfterMs } from '../payments/service.js';
+import { abandonAfterMs, resume, sendAndFinish } from '../../movement/saga.js';
+import { applyState } from '../../movement/apply.js';
+import { settleThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
-
-export type MandateRow = typeof mandates.$inferSelect;
+import { ABANDONED_MANDATE, applyMandateUpdate, lockMandate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
+import { mandateKind } from './kind.js';
 
 const RECOVERY_PREFIX = 'mandate_created:';
-
-export function mandateView(row: MandateRow): MandateView {
-  return {
-    id: toPublicId('mdt', row.id),
-    object: 'mandate',
-    livemode: row.livemode,
-    status: row.status,
-    scheme: row.scheme,
-    currency: row.currency,
-    reference: row.reference,
-    max_amount: row.maxAmount,
-    customer: { email: row.customerEmail, name: row.customerName ?? '' },
-    bank_account: bankAccountView({
-      country: row.bankCountry,
-      currency: row.bankCurrency,
-      last4: row.bankLast4,
-      bic: row.bankBic,
-      sortCode: row.bankSortCode,
-      routingNumber: row.bankRoutingNumber,
-      ifsc: row.bankIfsc,
-      fingerprint: row.bankFingerprint,
-    }),
-    connector: row.connector,
-    connector_reference: row.connectorReference,
-    attempts: (row.attempts as unknown as Attempt[]).map((a) => ({
-      connector: a.connector,
-      outcome: a.outcome,
-      error_code: a.error_code,
-      duration_ms: a.duration_ms,
-      started_at: a.started_at,
-    })),
-    failure_code: row.failureCode as MandateFailureCode | null,
-    failure_message: row.failureMessage,
-    revoked_by: row.revokedBy,
-    activated_at: row.activatedAt?.toISOString() ?? null,
-    last_debit_at: row.lastDebitAt?.toISOString() ?? null,
-    metadata: row.metadata,
-    version: row.version,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
 
 // ---- validation -------------------------------------------------------------------------------
 
@@ -174,40 +123,6 @@ export function mandateRoute(rt: Runtime, rules: readonly RoutingRule[], livemod
 }
 
 /** An attempt record in the payments' vocabulary: accepted → succeeded, refused → declined. */
-function mandateAttempt(name: string, guarded: Guarded<MandateState | { kind: 'not_found' }>): Attempt {
-  if ('skipped' in guarded) return attemptOf(name, guarded);
-  const r = guarded.result;
-  const mapped =
-    r.kind === 'active' || r.kind === 'revoked'
-      ? { kind: 'succeeded' }
-      : r.kind === 'failed'
-        ? { kind: 'declined', failureCode: r.failureCode }
-        : r;
-  return attemptOf(name, { ...guarded, result: mapped as never });
-}
-
-interface SetupExecution {
-  attempts: Attempt[];
-  connector: string | null;
-  result: MandateResult;
-}
-
-/** Like routeCharge: a retryable failure moves on to the next connector; anything else stops. */
-async function routeSetup(rt: Runtime, plan: readonly string[], request: MandateSetupRequest): Promise<SetupExecution> {
-  const attempts: Attempt[] = [];
-  let last: MandateResult = { kind: 'error', code: 'processor_error', message: 'every connector of the route is unavailable (circuit open)' };
-  for (const name of plan) {
-    const guarded = await callConnector(rt.call, name, (c, signal) =>
-      c.setupMandate ? c.setupMandate(request, signal) : Promise.resolve({ kind: 'error' as const, code: 'request_rejected' as const, message: `${name} takes no mandates` }),
-    );
-    attempts.push(mandateAttempt(name, guarded));
-    if ('skipped' in guarded) continue;
-    last = guarded.result;
-    if (isRetryable(guarded.result)) continue;
-    return { attempts, connector: name, result: guarded.result };
-  }
-  return { attempts, connector: null, result: last };
-}
 
 function setupRequest(row: MandateRow, secret: string): MandateSetupRequest {
   return {
@@ -226,136 +141,6 @@ function setupRequest(row: MandateRow, secret: string): MandateSetupRequest {
   };
 }
 
-// ---- outcomes --------------------------------------------------------------------------------
-
-export type MandateUpdate =
-  | { kind: 'active'; connector: string; connectorReference: string }
-  | { kind: 'pending'; connector: string; connectorReference: string | null }
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: MandateFailureCode; failureMessage: string }
-  | { kind: 'revoked'; connector: string; connectorReference: string; by: 'bank' | 'merchant' };
-
-export function updateFromMandateState(connector: string, state: MandateState): MandateUpdate {
-  switch (state.kind) {
-    case 'active':
-    case 'pending':
-      return { kind: state.kind, connector, connectorReference: state.connectorReference };
-    case 'failed':
-      return { kind: 'failed', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
-    case 'revoked':
-      return { kind: 'revoked', connector, connectorReference: state.connectorReference, by: state.by };
-    default:
-      return state satisfies never;
-  }
-}
-
-function updateFromExecution(execution: SetupExecution): MandateUpdate {
-  const { result, connector } = execution;
-  if (result.kind !== 'error') return updateFromMandateState(connector!, result);
-  const mayHaveActed = connectorThatMayHaveActed(connector, result);
-  if (mayHaveActed === null) {
-    return {
-      kind: 'failed',
-      connector,
-      connectorReference: null,
-      failureCode: 'processing_error',
-      failureMessage: `No connector could register the mandate (${result.code}).`,
-    };
-  }
-  // Sent, and no answer: the processor may hold it. The worker asks later.
-  return { kind: 'pending', connector: mayHaveActed, connectorReference: null };
-}
-
-export const ABANDONED_MANDATE: MandateUpdate = {
-  kind: 'failed',
-  connector: null,
-  connectorReference: null,
-  failureCode: 'processing_error',
-  failureMessage: 'The request that created the mandate ended before any connector took it; nothing was registered.',
-};
-
-function byId(accountId: string, uuid: string): SQL {
-  return and(eq(mandates.accountId, accountId), eq(mandates.id, uuid))!;
-}
-
-export async function lockMandate(tx: Executor, accountId: string, uuid: string): Promise<MandateRow | undefined> {
-  const [row] = await tx.select().from(mandates).where(byId(accountId, uuid)).for('update');
-  return row;
-}
-
-/**
- * The one place where a mandate's outcome is applied, whoever learnt it (the creating request,
- * the worker, the processor's webhook, a test helper), inside the caller's transaction with the
- * row locked. A report the transition table does not allow from the current status (late,
- * repeated, or about a mandate revoked meanwhile) changes nothing but the recorded attempts.
- */
-export async function applyMandateUpdate(
-  tx: Executor,
-  ctx: RequestContext,
-  row: MandateRow,
-  update: MandateUpdate,
-  attempts: Attempt[],
-  rt: Runtime,
-): Promise<MandateRow> {
-  const now = rt.now();
-  const where = byId(row.accountId, row.id);
-  const withAttempts = attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
-  const save = async (changes: Partial<MandateRow>) => {
-    const [updated] = await tx
-      .update(mandates)
-      .set({ ...changes, attempts: withAttempts, version: row.version + 1, updatedAt: now })
-      .where(where)
-      .returning();
-    return updated!;
-  };
-
-  if (update.kind === 'pending') {
-    const firstAcceptance = row.status === 'pending' && row.connector === null;
-    const referenceKnown = update.connectorReference === null || update.connectorReference === row.connectorReference;
-    if (row.status !== 'pending' || (!firstAcceptance && referenceKnown)) return attempts.length ? save({}) : row;
-    const updated = await save({
-      connector: update.connector,
-      connectorReference: update.connectorReference ?? row.connectorReference,
-      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
-    });
-    if (firstAcceptance) await recordEvent(tx, ctx, 'mandate.pending', mandateView(updated), now);
-    return updated;
-  }
-
-  if (!mandateStates.can(row.status, update.kind)) return attempts.length ? save({}) : row;
-  if (update.kind === 'revoked' && row.connector !== null && row.connector !== update.connector) return row;
-  const changes: Partial<MandateRow> = {
-    status: update.kind,
-    connector: update.connector ?? row.connector,
-    connectorReference: update.connectorReference ?? row.connectorReference,
-    nextStatusCheckAt: null,
-  };
-  if (update.kind === 'active') Object.assign(changes, { activatedAt: now, lastActivityAt: now });
-  if (update.kind === 'failed') Object.assign(changes, { failureCode: update.failureCode, failureMessage: update.failureMessage });
-  if (update.kind === 'revoked') changes.revokedBy = update.by;
-  const updated = await save(changes);
-  await recordEvent(tx, ctx, `mandate.${update.kind}`, mandateView(updated), now);
-  return updated;
-}
-
-/** Applies a connector's report to a mandate in its own transaction (or the caller's). */
-export async function applyMandateState(
-  db: Db,
-  rt: Runtime,
-  ctx: RequestContext,
-  accountId: string,
-  uuid: string,
-  connector: string,
-  state: MandateState,
-  tx?: Executor,
-): Promise<MandateRow | undefined> {
-  const run = async (t: Executor) => {
-    const row = await lockMandate(t, accountId, uuid);
-    if (!row) return undefined;
-    if (row.connector !== null && row.connector !== connector) return row; // another connector's mandate
-    return applyMandateUpdate(t, ctx, row, updateFromMandateState(connector, state), [], rt);
-  };
-  return tx ? run(tx) : db.transaction(run);
-}
 
 // ---- create ------------------------------------------------------------------------------------
 
@@ -414,57 +199,17 @@ export async function createMandate(db: Db, rt: Runtime, ctx: RequestContext, in
     return row!;
   });
   rt.crashPoint('mandate_created');
-  const execution = await routeSetup(rt, created.route, setupRequest(created, account.secret));
-  return finish(db, rt, ctx, uuid, updateFromExecution(execution), execution.attempts);
+  return sendAndFinish(db, rt, mandateKind, ctx, created, setupRequest(created, account.secret));
 }
 
-async function finish(db: Db, rt: Runtime, ctx: RequestContext, uuid: string, update: MandateUpdate | undefined, attempts: Attempt[]) {
-  return db.transaction(async (tx) => {
-    const row = await lockMandate(tx, ctx.accountId, uuid);
-    if (!row) throw new Error(`mandate ${uuid} vanished between phases`);
-    const after = update ? await applyMandateUpdate(tx, ctx, row, update, attempts, rt) : row;
-    return respond(tx, ctx, 201, mandateView(after));
-  });
-}
-
-export type LocatedMandate = { found: true; connector: string; state: MandateState; attempt: Attempt } | { found: false; certain: boolean };
-
-/** Asks every connector of the route whether it holds the mandate; `certain: false` when one could not answer. */
-export async function locateMandate(rt: Runtime, row: MandateRow): Promise<LocatedMandate> {
-  let certain = true;
-  const reference = toPublicId('mdt', row.id);
-  for (const name of row.route) {
-    const guarded = await callConnector(rt.call, name, (c, signal) =>
-      c.mandateStatus ? c.mandateStatus({ reference, connectorReference: null }, signal) : Promise.resolve({ kind: 'not_found' as const }),
-    );
-    if ('skipped' in guarded || guarded.result.kind === 'error') {
-      certain = false;
-      continue;
-    }
-    if (guarded.result.kind !== 'not_found') return { found: true, connector: name, state: guarded.result, attempt: mandateAttempt(name, guarded) };
-  }
-  return { found: false, certain };
-}
 
 async function resumeMandate(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
-  const [row] = await db.select().from(mandates).where(and(byId(ctx.accountId, uuid), eq(mandates.livemode, ctx.livemode)));
-  if (!row) throw new Error(`recovery point names mandate ${uuid}, which does not exist`);
-  if (row.status !== 'pending' || row.connector !== null) return finish(db, rt, ctx, uuid, undefined, []);
-  const located = await locateMandate(rt, row);
-  if (located.found) return finish(db, rt, ctx, uuid, updateFromMandateState(located.connector, located.state), [located.attempt]);
-  if (!located.certain) {
-    throw new ApiError('service_unavailable', {
-      message: 'A connector of this mandate cannot tell whether it already holds it; retry later with the same Idempotency-Key.',
-      headers: { 'retry-after': '5' },
-    });
-  }
-  // Past this, the worker may be declaring the mandate abandoned right now.
-  if (rt.now().getTime() - row.createdAt.getTime() >= rt.idempotencyLockTimeoutS * 1000 + rt.config.statusCheckIntervalMs) {
-    return finish(db, rt, ctx, uuid, ABANDONED_MANDATE, []);
-  }
-  const secret = openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, row.id);
-  const execution = await routeSetup(rt, row.route, setupRequest(row, secret));
-  return finish(db, rt, ctx, uuid, updateFromExecution(execution), execution.attempts);
+  const [row] = await db.select().from(mandates).where(and(eq(mandates.accountId, ctx.accountId), eq(mandates.livemode, ctx.livemode), eq(mandates.id, uuid)));
+  return resume(db, rt, mandateKind, ctx, row, {
+    abandoned: ABANDONED_MANDATE,
+    // The account number is read back from its sealed column, never from logs or the idempotency record.
+    request: async () => setupRequest(row!, openBankAccountSecret(rt.encryptor, row!.bankSecretEncrypted, row!.id)),
+  });
 }
 
 // ---- read ------------------------------------------------------------------------------------
@@ -472,7 +217,7 @@ async function resumeMandate(db: Db, rt: Runtime, ctx: RequestContext, uuid: str
 export async function loadMandate(db: Db, ctx: RequestContext, id: string, param = 'id'): Promise<MandateRow> {
   const uuid = parseId('mdt', id);
   if (uuid) {
-    const [row] = await db.select().from(mandates).where(and(byId(ctx.accountId, uuid), eq(mandates.livemode, ctx.livemode)));
+    const [row] = await db.select().from(mandates).where(and(eq(mandates.accountId, ctx.accountId), eq(mandates.livemode, ctx.livemode), eq(mandates.id, uuid)));
     if (row) return row;
   }
   const missing = await notFound(db, ctx, mandates, uuid, 'mandate', id);
@@ -512,7 +257,7 @@ export async function listMandates(db: Db, ctx: RequestContext, params: ListMand
 export async function revokeMandate(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
   const found = await loadMandate(db, ctx, id);
   const { outcome, row } = await db.transaction(async (tx) => {
-    const locked = (await lockMandate(tx, ctx.accountId, found.id))!;
+    const locked = (await lockMandate(tx, ctx.accountId, ctx.livemode, found.id))!;
     mandateStates.assert(locked.status, 'revoked', 'revoke');
     const update: MandateUpdate = { kind: 'revoked', connector: locked.connector!, connectorReference: locked.connectorReference ?? '', by: 'merchant' };
     const after = await applyMandateUpdate(tx, ctx, locked, update, [], rt);
@@ -546,7 +291,8 @@ export async function resolveTestMandate(db: Db, rt: Runtime, ctx: RequestContex
     c.resolveTestMandate ? (signal) => c.resolveTestMandate!(reference, outcome, signal) : undefined,
   );
   return db.transaction(async (tx) => {
-    const after = await applyMandateState(db, rt, ctx, row.accountId, row.id, connector, state, tx);
+    const after = await applyState<MandateRow>(db, rt, mandateKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, mandateView(after ?? row));
   });
 }
+

@@ -5,7 +5,7 @@ import type { Db, Executor } from '../../storage/db.js';
 import { paymentOrders } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
-import { respond } from '../../idempotency/store.js';
+import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
@@ -98,6 +98,13 @@ export async function tryCreatePaymentOrderAtOnce(
 }
 
 export async function createPaymentOrder(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody, now = new Date()): Promise<Outcome> {
+  const deferred = ctx.deferredIdempotency;
+  if (deferred) {
+    const created = await tryCreatePaymentOrderAtOnce(db, ctx, deferred, input, now);
+    if (created) return created;
+    const replay = await claimDeferred(ctx);
+    if (replay) return replay;
+  }
   const expiresAt = expiry(input.expires_at, now);
   return db.transaction(async (tx) => {
     const [row] = await tx.insert(paymentOrders).values(newOrderRow(ctx, input, expiresAt, now)).returning();

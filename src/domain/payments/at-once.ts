@@ -18,7 +18,7 @@
 // first commits), the payment was changed by a webhook meanwhile, or the key was taken over.
 import type { Db } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { newId, parseId } from '../../kernel/ids.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
@@ -30,14 +30,13 @@ import type { CreatePaymentBody } from './schema.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 import {
   cardPaymentMethod,
-  chargeAndFinish,
   createdRecoveryPoint,
   newPaymentMethod,
   newPaymentRow,
   planPaymentRoute,
   routeAvailable,
   type CommittedPayment,
-} from './service.js';
+} from './plan.js';
 
 const READ_ORDER: RawStatement = {
   name: 'payment_read_order_v1',
@@ -139,11 +138,17 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
 }
 
 /**
- * Pays an order with a card when the request's key was deferred to this statement. Undefined when
- * nothing was written: the caller claims the key the general way and calls createPayment, which
- * answers whatever stopped this path (bad card, unknown or unpayable order, no route).
+ * Phase 1 of a card payment in one statement, when the request's key was deferred to it: the
+ * committed payment and the card for phase 2. Undefined when nothing was written: the caller
+ * claims the key the general way and takes the general path, which answers whatever stopped this
+ * one (bad card, unknown or unpayable order, no route).
  */
-export async function tryCreateCardPaymentAtOnce(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome | undefined> {
+export async function tryCreateCardPaymentAtOnce(
+  db: Db,
+  rt: Runtime,
+  ctx: RequestContext,
+  input: CreatePaymentBody,
+): Promise<{ created: CommittedPayment; card: CardDetails } | undefined> {
   const deferred = ctx.deferredIdempotency;
   if (!deferred || input.payment_method.type !== 'card') return undefined;
   const now = rt.now();
@@ -200,7 +205,7 @@ export async function tryCreateCardPaymentAtOnce(db: Db, rt: Runtime, ctx: Reque
   }
   ctx.deferredIdempotency = undefined;
   ctx.idempotency = { key: deferred.key, recoveryPoint };
-  return chargeAndFinish(db, rt, ctx, { payment, order: processing }, { card }, { atOnce: true });
+  return { created: { payment, order: processing }, card };
 }
 
 /**

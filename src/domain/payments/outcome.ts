@@ -4,7 +4,6 @@
 // (as the transition table allows), its order follows (paid, or open again for another attempt),
 // a success is credited to the merchant's balance, and each change writes its event. A payment
 // that is already final stays as it is, so late and repeated reports are harmless.
-import { connectorThatMayHaveActed } from '../../connectors/router.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
@@ -13,7 +12,8 @@ import type { RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { paymentSucceeded } from '../../ledger/journal.js';
-import type { Attempt, ChargeExecution } from '../../connectors/router.js';
+import type { Attempt } from '../../connectors/router.js';
+import { attemptsView } from '../../movement/kind.js';
 import type { ChargeState, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates } from './state.js';
@@ -34,13 +34,7 @@ export function paymentView(row: PaymentRow): PaymentView {
     payment_method: methodView(row.paymentMethod),
     connector: row.connector,
     connector_reference: row.connectorReference,
-    attempts: (row.attempts as unknown as Attempt[]).map((a) => ({
-      connector: a.connector,
-      outcome: a.outcome,
-      error_code: a.error_code,
-      duration_ms: a.duration_ms,
-      started_at: a.started_at,
-    })),
+    attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
     metadata: row.metadata,
@@ -87,24 +81,6 @@ export function updateFromState(connector: string, state: ChargeState): PaymentU
     default:
       return state satisfies never;
   }
-}
-
-export function updateFromExecution(execution: ChargeExecution): PaymentUpdate {
-  const { result, connector } = execution;
-  if (result.kind !== 'error') return updateFromState(connector!, result);
-  const mayHaveActed = connectorThatMayHaveActed(connector, result);
-  if (mayHaveActed === null) {
-    // No processor took the payment: nothing was charged anywhere.
-    return {
-      kind: 'failed',
-      connector,
-      connectorReference: null,
-      failureCode: 'processing_error',
-      failureMessage: `No connector could process the payment (${result.code}).`,
-    };
-  }
-  // The request went out and no answer came back: the processor may have charged. Verify later.
-  return { kind: 'pending', connector: mayHaveActed, connectorReference: null };
 }
 
 export interface ApplyOptions {

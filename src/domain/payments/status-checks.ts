@@ -1,103 +1,45 @@
-// The worker's status checks: pending payments and refunds whose next_status_check_at has come
-// are claimed (SKIP LOCKED, the check time pushed forward as a lease, so several workers split the
-// work) and their processor is asked for the truth, outside any transaction; what it says is then
-// applied like any other report.
+// The worker's status checks of pending payments and refunds, on the movement core: claimed when
+// their check time comes (src/movement/worker.ts), then verified with their processor.
 //
 // A payment that no connector has taken is one whose request crashed between the phases: once
 // its retry window is over, the route's connectors are asked whether one holds the charge (it is
-// adopted) or none does (the payment fails as abandoned and its order reopens). A refund never
-// sent is sent again: the processor dedupes by the refund id, and no card data is needed. A
-// payment sent without an answer (timeout) that its processor still does not know once overdue
-// fails the same way.
-import { and, asc, eq, inArray, lte } from 'drizzle-orm';
+// adopted) or none does (the payment fails as abandoned and its order reopens). A payment sent
+// without an answer (timeout) that its processor still does not know once overdue fails the same
+// way. A refund never received is sent again: the processor dedupes by the refund id, and no card
+// data is needed.
 import type { Db } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
-import { toPublicId } from '../../kernel/ids.js';
-import { systemContext } from '../events/service.js';
-import { callConnector } from '../../connectors/router.js';
 import type { Runtime } from '../../runtime.js';
-import { ABANDONED, abandonAfterMs, applyChargeState, locateCharge } from './service.js';
-import { applyPaymentUpdate, lockPayment, type PaymentRow, type PaymentUpdate } from './outcome.js';
-import { applyRefundState, sendRefund, updateFromRefundState, type RefundRow } from '../refunds/service.js';
+import { checkAll, checkMovement, claimDue } from '../../movement/worker.js';
+import { abandonAfterMs } from '../../movement/saga.js';
+import type { MovementTable } from '../../movement/kind.js';
+import type { PaymentRow } from './outcome.js';
+import { ABANDONED, paymentKind, unbooked } from './kind.js';
+import { refundKind, refundRequest } from '../refunds/kind.js';
+import type { RefundRow } from '../refunds/outcome.js';
 
-async function claim<T extends typeof payments | typeof refunds>(db: Db, rt: Runtime, table: T, batch: number) {
+/** Claims pending rows of `table` whose next_status_check_at has come, pushing it forward as a lease. */
+function claimPending<Row>(db: Db, rt: Runtime, table: MovementTable, batch: number) {
   const now = rt.now();
-  return db.transaction(async (tx) => {
-    const t = table as typeof payments;
-    const due = await tx
-      .select()
-      .from(t)
-      .where(and(eq(t.status, 'pending'), lte(t.nextStatusCheckAt, now)))
-      .orderBy(asc(t.nextStatusCheckAt))
-      .limit(batch)
-      .for('update', { skipLocked: true });
-    if (due.length) {
-      await tx
-        .update(t)
-        .set({ nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs) })
-        .where(inArray(t.id, due.map((r) => r.id)));
-    }
-    return due as unknown as (T extends typeof payments ? PaymentRow : RefundRow)[];
-  });
-}
-
-/** Fails the payment with `update`, if it is still pending with the connector (or none) seen when checked. */
-async function failIfUnchanged(db: Db, rt: Runtime, row: PaymentRow, update: PaymentUpdate): Promise<void> {
-  await db.transaction(async (tx) => {
-    const locked = await lockPayment(tx, row.accountId, row.livemode, row.id);
-    if (!locked || locked.status !== 'pending' || locked.connector !== row.connector) return;
-    const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
-    await applyPaymentUpdate(tx, systemContext(row.accountId, row.livemode), locked, update, [], options);
-  });
-}
-
-async function checkPayment(db: Db, rt: Runtime, row: PaymentRow): Promise<void> {
-  const ctx = systemContext(row.accountId, row.livemode);
-  const overdue = rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length);
-  if (row.connector === null) {
-    const located = await locateCharge(rt, row);
-    if (located.found) await applyChargeState(db, rt, ctx, row.accountId, row.id, located.connector, located.state);
-    else if (located.certain && overdue) await failIfUnchanged(db, rt, row, ABANDONED);
-    return;
-  }
-  const connector = row.connector;
-  const guarded = await callConnector(rt.call, connector, (c, signal) =>
-    c.chargeStatus({ reference: toPublicId('pay', row.id), connectorReference: row.connectorReference }, signal),
-  );
-  if ('skipped' in guarded || guarded.result.kind === 'error') return;
-  if (guarded.result.kind === 'not_found') {
-    // The request went out (a timeout) but the processor never booked it. Until the payment is
-    // overdue it may still be on its way; after that, waiting longer would keep the order
-    // `processing` forever, unpayable and uncancellable.
-    if (overdue) {
-      await failIfUnchanged(db, rt, row, {
-        kind: 'failed',
-        connector,
-        connectorReference: null,
-        failureCode: 'processing_error',
-        failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the charge; nothing was charged.`,
-      });
-    }
-    return;
-  }
-  await applyChargeState(db, rt, ctx, row.accountId, row.id, connector, guarded.result);
-}
-
-async function checkRefund(db: Db, rt: Runtime, row: RefundRow): Promise<void> {
-  const ctx = systemContext(row.accountId, row.livemode);
-  const guarded = await callConnector(rt.call, row.connector, (c, signal) =>
-    c.refundStatus({ reference: toPublicId('ref', row.id), connectorReference: row.connectorReference }, signal),
-  );
-  if ('skipped' in guarded || guarded.result.kind === 'error') return;
-  const update = guarded.result.kind === 'not_found' ? await sendRefund(rt, row) : updateFromRefundState(guarded.result);
-  await applyRefundState(db, rt, ctx, row.accountId, row.id, update);
+  const next = new Date(now.getTime() + rt.config.statusCheckIntervalMs);
+  return claimDue<Row>(db, { table, due: 'nextStatusCheckAt', status: 'pending', now, batch, leaseUntil: () => next });
 }
 
 /** One pass: checks up to `batch` due payments and refunds; returns how many were checked. */
 export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<{ payments: number; refunds: number }> {
-  const duePayments = await claim(db, rt, payments, batch);
-  for (const row of duePayments) await checkPayment(db, rt, row as PaymentRow);
-  const dueRefunds = await claim(db, rt, refunds, batch);
-  for (const row of dueRefunds) await checkRefund(db, rt, row as RefundRow);
+  const duePayments = await claimPending<PaymentRow>(db, rt, payments, batch);
+  await checkAll(duePayments, (row) =>
+    checkMovement(db, rt, paymentKind, row, {
+      overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
+      whenNowhere: 'abandon',
+      whenUnknown: 'fail',
+      abandoned: ABANDONED,
+      unbooked,
+    }),
+  );
+  const dueRefunds = await claimPending<RefundRow>(db, rt, refunds, batch);
+  await checkAll(dueRefunds, (row) =>
+    checkMovement(db, rt, refundKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: async () => refundRequest(row) }),
+  );
   return { payments: duePayments.length, refunds: dueRefunds.length };
 }

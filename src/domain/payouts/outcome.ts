@@ -4,7 +4,6 @@
 // payout moves as the transition table allows, the ledger follows (paid: the reserved amount
 // leaves; failed or cancelled: it returns to available; returned: it comes back to available), and
 // every change writes its event. Late and repeated reports of a settled outcome change nothing.
-import { connectorThatMayHaveActed } from '../../connectors/router.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
@@ -12,8 +11,9 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { lockAvailableBalance, payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
-import type { Attempt, ChargeExecution } from '../../connectors/router.js';
-import type { PayoutFailureCode, PayoutResult, PayoutState } from '../../connectors/types.js';
+import type { Attempt } from '../../connectors/router.js';
+import { attemptsView } from '../../movement/kind.js';
+import type { PayoutFailureCode, PayoutState } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutStatus } from './state.js';
 
@@ -32,13 +32,7 @@ export function payoutView(row: PayoutRow): PayoutView {
     description: row.description,
     connector: row.connector,
     connector_reference: row.connectorReference,
-    attempts: (row.attempts as unknown as Attempt[]).map((a) => ({
-      connector: a.connector,
-      outcome: a.outcome,
-      error_code: a.error_code,
-      duration_ms: a.duration_ms,
-      started_at: a.started_at,
-    })),
+    attempts: attemptsView(row.attempts),
     failure_code: row.failureCode as PayoutFailureCode | null,
     failure_message: row.failureMessage,
     metadata: row.metadata,
@@ -48,12 +42,12 @@ export function payoutView(row: PayoutRow): PayoutView {
   };
 }
 
-/** `livemode` for requests: an id of the other mode is then not even locked. */
-export async function lockPayout(tx: Executor, accountId: string, uuid: string, livemode?: boolean): Promise<PayoutRow | undefined> {
+/** Scoped by mode too, so that a request never locks the other mode's row. */
+export async function lockPayout(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<PayoutRow | undefined> {
   const [row] = await tx
     .select()
     .from(payouts)
-    .where(and(eq(payouts.accountId, accountId), eq(payouts.id, uuid), livemode === undefined ? undefined : eq(payouts.livemode, livemode)))
+    .where(and(eq(payouts.accountId, accountId), eq(payouts.livemode, livemode), eq(payouts.id, uuid)))
     .for('update');
   return row;
 }
@@ -79,26 +73,6 @@ export function updateFromPayoutState(connector: string, state: PayoutState): Pa
     default:
       return state satisfies never;
   }
-}
-
-export type PayoutExecution = Omit<ChargeExecution, 'result'> & { result: PayoutResult };
-
-export function updateFromPayoutExecution(execution: PayoutExecution): PayoutUpdate {
-  const { result, connector } = execution;
-  if (result.kind !== 'error') return updateFromPayoutState(connector!, result);
-  const mayHaveActed = connectorThatMayHaveActed(connector, result);
-  if (mayHaveActed === null) {
-    // No bank took the payout: nothing left the account anywhere.
-    return {
-      kind: 'failed',
-      connector,
-      connectorReference: null,
-      failureCode: 'processing_error',
-      failureMessage: `No connector could send the payout (${result.code}).`,
-    };
-  }
-  // The request went out and no answer came back: the bank may have paid. Verify later.
-  return { kind: 'processing', connector: mayHaveActed, connectorReference: null };
 }
 
 export interface ApplyOptions {

@@ -32,7 +32,9 @@ import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js';
-import { applyPayoutUpdate, lockPayout, markCancelled, payoutView, updateFromPayoutState, type PayoutRow } from './outcome.js';
+import { lockPayout, markCancelled, payoutView, type PayoutRow } from './outcome.js';
+import { payoutKind } from './kind.js';
+import { applyState } from '../../movement/apply.js';
 import { submitPayoutNow } from './submission.js';
 import type { PayoutStatus } from './state.js';
 
@@ -184,7 +186,7 @@ export async function cancelPayout(db: Db, rt: Runtime, ctx: RequestContext, id:
   const now = rt.now();
   const outcome = uuid
     ? await db.transaction(async (tx) => {
-        const row = await lockPayout(tx, ctx.accountId, uuid, ctx.livemode);
+        const row = await lockPayout(tx, ctx.accountId, ctx.livemode, uuid);
         if (!row) return undefined;
         const cancelled = await markCancelled(tx, ctx, row, now);
         return respond(tx, ctx, 200, payoutView(cancelled));
@@ -218,10 +220,8 @@ export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext
     c.resolvePendingPayout ? (signal) => c.resolvePendingPayout!(reference, outcome, signal) : undefined,
   );
   return db.transaction(async (tx) => {
-    const locked = await lockPayout(tx, row.accountId, row.id);
-    const options = { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs };
-    const after = locked ? await applyPayoutUpdate(tx, ctx, locked, updateFromPayoutState(connector, state), [], options) : row;
-    return respond(tx, ctx, 200, payoutView(after));
+    const after = await applyState<PayoutRow>(db, rt, payoutKind, ctx, row.id, connector, state, { tx });
+    return respond(tx, ctx, 200, payoutView(after ?? row));
   });
 }
 

@@ -6,7 +6,8 @@ import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { errorResponses } from '../../kernel/schemas.js';
 import { ApiError } from '../../kernel/errors.js';
-import { receiveConnectorWebhook } from '../../domain/payments/inbound.js';
+import { receiveConnectorWebhook } from '../../movement/inbound.js';
+import { MOVEMENT_KINDS } from '../../domain/movements.js';
 import type { Runtime } from '../../runtime.js';
 
 const Received = Type.Object({
@@ -37,7 +38,7 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime) {
       },
       async (req) => {
         if (typeof req.body !== 'string' || req.body === '') throw new ApiError('body_missing');
-        return receiveConnectorWebhook(db, rt, (req.params as { name: string }).name, req.headers, req.body);
+        return receiveConnectorWebhook(db, rt, MOVEMENT_KINDS, (req.params as { name: string }).name, req.headers, req.body);
       },
     );
   });

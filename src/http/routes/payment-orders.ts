@@ -4,14 +4,12 @@ import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
-import { claimDeferred } from '../idempotency.js';
 import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,
   createPaymentOrder,
   listPaymentOrders,
-  tryCreatePaymentOrderAtOnce,
   retrievePaymentOrder,
 } from '../../domain/payment-orders/service.js';
 
@@ -38,15 +36,7 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
         response: { 201: PaymentOrderRef, ...errorResponses(409, 422) },
       },
     },
-    async (req, reply) => {
-      const deferred = req.ctx.deferredIdempotency;
-      if (deferred) {
-        const created = await tryCreatePaymentOrderAtOnce(db, req.ctx, deferred, req.body);
-        if (created) return sendOutcome(reply, created);
-        if (await claimDeferred(db, config, req, reply)) return reply;
-      }
-      return sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body));
-    },
+    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body)),
   );
 
   app.get(

@@ -6,8 +6,6 @@ import type { Db } from '../../storage/db.js';
 import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
 import { createPayment, listPayments, retrievePayment } from '../../domain/payments/service.js';
-import { tryCreateCardPaymentAtOnce } from '../../domain/payments/at-once.js';
-import { claimDeferred } from '../idempotency.js';
 import type { Config } from '../../config.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import type { Runtime } from '../../runtime.js';
@@ -43,12 +41,7 @@ export function registerPaymentRoutes(app: App, db: Db, rt: Runtime, config: Con
         response: { 201: PaymentRef, ...errorResponses(404, 409, 422, 502, 503) },
       },
     },
-    async (req, reply) => {
-      const paid = await tryCreateCardPaymentAtOnce(db, rt, req.ctx, req.body);
-      if (paid) return sendOutcome(reply, paid);
-      if (await claimDeferred(db, config, req, reply)) return reply;
-      return sendOutcome(reply, await createPayment(db, rt, req.ctx, req.body));
-    },
+    async (req, reply) => sendOutcome(reply, await createPayment(db, rt, req.ctx, req.body)),
   );
 
   app.get(

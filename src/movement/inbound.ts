@@ -1,19 +1,17 @@
 // Inbound processor webhooks (POST /v1/connectors/{name}/webhooks): verified with the connector's
 // secret, deduplicated by the processor's event id (connector_webhook_events, in the same
-// transaction as the change it causes), then applied like any other report about a payment or
-// refund — our own events follow from the change.
+// transaction as the change it causes), then applied like any other report — our own events
+// follow from the change. One path for every kind of movement.
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../storage/db.js';
-import { connectorWebhookEvents, payments, refunds } from '../../storage/schema.js';
-import { parseId } from '../../kernel/ids.js';
-import { ApiError } from '../../kernel/errors.js';
-import { systemContext } from '../events/service.js';
-import { WebhookVerificationError, type InboundEvent } from '../../connectors/types.js';
-import type { Runtime } from '../../runtime.js';
-import { applyChargeState } from './service.js';
-import { applyRefundState, updateFromRefundState } from '../refunds/service.js';
-import { receivePayoutEvent } from '../payouts/inbound.js';
-import { receiveMandateEvent } from '../mandates/inbound.js';
+import { WebhookVerificationError, type InboundEvent } from '../connectors/types.js';
+import { systemContext } from '../domain/events/service.js';
+import { ApiError } from '../kernel/errors.js';
+import { parseId } from '../kernel/ids.js';
+import type { Runtime } from '../runtime.js';
+import type { Db } from '../storage/db.js';
+import { connectorWebhookEvents } from '../storage/schema.js';
+import { applyState } from './apply.js';
+import type { AnyKind } from './kind.js';
 
 export interface InboundResult {
   received: true;
@@ -22,6 +20,9 @@ export interface InboundResult {
   /** False when the event names nothing of ours (acknowledged so that the processor stops sending it). */
   applied: boolean;
 }
+
+/** The kind that applies each object a processor may report on. */
+export type KindsByObject = Record<InboundEvent['object'], AnyKind>;
 
 function verify(rt: Runtime, name: string, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent {
   const connector = rt.connectors.registry.get(name);
@@ -46,35 +47,33 @@ function verify(rt: Runtime, name: string, headers: Record<string, string | stri
 export async function receiveConnectorWebhook(
   db: Db,
   rt: Runtime,
+  kinds: KindsByObject,
   name: string,
   headers: Record<string, string | string[] | undefined>,
   rawBody: string,
 ): Promise<InboundResult> {
   const event = verify(rt, name, headers, rawBody);
-  if (event.object === 'payout') return receivePayoutEvent(db, rt, name, event);
-  if (event.object === 'mandate') return receiveMandateEvent(db, rt, name, event);
-  const prefix = event.object === 'payment' ? 'pay' : 'ref';
-  const uuid = parseId(prefix, event.reference);
-  const table = event.object === 'payment' ? payments : refunds;
+  const kind = kinds[event.object];
+  const { table } = kind;
+  const uuid = parseId(kind.prefix, event.reference);
   // Processors know our object by its id alone; ids are unique across accounts.
   const [owner] = uuid
     ? await db.select({ accountId: table.accountId, livemode: table.livemode, connector: table.connector }).from(table).where(eq(table.id, uuid))
     : [];
   const modes = rt.connectors.registry.get(name)!.modes;
   if (!uuid || !owner || !modes.includes(owner.livemode ? 'live' : 'test')) return { received: true, duplicate: false, applied: false };
+  const { accountId, livemode } = owner as { accountId: string; livemode: boolean; connector: string | null };
 
   return db.transaction(async (tx) => {
     const fresh = await tx
       .insert(connectorWebhookEvents)
-      .values({ accountId: owner.accountId, connector: name, eventId: event.eventId, livemode: owner.livemode, objectId: event.reference, receivedAt: rt.now() })
+      .values({ accountId, connector: name, eventId: event.eventId, livemode, objectId: event.reference, receivedAt: rt.now() })
       .onConflictDoNothing()
       .returning({ eventId: connectorWebhookEvents.eventId });
     if (fresh.length === 0) return { received: true, duplicate: true, applied: false };
-    const ctx = systemContext(owner.accountId, owner.livemode);
     // An object held by another connector is not this processor's to settle.
     if (owner.connector !== null && owner.connector !== name) return { received: true, duplicate: false, applied: false };
-    if (event.object === 'payment') await applyChargeState(db, rt, ctx, owner.accountId, uuid, name, event.state, tx);
-    else await applyRefundState(db, rt, ctx, owner.accountId, uuid, updateFromRefundState(event.state), tx);
-    return { received: true, duplicate: false, applied: true };
+    const after = await applyState(db, rt, kind, systemContext(accountId, livemode), uuid, name, event.state, { tx });
+    return { received: true, duplicate: false, applied: after !== undefined };
   });
 }

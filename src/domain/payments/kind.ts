@@ -1,0 +1,49 @@
+// A payment as a money movement (src/movement): a charge of a card or a direct debit under a
+// mandate, sent along its fixed route; its states and the one apply step are in outcome.ts.
+import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
+import type { MovementKind } from '../../movement/kind.js';
+import { payments } from '../../storage/schema.js';
+import { applyPaymentUpdate, lockPayment, paymentView, updateFromState, type PaymentRow, type PaymentUpdate } from './outcome.js';
+
+export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, ChargeRequest> = {
+  object: 'payment',
+  prefix: 'pay',
+  table: payments,
+  heldAs: 'the charge',
+  route: (row) => row.route,
+  send: (connector, request, signal) => connector.charge(request, signal),
+  status: (connector, request, signal) => connector.chargeStatus(request, signal),
+  attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
+  fromState: updateFromState,
+  nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
+    kind: 'failed',
+    connector,
+    connectorReference: null,
+    failureCode: 'processing_error',
+    failureMessage: `No connector could process the payment (${code}).`,
+  }),
+  unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
+  lock: lockPayment,
+  apply: (tx, ctx, row, update, attempts, rt) =>
+    applyPaymentUpdate(tx, ctx, row, update, attempts, { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs }),
+  view: paymentView,
+};
+
+export const ABANDONED: PaymentUpdate = {
+  kind: 'failed',
+  connector: null,
+  connectorReference: null,
+  failureCode: 'processing_error',
+  failureMessage: 'The request that created the payment ended before any connector took it; nothing was charged.',
+};
+
+/** A payment sent without an answer whose processor still does not know it once overdue. */
+export function unbooked(connector: string): PaymentUpdate {
+  return {
+    kind: 'failed',
+    connector,
+    connectorReference: null,
+    failureCode: 'processing_error',
+    failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the charge; nothing was charged.`,
+  };
+}

@@ -1,0 +1,122 @@
+// What a new payment is made of, shared by the general path (service.ts) and the one-statement
+// path (at-once.ts): the payment method as given, the route, the new row and the request sent.
+import { newId, toPublicId } from '../../kernel/ids.js';
+import { ApiError } from '../../kernel/errors.js';
+import type { RequestContext } from '../../kernel/context.js';
+import { planRoute, type RoutingRule } from '../../connectors/router.js';
+import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
+import { inJsonbOrder } from '../../storage/jsonb.js';
+import type { Runtime } from '../../runtime.js';
+import { abandonAfterMs } from '../../movement/saga.js';
+import { usableConnectors } from '../routing/service.js';
+import type { PaymentOrderRow } from '../payment-orders/service.js';
+import type { MandateRow } from '../mandates/outcome.js';
+import { summarizeCard, validateCard } from './cards.js';
+import type { PaymentRow } from './outcome.js';
+import type { CreatePaymentBody } from './schema.js';
+
+export const RECOVERY_PREFIX = 'payment_created:';
+
+type OrderRow = PaymentOrderRow;
+
+/** A payment and its order as its first phase committed them. */
+export interface CommittedPayment {
+  payment: PaymentRow;
+  order: OrderRow;
+}
+
+/** The recovery point of a payment whose first phase has committed. */
+export const createdRecoveryPoint = (paymentUuid: string) => `${RECOVERY_PREFIX}${paymentUuid}`;
+
+/** The payment method as given: a card (checked, in memory only) or a mandate's id. */
+export type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string };
+
+/** What the connector is sent besides the amount: the card, or the mandate as the processor knows it. */
+export type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
+
+export function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date, resuming: boolean): MethodInput {
+  const method = input.payment_method;
+  const other = method.type === 'mandate' ? 'card' : 'mandate';
+  if (method[other] !== undefined) {
+    throw new ApiError('parameter_invalid', {
+      param: `payment_method.${other}`,
+      message: `payment_method.${other} does not belong to a payment method of type ${method.type}.`,
+    });
+  }
+  if (method.type === 'mandate') {
+    if (method.mandate === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.mandate', message: 'Missing required parameter: payment_method.mandate.' });
+    return { type: 'mandate', id: method.mandate };
+  }
+  const given = method.card;
+  if (given === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.card', message: 'Missing required parameter: payment_method.card.' });
+  const card = { number: given.number, expMonth: given.exp_month, expYear: given.exp_year, cvc: given.cvc };
+  validateCard(card, livemode, now, { resuming });
+  return { type: 'card', card };
+}
+
+export function debitOf(mandate: MandateRow): ChargeMethod {
+  return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
+}
+
+/** The route for a payment of `order`: the first matching rule's connectors usable in this mode. */
+export function planPaymentRoute(rt: Runtime, rules: RoutingRule[], ctx: RequestContext, order: OrderRow, methodType: MethodInput['type']): string[] {
+  const usable = new Set(usableConnectors(rt, ctx.livemode));
+  return (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
+}
+
+/** Whether some connector of the route may be tried now (its circuit is not open). */
+export function routeAvailable(rt: Runtime, route: readonly string[]): boolean {
+  return route.some((name) => rt.connectors.breaker.isAvailable(name));
+}
+
+/** A new payment of `order`, pending and not yet taken by any connector. */
+export function newPaymentRow(
+  rt: Runtime,
+  ctx: RequestContext,
+  order: OrderRow,
+  paymentMethod: Record<string, unknown>,
+  route: string[],
+  metadata: Record<string, string>,
+  now: Date,
+): PaymentRow {
+  return {
+    accountId: ctx.accountId,
+    id: newId('pay').uuid,
+    livemode: ctx.livemode,
+    paymentOrderId: order.id,
+    status: 'pending',
+    amount: order.amount,
+    currency: order.currency,
+    amountRefunded: 0,
+    paymentMethod,
+    route,
+    connector: null,
+    connectorReference: null,
+    attempts: [],
+    failureCode: null,
+    failureMessage: null,
+    metadata: inJsonbOrder(metadata),
+    // Only a payment abandoned by a crashed request is still without a connector by then.
+    nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** What a card payment keeps of its card: brand, last4, expiry and the keyed fingerprint. */
+export function cardPaymentMethod(rt: Runtime, ctx: RequestContext, card: CardDetails): Record<string, unknown> {
+  return { type: 'card', card: summarizeCard(card, rt.config.cardFingerprintKey, ctx.accountId) };
+}
+
+/**
+ * Validates the payment method of a new (not resumed) request; throws the typed 400 of the first
+ * problem found.
+ */
+export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, now: Date): MethodInput {
+  return methodOf(input, ctx.livemode, now, false);
+}
+
+export function chargeRequest(row: PaymentRow, method: ChargeMethod): ChargeRequest {
+  return { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method };
+}

@@ -1,0 +1,40 @@
+// A refund as a money movement (src/movement): sent to the one connector holding its payment,
+// the refund id being the processor's idempotency key, so sending again is always safe.
+import { toPublicId } from '../../kernel/ids.js';
+import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
+import type { MovementKind } from '../../movement/kind.js';
+import { refunds } from '../../storage/schema.js';
+import { applyRefundUpdate, lockRefund, refundView, updateFromRefundState, type RefundRow, type RefundUpdate } from './outcome.js';
+
+export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
+  object: 'refund',
+  prefix: 'ref',
+  table: refunds,
+  route: (row) => [row.connector],
+  send: (connector, request, signal) => connector.refund(request, signal),
+  status: (connector, request, signal) => connector.refundStatus(request, signal),
+  attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
+  fromState: (_connector, state) => updateFromRefundState(state),
+  nothingDone: (_connector: string | null, code: ConnectorErrorCode) => ({
+    kind: 'failed',
+    connectorReference: null,
+    failureCode: 'processing_error',
+    failureMessage: `The connector could not process the refund (${code}).`,
+  }),
+  unknown: () => ({ kind: 'pending', connectorReference: null }),
+  waitsWhenUnreached: true,
+  lock: lockRefund,
+  // Refunds keep no attempt records: they have one connector, the payment's.
+  apply: (tx, ctx, row, update, _attempts, rt) => applyRefundUpdate(tx, ctx, row, update, { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs }),
+  view: refundView,
+};
+
+export function refundRequest(row: RefundRow): RefundRequest {
+  return {
+    reference: toPublicId('ref', row.id),
+    paymentReference: toPublicId('pay', row.paymentId),
+    connectorPaymentReference: null,
+    amount: row.amount,
+    currency: row.currency,
+  };
+}

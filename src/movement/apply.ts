@@ -1,0 +1,72 @@
+// Phase 3 and every later report: the one way an outcome reaches a movement, whoever learnt it —
+// the request that created it, a resumed request, a refresh, the worker's status check, the
+// processor's webhook or a test helper. Each locks the row and hands it to the kind's own apply
+// step (its transition table and effects) in one transaction, so a late or repeated report is
+// harmless and nothing is ever applied twice.
+import type { Attempt } from '../connectors/router.js';
+import type { Outcome, RequestContext } from '../kernel/context.js';
+import { respond } from '../idempotency/store.js';
+import type { Runtime } from '../runtime.js';
+import type { Db, Executor } from '../storage/db.js';
+import type { AnyKind, MovementRow } from './kind.js';
+
+/** Runs `work` in the caller's transaction, or in a new one. */
+export function inTransaction<T>(db: Db, tx: Executor | undefined, work: (tx: Executor) => Promise<T>): Promise<T> {
+  return tx ? work(tx) : db.transaction(work);
+}
+
+export interface ApplyInput {
+  /** Undefined: nothing new is known (a resumed request whose movement was settled meanwhile). */
+  update: unknown;
+  attempts?: Attempt[];
+  /** Applies only if the locked row still passes (e.g. still pending at the connector seen when checked). */
+  unless?: (row: MovementRow) => boolean;
+}
+
+/** Locks the movement and applies `update`; the row as it now stands (undefined when it does not exist). */
+export async function applyUpdate<Row extends MovementRow>(
+  db: Db,
+  rt: Runtime,
+  kind: AnyKind,
+  ctx: RequestContext,
+  uuid: string,
+  input: ApplyInput,
+  tx?: Executor,
+): Promise<Row | undefined> {
+  return inTransaction(db, tx, async (t) => {
+    const row = (await kind.lock(t, ctx.accountId, ctx.livemode, uuid)) as Row | undefined;
+    if (!row || input.update === undefined || input.unless?.(row)) return row;
+    return (await kind.apply(t, ctx, row, input.update, input.attempts ?? [], rt)) as Row;
+  });
+}
+
+/** A connector's report of the movement's state; another connector's movement is not its to settle. */
+export async function applyState<Row extends MovementRow>(
+  db: Db,
+  rt: Runtime,
+  kind: AnyKind,
+  ctx: RequestContext,
+  uuid: string,
+  connector: string,
+  state: { kind: string },
+  opts: { attempts?: Attempt[]; tx?: Executor } = {},
+): Promise<Row | undefined> {
+  return applyUpdate<Row>(
+    db,
+    rt,
+    kind,
+    ctx,
+    uuid,
+    { update: kind.fromState(connector, state), attempts: opts.attempts, unless: (row) => row.connector !== null && row.connector !== connector },
+    opts.tx,
+  );
+}
+
+/** Phase 3 of a request: the outcome and the stored answer on its Idempotency-Key, in one transaction. */
+export async function finishRequest(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, uuid: string, input: ApplyInput, status = 201): Promise<Outcome> {
+  return db.transaction(async (tx) => {
+    const row = await applyUpdate(db, rt, kind, ctx, uuid, input, tx);
+    if (!row) throw new Error(`${kind.object} ${uuid} vanished between phases`);
+    return respond(tx, ctx, status, kind.view(row));
+  });
+}

@@ -1,0 +1,81 @@
+// How a money movement describes itself to the core: payments, refunds, payouts and mandates each
+// give one of these (src/domain/<resource>/kind.ts) and the core (this folder) does the rest —
+// calling the route's connectors, recording attempts, locating a movement a crashed request left
+// behind, applying every report through one step, the worker's checks and inbound events.
+import type { Attempt } from '../connectors/router.js';
+import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
+import type { RequestContext } from '../kernel/context.js';
+import type { IdPrefix } from '../kernel/ids.js';
+import type { Runtime } from '../runtime.js';
+import type { Executor } from '../storage/db.js';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+
+/** The columns the core reads of a movement's table by name. */
+export interface MovementTable extends PgTable {
+  accountId: PgColumn;
+  id: PgColumn;
+  livemode: PgColumn;
+  status: PgColumn;
+  connector: PgColumn;
+}
+
+/** The columns every movement row has. */
+export interface MovementRow {
+  accountId: string;
+  id: string;
+  livemode: boolean;
+  status: string;
+  connector: string | null;
+  connectorReference: string | null;
+  createdAt: Date;
+}
+
+/** What a processor said about one movement, in our words. */
+export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
+
+/** A state as an attempt record tells it: the processor took it, holds it pending, or refused it. */
+export type AttemptReading = { kind: 'succeeded' | 'pending' } | { kind: 'declined'; failureCode: string };
+
+export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
+  object: 'payment' | 'refund' | 'payout' | 'mandate';
+  prefix: IdPrefix;
+  table: MovementTable;
+  /** How a connector that cannot tell whether it holds it names it in the 503 of a resumed request. */
+  heldAs?: string;
+  /** The connectors that may hold it, in order: its fixed route, or the one connector it went to. */
+  route(row: Row): readonly string[];
+  /** The movement itself (charge, refund, payout, mandate set-up), idempotent by our id at the processor. */
+  send(connector: Connector, request: Request, signal: AbortSignal): Promise<State | ConnectorError>;
+  /** The processor's view of it; a connector that cannot hold this kind answers not_found. */
+  status(connector: Connector, request: StatusRequest, signal: AbortSignal): Promise<Report<State>>;
+  attempt(state: State): AttemptReading;
+  fromState(connector: string, state: State): Update;
+  /** No connector acted on it: every one refused or failed before the processor's books. */
+  nothingDone(connector: string | null, code: ConnectorErrorCode): Update;
+  /** Sent and no answer came back: the processor may have acted, so it is verified later. */
+  unknown(connector: string | null): Update;
+  /**
+   * A route whose every connector was skipped (circuits open) reached nobody. A refund waits for
+   * its one connector (`unknown`, sent again by the worker); the others fail, nothing having moved.
+   */
+  waitsWhenUnreached?: boolean;
+  lock(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined>;
+  /** The one place its state changes: the transition table and its effects, in the caller's transaction. */
+  apply(tx: Executor, ctx: RequestContext, row: Row, update: Update, attempts: Attempt[], rt: Runtime): Promise<Row>;
+  view(row: Row): unknown;
+}
+
+// The core works on any kind; each resource keeps its own precise types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyKind = MovementKind<any, any, any, any>;
+
+/** Stored attempt records as the API shows them, keys in the documented order (jsonb keeps its own). */
+export function attemptsView(stored: readonly Record<string, unknown>[]): Attempt[] {
+  return (stored as unknown as Attempt[]).map((a) => ({
+    connector: a.connector,
+    outcome: a.outcome,
+    error_code: a.error_code,
+    duration_ms: a.duration_ms,
+    started_at: a.started_at,
+  }));
+}

@@ -1,0 +1,72 @@
+// The movement saga after its first phase has committed the object with its recovery point:
+//
+//   phase 2 — no transaction open: the route's connectors are called (calls.ts), our id being
+//             the processor's idempotency key;
+//   phase 3 — one transaction: the outcome is applied and the answer stored (apply.ts).
+//
+// A retry of the request after a crash between the phases finds the recovery point and resumes:
+// a movement settled meanwhile answers as it stands; otherwise the route's connectors are asked
+// whether one already holds it (adopted if so, the status check standing for the lost attempt),
+// and it is sent only when none does and it is not too late to start — past that, the worker may
+// be declaring it abandoned, so the request abandons it itself.
+import { ApiError } from '../kernel/errors.js';
+import type { Outcome, RequestContext } from '../kernel/context.js';
+import type { Runtime } from '../runtime.js';
+import type { Db } from '../storage/db.js';
+import { finishRequest } from './apply.js';
+import { fromExecution, locate, routeCall } from './calls.js';
+import type { AnyKind, MovementRow } from './kind.js';
+
+/** Phases 2 and 3 for a request whose first phase has just committed `row`. */
+export async function sendAndFinish(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow, request: unknown): Promise<Outcome> {
+  const execution = await routeCall(rt.call, kind, kind.route(row), request);
+  return finishRequest(db, rt, kind, ctx, row.id, { update: fromExecution(kind, execution), attempts: execution.attempts });
+}
+
+/**
+ * How long after its creation a movement no connector has taken is presumed abandoned by a
+ * crashed request: past the send deadline of a resumed retry and the time its whole route could
+ * then take, plus a safety margin of one more route time and status-check interval.
+ *
+ * Failing a movement as abandoned is irreversible, while waiting longer only delays it. Without
+ * the margin, the gap between the last moment a retry may start sending and the abandonment is
+ * exactly the route time, which assumes the worker's clock equals the API's (created_at is
+ * written by the API) and that a processor books a request before our call's deadline fires.
+ */
+export function abandonAfterMs(rt: Runtime, routeLength: number): number {
+  const routeMs = routeLength * rt.config.connectorTimeoutMs;
+  const margin = routeMs + rt.config.statusCheckIntervalMs;
+  return sendDeadlineMs(rt) + routeMs + margin;
+}
+
+/** A resumed request may start sending only this long after the movement was created. */
+export function sendDeadlineMs(rt: Runtime): number {
+  return rt.idempotencyLockTimeoutS * 1000 + rt.config.statusCheckIntervalMs;
+}
+
+export interface ResumeOptions {
+  /** The abandoned outcome: the request ended before any connector took it. */
+  abandoned: unknown;
+  /** The request to send again, rebuilt from what is stored (and what the retry carries). */
+  request: (row: MovementRow) => Promise<unknown>;
+}
+
+export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow | undefined, opts: ResumeOptions): Promise<Outcome> {
+  if (!row) throw new Error(`the recovery point names a ${kind.object} that does not exist`);
+  // A connector's answer was recorded meanwhile (webhook, worker): finish with what is known.
+  if (row.status !== 'pending' || row.connector !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
+  const located = await locate(rt.call, kind, row, kind.route(row));
+  if (located.found) {
+    return finishRequest(db, rt, kind, ctx, row.id, { update: kind.fromState(located.connector, located.state), attempts: [located.attempt] });
+  }
+  if (!located.certain) {
+    throw new ApiError('service_unavailable', {
+      message: `A connector of this ${kind.object} cannot tell whether it already holds ${kind.heldAs ?? 'it'}; retry later with the same Idempotency-Key.`,
+      headers: { 'retry-after': '5' },
+    });
+  }
+  if (rt.now().getTime() - row.createdAt.getTime() >= sendDeadlineMs(rt)) {
+    return finishRequest(db, rt, kind, ctx, row.id, { update: opts.abandoned });
+  }
+  return sendAndFinish(db, rt, kind, ctx, row, await opts.request(row));
+}
