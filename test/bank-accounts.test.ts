@@ -6,8 +6,6 @@ import { ApiError } from '../src/kernel/errors.js';
 import { createEncryptor, EncryptionError } from '../src/lib/encryption.js';
 import {
   abaChecksumValid,
-  BankAccountInput,
-  BankAccountView,
   bankAccountFingerprint,
   bankAccountView,
   currenciesForCountry,
@@ -15,10 +13,10 @@ import {
   openBankAccountSecret,
   SEPA_COUNTRIES,
   sealBankAccountSecret,
-  TEST_BANK_ACCOUNT_SCENARIOS,
-  TEST_BANK_ACCOUNTS,
   validateBankAccount,
 } from '../src/lib/bank-accounts.js';
+import { BankAccountInput, BankAccountView } from '../src/lib/bank-account-schemas.js';
+import { TEST_BANK_ACCOUNT_SCENARIOS, TEST_BANK_ACCOUNTS } from '../src/lib/test-bank-accounts.js';
 
 const DE = 'DE89370400440532013000';
 const ajv = new Ajv({ strict: false });

@@ -6,7 +6,7 @@ import type { Config } from '../src/config.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import { runPayoutJobs } from '../src/domain/payouts/submission.js';
 import { checkLedger } from '../src/ledger/check.js';
-import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/bank-accounts.js';
+import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/test-bank-accounts.js';
 import type { LogCapture, TestDatabase } from './helpers.js';
 import { startPaymentsService, type Api, type PaymentsSettings, type PaymentsTestService } from './payments.helpers.js';
 

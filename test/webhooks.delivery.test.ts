@@ -4,7 +4,9 @@ import { parseId } from '../src/kernel/ids.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
 import { deliverAt, Receiver, verifies, verify, webhookOptions } from './webhooks.helpers.js';
-import { attemptDelivery, claimDeliveries, dispatchEvents, recordOutcomes } from '../src/webhooks/delivery.js';
+import { attemptDelivery } from '../src/webhooks/attempt.js';
+import { claimDeliveries, dispatchEvents } from '../src/webhooks/queue.js';
+import { recordOutcomes } from '../src/webhooks/record.js';
 import { createSender } from '../src/webhooks/sender.js';
 import type { WebhookWorkerOptions } from '../src/worker/worker.js';
 

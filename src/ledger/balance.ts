@@ -6,9 +6,12 @@ import { parseId, toPublicId } from '../kernel/ids.js';
 import { ApiError } from '../kernel/errors.js';
 import { respond } from '../idempotency/store.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
-import { planPage, toPage, type Page } from '../kernel/pagination.js';
+import type { Page } from '../kernel/pagination.js';
+import { listPage, type Resource } from '../kernel/tenant.js';
 import { MERCHANT_BALANCES, testFunding, type EntryType, type MerchantBalance } from './journal.js';
 import type { BalanceTransactionView, BalanceView, FundBalanceBody, ListBalanceTransactionsQuery } from './schema.js';
+
+const BALANCE_TRANSACTIONS: Resource<typeof journalEntries> = { table: journalEntries, prefix: 'txn', name: 'balance transaction' };
 
 const MERCHANT_ACCOUNTS = Object.keys(MERCHANT_BALANCES) as (keyof typeof MERCHANT_BALANCES)[];
 
@@ -99,24 +102,14 @@ export async function listBalanceTransactions(
   ctx: RequestContext,
   params: ListBalanceTransactionsQuery,
 ): Promise<Page<BalanceTransactionView>> {
-  const plan = planPage('txn', journalEntries.id, journalEntries.createdAt, params);
-  const rows = await db
-    .select()
-    .from(journalEntries)
-    .where(
-      and(
-        eq(journalEntries.accountId, ctx.accountId),
-        eq(journalEntries.livemode, ctx.livemode),
-        params.type ? eq(journalEntries.type, params.type as EntryType) : undefined,
-        params.currency ? eq(journalEntries.currency, params.currency) : undefined,
-        params.source ? sourceFilter(params.source) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  const lines = await withLines(db, ctx.accountId, rows);
-  return toPage(rows, plan, (row) => transactionView(row, lines.get(row.id) ?? []));
+  const filters = () => [
+    params.type ? eq(journalEntries.type, params.type as EntryType) : undefined,
+    params.currency ? eq(journalEntries.currency, params.currency) : undefined,
+    params.source ? sourceFilter(params.source) : undefined,
+  ];
+  const page = await listPage(db, ctx, BALANCE_TRANSACTIONS, params, filters, (row) => row);
+  const lines = await withLines(db, ctx.accountId, page.data);
+  return { ...page, data: page.data.map((row) => transactionView(row, lines.get(row.id) ?? [])) };
 }
 
 /** POST /v1/test-helpers/balance/fund: credits available through a journal entry (test mode only). */

@@ -7,86 +7,11 @@
 // the keyed fingerprint and the non-secret routing fields (BIC, sort code, routing number, IFSC)
 // leave this module in clear.
 import crypto from 'node:crypto';
-import { Type, type Static } from 'typebox';
 import { composeIBAN, extractIBAN, getCountrySpecifications, isValidBIC, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
 import { ApiError } from '../kernel/errors.js';
 import { CURRENCY_EXPONENTS } from './currencies.js';
 import type { Encryptor } from './encryption.js';
-
-// ---------------------------------------------------------------------------------------------
-// Schemas
-
-export const BankAccountInput = Type.Object(
-  {
-    country: Type.String({
-      pattern: '^[A-Z]{2}$',
-      description: 'ISO 3166-1 alpha-2 country of the account, upper case. It decides which fields are needed: an IBAN for IBAN countries (GB also takes sort_code + account_number), routing_number + account_number for US, ifsc + account_number for IN.',
-      examples: ['DE'],
-    }),
-    currency: Type.String({
-      pattern: '^[A-Z]{3}$',
-      description: "ISO 4217 code of the account, upper case. Must fit the country: its national currency, or EUR in any SEPA country.",
-      examples: ['EUR'],
-    }),
-    iban: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 50,
-        description: 'The IBAN, with or without spaces, any case; its country must be `country`. Encrypted at rest, never returned.',
-        examples: ['DE89 3704 0044 0532 0130 00'],
-      }),
-    ),
-    bic: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 20,
-        description: "Optional BIC (SWIFT code), 8 or 11 characters; its country (characters 5-6) must be the account's.",
-        examples: ['COBADEFFXXX'],
-      }),
-    ),
-    account_number: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 40,
-        description: 'Digits: 8 for GB, 4 to 17 for US, 9 to 18 for IN. Not with an IBAN. Encrypted at rest, never returned.',
-        examples: ['00012345'],
-      }),
-    ),
-    sort_code: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 10, description: 'GB only: 6 digits, dashes allowed (12-34-56).', examples: ['20-00-00'] }),
-    ),
-    routing_number: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 12, description: 'US only: 9-digit ABA routing number (checksum verified).', examples: ['110000000'] }),
-    ),
-    ifsc: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 15, description: 'IN only: 11-character IFSC, e.g. HDFC0000001.', examples: ['HDFC0000001'] }),
-    ),
-  },
-  {
-    $id: 'BankAccountInput',
-    title: 'BankAccountInput',
-    additionalProperties: false,
-    description: 'A bank account: `iban` (+ optional `bic`), or `account_number` with the routing field of its country.',
-  },
-);
-export type BankAccountInput = Static<typeof BankAccountInput>;
-
-const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
-
-export const BankAccountView = Type.Object(
-  {
-    country: Type.String({ description: 'ISO 3166-1 alpha-2.' }),
-    currency: Type.String({ description: 'ISO 4217.' }),
-    last4: Type.String({ description: 'The last four characters of the IBAN or account number; the rest is never returned.' }),
-    bic: NullableString('The BIC, when one was given.'),
-    sort_code: NullableString('GB accounts given by sort code: 6 digits.'),
-    routing_number: NullableString('US accounts: the ABA routing number.'),
-    ifsc: NullableString('IN accounts: the IFSC.'),
-    fingerprint: Type.String({ description: 'Equal for the same account however it was written (spaces, case); useless for recovering the number.' }),
-  },
-  { $id: 'BankAccount', title: 'BankAccount' },
-);
-export type BankAccountView = Static<typeof BankAccountView>;
+import type { BankAccountInput, BankAccountView } from './bank-account-schemas.js';
 
 // ---------------------------------------------------------------------------------------------
 // Countries and currencies
@@ -378,35 +303,3 @@ export function bankAccountView(stored: {
     fingerprint: stored.fingerprint,
   };
 }
-
-// ---------------------------------------------------------------------------------------------
-// Test-mode accounts (API.md §6): the account number, or the IBAN's account part, ends in the
-// scenario's digits.
-
-export const TEST_BANK_ACCOUNT_SCENARIOS = {
-  success: '0000',
-  account_closed: '0002',
-  pending: '0003',
-  timeout: '0004',
-  processor_error: '0005',
-} as const;
-export type TestBankAccountEnding = (typeof TEST_BANK_ACCOUNT_SCENARIOS)[keyof typeof TEST_BANK_ACCOUNT_SCENARIOS];
-
-function testAccounts(ending: string): Record<BankAccountFormat, BankAccountInput> {
-  return {
-    // Commerzbank's bank code 370 400 44; the IBAN ends in the scenario digits.
-    iban: { country: 'DE', currency: 'EUR', iban: ibanWithCheckDigits('DE', `37040044053201${ending}`) },
-    gb: { country: 'GB', currency: 'GBP', sort_code: '200000', account_number: `5577${ending}` },
-    us: { country: 'US', currency: 'USD', routing_number: '110000000', account_number: `00012345${ending}` },
-    in: { country: 'IN', currency: 'INR', ifsc: 'HDFC0000001', account_number: `12345678${ending}` },
-  };
-}
-
-/** A valid test account per format for every scenario ending: `TEST_BANK_ACCOUNTS['0002'].iban` is a DE IBAN whose account is closed. */
-export const TEST_BANK_ACCOUNTS: Readonly<Record<TestBankAccountEnding, Readonly<Record<BankAccountFormat, BankAccountInput>>>> = {
-  '0000': testAccounts('0000'),
-  '0002': testAccounts('0002'),
-  '0003': testAccounts('0003'),
-  '0004': testAccounts('0004'),
-  '0005': testAccounts('0005'),
-};

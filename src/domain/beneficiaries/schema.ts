@@ -3,7 +3,7 @@
 // each use them without registering one shared schema twice.
 import { Type, type Static } from 'typebox';
 import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
-import { BankAccountInput, BankAccountView } from '../../lib/bank-accounts.js';
+import { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
 import { BENEFICIARY_STATUSES } from './state.js';
 
 export const BENEFICIARY_TYPES = ['individual', 'business'] as const;

@@ -8,10 +8,10 @@
 // about another merchant's beneficiaries. Duplicates are allowed (as Stripe allows them); the
 // fingerprint and the `fingerprint` list filter let the merchant find them.
 import crypto from 'node:crypto';
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { beneficiaries } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { newId, toPublicId } from '../../kernel/ids.js';
 import {
   bankAccountFingerprint,
   bankAccountView,
@@ -22,13 +22,15 @@ import {
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import type { Page } from '../../kernel/pagination.js';
+import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
 import { beneficiaryStates, type BeneficiaryStatus } from './state.js';
 
 export type BeneficiaryRow = typeof beneficiaries.$inferSelect;
+
+const BENEFICIARIES: Resource<typeof beneficiaries> = { table: beneficiaries, prefix: 'ben', name: 'beneficiary' };
 
 /** The fingerprint key of one merchant account, derived from the configured one. */
 export function accountFingerprintKey(key: Buffer, accountId: string): Buffer {
@@ -83,10 +85,6 @@ export function openBeneficiarySecret(rt: Runtime, row: BeneficiaryRow): string 
   return openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, sealContext(row.id));
 }
 
-function byId(ctx: RequestContext, uuid: string): SQL {
-  return and(eq(beneficiaries.accountId, ctx.accountId), eq(beneficiaries.livemode, ctx.livemode), eq(beneficiaries.id, uuid))!;
-}
-
 export async function createBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, input: CreateBeneficiaryBody): Promise<Outcome> {
   const account = validateBankAccount(input.bank_account);
   const now = rt.now();
@@ -122,89 +120,51 @@ export async function createBeneficiary(db: Db, rt: Runtime, ctx: RequestContext
   });
 }
 
-async function lockBeneficiary(tx: Executor, ctx: RequestContext, uuid: string): Promise<BeneficiaryRow | undefined> {
-  const [row] = await tx.select().from(beneficiaries).where(byId(ctx, uuid)).for('update');
-  return row;
-}
-
-async function missing(db: Db, ctx: RequestContext, uuid: string | undefined, id: string) {
-  return notFound(db, ctx, beneficiaries, uuid, 'beneficiary', id);
-}
-
 export async function retrieveBeneficiary(db: Db, ctx: RequestContext, id: string): Promise<BeneficiaryView> {
-  const uuid = parseId('ben', id);
-  if (uuid) {
-    const [row] = await db.select().from(beneficiaries).where(byId(ctx, uuid));
-    if (row) return beneficiaryView(row);
-  }
-  throw await missing(db, ctx, uuid, id);
+  return beneficiaryView(await loadOne(db, ctx, BENEFICIARIES, id));
 }
 
 export async function listBeneficiaries(db: Db, ctx: RequestContext, params: ListBeneficiariesQuery): Promise<Page<BeneficiaryView>> {
-  const plan = planPage('ben', beneficiaries.id, beneficiaries.createdAt, params);
-  const rows = await db
-    .select()
-    .from(beneficiaries)
-    .where(
-      and(
-        eq(beneficiaries.accountId, ctx.accountId),
-        eq(beneficiaries.livemode, ctx.livemode),
-        params.status ? eq(beneficiaries.status, params.status as BeneficiaryStatus) : undefined,
-        params.fingerprint ? eq(beneficiaries.bankFingerprint, params.fingerprint) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, beneficiaryView);
+  const filters = [
+    params.status ? eq(beneficiaries.status, params.status as BeneficiaryStatus) : undefined,
+    params.fingerprint ? eq(beneficiaries.bankFingerprint, params.fingerprint) : undefined,
+  ];
+  return listPage(db, ctx, BENEFICIARIES, params, filters, beneficiaryView);
+}
+
+/**
+ * Writes `changes` (none: answers the beneficiary as it is), bumps the version and records `eventType`,
+ * with the idempotency record.
+ */
+async function saveBeneficiary(tx: Executor, ctx: RequestContext, row: BeneficiaryRow, changes: Partial<BeneficiaryRow>, eventType: string, now: Date): Promise<Outcome> {
+  if (Object.keys(changes).length === 0) return respond(tx, ctx, 200, beneficiaryView(row));
+  const [updated] = await tx
+    .update(beneficiaries)
+    .set({ ...changes, version: sql`${beneficiaries.version} + 1`, updatedAt: now })
+    .where(and(eq(beneficiaries.accountId, row.accountId), eq(beneficiaries.id, row.id)))
+    .returning();
+  const view = beneficiaryView(updated!);
+  await recordEvent(tx, ctx, eventType, view, now);
+  return respond(tx, ctx, 200, view);
 }
 
 export async function updateBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: UpdateBeneficiaryBody): Promise<Outcome> {
-  const uuid = parseId('ben', id);
   const now = rt.now();
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockBeneficiary(tx, ctx, uuid);
-        if (!row) return undefined;
-        const changes: Partial<BeneficiaryRow> = {};
-        if (input.name !== undefined && input.name !== row.name) changes.name = input.name;
-        if (input.email !== undefined && input.email !== row.email) changes.email = input.email;
-        if (input.metadata !== undefined) changes.metadata = input.metadata;
-        if (Object.keys(changes).length === 0) return respond(tx, ctx, 200, beneficiaryView(row));
-        const [updated] = await tx
-          .update(beneficiaries)
-          .set({ ...changes, version: sql`${beneficiaries.version} + 1`, updatedAt: now })
-          .where(and(eq(beneficiaries.accountId, row.accountId), eq(beneficiaries.id, row.id)))
-          .returning();
-        const view = beneficiaryView(updated!);
-        await recordEvent(tx, ctx, 'beneficiary.updated', view, now);
-        return respond(tx, ctx, 200, view);
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await missing(db, ctx, uuid, id);
+  return changeOne(db, ctx, BENEFICIARIES, id, async (tx, row) => {
+    const changes: Partial<BeneficiaryRow> = {};
+    if (input.name !== undefined && input.name !== row.name) changes.name = input.name;
+    if (input.email !== undefined && input.email !== row.email) changes.email = input.email;
+    if (input.metadata !== undefined) changes.metadata = input.metadata;
+    return saveBeneficiary(tx, ctx, row, changes, 'beneficiary.updated', now);
+  });
 }
 
 /** DELETE: the beneficiary is disabled, not removed (its payouts keep pointing at it). Repeating it changes nothing. */
 export async function disableBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
-  const uuid = parseId('ben', id);
   const now = rt.now();
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockBeneficiary(tx, ctx, uuid);
-        if (!row) return undefined;
-        if (row.status === 'disabled') return respond(tx, ctx, 200, beneficiaryView(row));
-        beneficiaryStates.assert(row.status, 'disabled', 'disable');
-        const [updated] = await tx
-          .update(beneficiaries)
-          .set({ status: 'disabled', version: sql`${beneficiaries.version} + 1`, updatedAt: now })
-          .where(and(eq(beneficiaries.accountId, row.accountId), eq(beneficiaries.id, row.id)))
-          .returning();
-        const view = beneficiaryView(updated!);
-        await recordEvent(tx, ctx, 'beneficiary.disabled', view, now);
-        return respond(tx, ctx, 200, view);
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await missing(db, ctx, uuid, id);
+  return changeOne(db, ctx, BENEFICIARIES, id, async (tx, row) => {
+    if (row.status === 'disabled') return respond(tx, ctx, 200, beneficiaryView(row));
+    beneficiaryStates.assert(row.status, 'disabled', 'disable');
+    return saveBeneficiary(tx, ctx, row, { status: 'disabled' }, 'beneficiary.disabled', now);
+  });
 }

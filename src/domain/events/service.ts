@@ -1,13 +1,13 @@
 // The event log, written as a transactional outbox: an event is inserted by the same transaction
 // as the state change it reports, so no change goes unannounced and no event announces a change
 // that rolled back. The delivery worker claims undispatched rows with FOR UPDATE SKIP LOCKED.
-import { and, eq, like, type SQL } from 'drizzle-orm';
+import { like, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { events } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { newId, toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { planPage, toPage, type ListParams, type Page } from '../../kernel/pagination.js';
-import { notFound } from '../../kernel/lookup.js';
+import type { ListParams, Page } from '../../kernel/pagination.js';
+import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 
 export interface EventView {
   id: string;
@@ -20,6 +20,8 @@ export interface EventView {
 }
 
 type EventRow = typeof events.$inferSelect;
+
+export const EVENTS: Resource<typeof events> = { table: events, prefix: 'evt', name: 'event' };
 
 export function eventView(row: EventRow): EventView {
   return {
@@ -59,15 +61,7 @@ export async function recordEvent(
 }
 
 export async function retrieveEvent(db: Db, ctx: RequestContext, id: string): Promise<EventView> {
-  const uuid = parseId('evt', id);
-  if (uuid) {
-    const [row] = await db
-      .select()
-      .from(events)
-      .where(and(eq(events.accountId, ctx.accountId), eq(events.livemode, ctx.livemode), eq(events.id, uuid)));
-    if (row) return eventView(row);
-  }
-  throw await notFound(db, ctx, events, uuid, 'event', id);
+  return eventView(await loadOne(db, ctx, EVENTS, id));
 }
 
 /** `payment.*` matches every payment event; `*` (or no filter) matches all. */
@@ -78,12 +72,5 @@ function typeFilter(pattern: string | undefined): SQL | undefined {
 }
 
 export async function listEvents(db: Db, ctx: RequestContext, params: ListParams & { type?: string }): Promise<Page<EventView>> {
-  const plan = planPage('evt', events.id, events.createdAt, params);
-  const rows = await db
-    .select()
-    .from(events)
-    .where(and(eq(events.accountId, ctx.accountId), eq(events.livemode, ctx.livemode), typeFilter(params.type), plan.where))
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, eventView);
+  return listPage(db, ctx, EVENTS, params, [typeFilter(params.type)], eventView);
 }

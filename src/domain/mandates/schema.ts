@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
 import { MANDATE_FAILURE_CODES, MANDATE_SCHEMES } from '../../connectors/types.js';
-import type { BankAccountInput, BankAccountView } from '../../lib/bank-accounts.js';
+import type { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
 import { PaymentAttempt } from '../payments/schema.js';
 import { MANDATE_STATUSES } from './state.js';
 

@@ -3,13 +3,13 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentOrders } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../events/service.js';
-import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import type { Page } from '../../kernel/pagination.js';
+import { changeOne, listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
@@ -17,6 +17,8 @@ import { inJsonbOrder } from '../../storage/jsonb.js';
 
 export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
 type Row = PaymentOrderRow;
+
+const PAYMENT_ORDERS: Resource<typeof paymentOrders> = { table: paymentOrders, prefix: 'ord', name: 'payment order' };
 
 const DEFAULT_LIFETIME_MS = 24 * 3600 * 1000;
 const MAX_LIFETIME_MS = 30 * 24 * 3600 * 1000;
@@ -114,36 +116,16 @@ export async function createPaymentOrder(db: Db, ctx: RequestContext, input: Cre
   });
 }
 
-function byId(ctx: RequestContext, uuid: string) {
-  return and(eq(paymentOrders.accountId, ctx.accountId), eq(paymentOrders.livemode, ctx.livemode), eq(paymentOrders.id, uuid));
-}
-
 export async function retrievePaymentOrder(db: Db, ctx: RequestContext, id: string): Promise<PaymentOrderView> {
-  const uuid = parseId('ord', id);
-  if (uuid) {
-    const [row] = await db.select().from(paymentOrders).where(byId(ctx, uuid));
-    if (row) return paymentOrderView(row);
-  }
-  throw await notFound(db, ctx, paymentOrders, uuid, 'payment order', id);
+  return paymentOrderView(await loadOne(db, ctx, PAYMENT_ORDERS, id));
 }
 
 export async function listPaymentOrders(db: Db, ctx: RequestContext, params: ListPaymentOrdersQuery): Promise<Page<PaymentOrderView>> {
-  const plan = planPage('ord', paymentOrders.id, paymentOrders.createdAt, params);
-  const rows = await db
-    .select()
-    .from(paymentOrders)
-    .where(
-      and(
-        eq(paymentOrders.accountId, ctx.accountId),
-        eq(paymentOrders.livemode, ctx.livemode),
-        params.status ? eq(paymentOrders.status, params.status as PaymentOrderStatus) : undefined,
-        params.reference ? eq(paymentOrders.reference, params.reference) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, paymentOrderView);
+  const filters = [
+    params.status ? eq(paymentOrders.status, params.status as PaymentOrderStatus) : undefined,
+    params.reference ? eq(paymentOrders.reference, params.reference) : undefined,
+  ];
+  return listPage(db, ctx, PAYMENT_ORDERS, params, filters, paymentOrderView);
 }
 
 const EVENT_FOR_STATUS: Partial<Record<PaymentOrderStatus, string>> = {
@@ -181,22 +163,15 @@ export function paymentOrderEventType(status: PaymentOrderStatus): string {
 }
 
 export async function lockPaymentOrder(tx: Executor, ctx: RequestContext, uuid: string): Promise<Row | undefined> {
-  const [row] = await tx.select().from(paymentOrders).where(byId(ctx, uuid)).for('update');
+  const [row] = await tx.select().from(paymentOrders).where(ownRow(ctx, PAYMENT_ORDERS, uuid)).for('update');
   return row;
 }
 
 export async function cancelPaymentOrder(db: Db, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
-  const uuid = parseId('ord', id);
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockPaymentOrder(tx, ctx, uuid);
-        if (!row) return undefined;
-        const cancelled = await transitionPaymentOrder(tx, ctx, row, 'cancelled', 'cancel', now);
-        return respond(tx, ctx, 200, paymentOrderView(cancelled));
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await notFound(db, ctx, paymentOrders, uuid, 'payment order', id);
+  return changeOne(db, ctx, PAYMENT_ORDERS, id, async (tx, row) => {
+    const cancelled = await transitionPaymentOrder(tx, ctx, row, 'cancelled', 'cancel', now);
+    return respond(tx, ctx, 200, paymentOrderView(cancelled));
+  });
 }
 
 /**

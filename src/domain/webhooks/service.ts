@@ -4,34 +4,38 @@
 // idempotency record (respond()).
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
-import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { webhookEndpoints } from '../../storage/schema.js';
+import { newId, toPublicId } from '../../kernel/ids.js';
 import type { Encryptor } from '../../lib/encryption.js';
 import type { WebhookConfig } from '../../config.js';
-import { ApiError, invalidState } from '../../kernel/errors.js';
+import { ApiError } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import type { Page } from '../../kernel/pagination.js';
+import { changeOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
 import { newWebhookSecret } from '../../webhooks/signing.js';
-import { hostOf, isForbiddenHostname } from '../../webhooks/ssrf.js';
 import type { Sender } from '../../webhooks/sender.js';
+import { checkUrl } from './destinations.js';
 import {
   DEFAULT_GRACE_PERIOD_S,
   type CreateWebhookEndpointBody,
-  type ListAttemptsQuery,
   type ListWebhookEndpointsQuery,
-  type RedeliverBody,
   type RotateSecretBody,
   type UpdateWebhookEndpointBody,
-  type WebhookDeliveryAttemptView,
   type WebhookEndpointView,
 } from './schema.js';
 import { webhookEndpointStates, type DisabledReason, type WebhookEndpointStatus } from './state.js';
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;
-type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+/** Deleted endpoints are kept (their attempts point at them) but answer 404 like absent ones. */
+export const WEBHOOK_ENDPOINTS: Resource<typeof webhookEndpoints> = {
+  table: webhookEndpoints,
+  prefix: 'we',
+  name: 'webhook endpoint',
+  visible: isNull(webhookEndpoints.deletedAt),
+};
 
 /** What the webhook services need besides the database. */
 export interface WebhookSettings {
@@ -77,47 +81,6 @@ export function signingSecrets(encryptor: Encryptor, row: Pick<EndpointRow, 'acc
   return secrets;
 }
 
-/** Live mode always refuses private destinations; test mode does unless configured to allow them. */
-export function isGuarded(livemode: boolean, config: WebhookConfig): boolean {
-  return livemode || config.testModePrivateDestinations === 'deny';
-}
-
-function checkUrl(raw: string, livemode: boolean, config: WebhookConfig): string {
-  const invalid = (message: string) => new ApiError('parameter_invalid', { param: 'url', message });
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw invalid('url must be an absolute http or https URL.');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('url must be an absolute http or https URL.');
-  if (livemode && url.protocol !== 'https:') throw invalid('url must use https in live mode.');
-  if (url.username || url.password) throw invalid('url must not contain credentials; receivers authenticate requests by their signature.');
-  if (url.hash) throw invalid('url must not contain a fragment.');
-  if (isGuarded(livemode, config) && isForbiddenHostname(hostOf(url))) {
-    throw invalid(`url must not point at a private, loopback or link-local address${livemode ? ' in live mode' : ''}.`);
-  }
-  return raw;
-}
-
-function byId(ctx: RequestContext, uuid: string) {
-  return and(
-    eq(webhookEndpoints.accountId, ctx.accountId),
-    eq(webhookEndpoints.livemode, ctx.livemode),
-    eq(webhookEndpoints.id, uuid),
-    isNull(webhookEndpoints.deletedAt),
-  );
-}
-
-async function lockEndpoint(tx: Executor, ctx: RequestContext, uuid: string): Promise<EndpointRow | undefined> {
-  const [row] = await tx.select().from(webhookEndpoints).where(byId(ctx, uuid)).for('update');
-  return row;
-}
-
-function missing(db: Db, ctx: RequestContext, uuid: string | undefined, id: string) {
-  return notFound(db, ctx, webhookEndpoints, uuid, 'webhook endpoint', id);
-}
-
 export async function createWebhookEndpoint(
   db: Db,
   settings: WebhookSettings,
@@ -136,7 +99,7 @@ export async function createWebhookEndpoint(
     const [existing] = await tx
       .select({ n: count() })
       .from(webhookEndpoints)
-      .where(and(eq(webhookEndpoints.accountId, ctx.accountId), eq(webhookEndpoints.livemode, ctx.livemode), isNull(webhookEndpoints.deletedAt)));
+      .where(ownRows(ctx, WEBHOOK_ENDPOINTS));
     if ((existing?.n ?? 0) >= MAX_ENDPOINTS_PER_MODE) {
       throw new ApiError('webhook_endpoint_limit_reached', {
         message: `An account may have at most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; delete one first.`,
@@ -163,32 +126,13 @@ export async function createWebhookEndpoint(
 }
 
 export async function retrieveWebhookEndpoint(db: Db, ctx: RequestContext, id: string): Promise<WebhookEndpointView> {
-  const uuid = parseId('we', id);
-  if (uuid) {
-    const [row] = await db.select().from(webhookEndpoints).where(byId(ctx, uuid));
-    if (row) return webhookEndpointView(row);
-  }
-  throw await missing(db, ctx, uuid, id);
+  return webhookEndpointView(await loadOne(db, ctx, WEBHOOK_ENDPOINTS, id));
 }
 
 export async function listWebhookEndpoints(db: Db, ctx: RequestContext, params: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpointView>> {
-  const plan = planPage('we', webhookEndpoints.id, webhookEndpoints.createdAt, params);
-  const rows = await db
-    .select()
-    .from(webhookEndpoints)
-    .where(
-      and(
-        eq(webhookEndpoints.accountId, ctx.accountId),
-        eq(webhookEndpoints.livemode, ctx.livemode),
-        isNull(webhookEndpoints.deletedAt),
-        params.status ? eq(webhookEndpoints.status, params.status as WebhookEndpointStatus) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
   const now = new Date();
-  return toPage(rows, plan, (row) => webhookEndpointView(row, now));
+  const filters = [params.status ? eq(webhookEndpoints.status, params.status as WebhookEndpointStatus) : undefined];
+  return listPage(db, ctx, WEBHOOK_ENDPOINTS, params, filters, (row) => webhookEndpointView(row, now));
 }
 
 /**
@@ -205,20 +149,24 @@ export async function setEndpointStatus(
   changes: Partial<EndpointRow> = {},
 ): Promise<EndpointRow> {
   webhookEndpointStates.assert(row.status, to, to === 'enabled' ? 'enable' : 'disable');
+  const updated = await writeEndpoint(tx, row, now, {
+    ...changes,
+    status: to,
+    disabledReason: to === 'disabled' ? reason : null,
+    // A re-enabled endpoint starts a fresh failure count.
+    ...(to === 'enabled' ? { failingSince: null } : {}),
+  });
+  await recordEvent(tx, ctx, `webhook_endpoint.${to}`, webhookEndpointView(updated, now), now);
+  return updated;
+}
+
+/** Every change of an endpoint goes through here, so none forgets to move its version. */
+async function writeEndpoint(tx: Executor, row: EndpointRow, now: Date, changes: Partial<EndpointRow>): Promise<EndpointRow> {
   const [updated] = await tx
     .update(webhookEndpoints)
-    .set({
-      ...changes,
-      status: to,
-      disabledReason: to === 'disabled' ? reason : null,
-      // A re-enabled endpoint starts a fresh failure count.
-      ...(to === 'enabled' ? { failingSince: null } : {}),
-      version: sql`${webhookEndpoints.version} + 1`,
-      updatedAt: now,
-    })
+    .set({ ...changes, version: sql`${webhookEndpoints.version} + 1`, updatedAt: now })
     .where(and(eq(webhookEndpoints.accountId, row.accountId), eq(webhookEndpoints.id, row.id)))
     .returning();
-  await recordEvent(tx, ctx, `webhook_endpoint.${to}`, webhookEndpointView(updated!, now), now);
   return updated!;
 }
 
@@ -230,52 +178,29 @@ export async function updateWebhookEndpoint(
   input: UpdateWebhookEndpointBody,
   now = new Date(),
 ): Promise<Outcome> {
-  const uuid = parseId('we', id);
   const url = input.url === undefined ? undefined : checkUrl(input.url, ctx.livemode, settings.config);
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockEndpoint(tx, ctx, uuid);
-        if (!row) return undefined;
-        const changes: Partial<EndpointRow> = {};
-        if (url !== undefined) changes.url = url;
-        if (input.enabled_events !== undefined) changes.enabledEvents = input.enabled_events;
-        if (input.description !== undefined) changes.description = input.description;
-        if (input.metadata !== undefined) changes.metadata = input.metadata;
-        let updated: EndpointRow;
-        if (input.status !== undefined && input.status !== row.status) {
-          updated = await setEndpointStatus(tx, ctx, row, input.status as WebhookEndpointStatus, 'requested', now, changes);
-        } else if (Object.keys(changes).length > 0) {
-          [updated] = (await tx
-            .update(webhookEndpoints)
-            .set({ ...changes, version: sql`${webhookEndpoints.version} + 1`, updatedAt: now })
-            .where(and(eq(webhookEndpoints.accountId, row.accountId), eq(webhookEndpoints.id, row.id)))
-            .returning()) as [EndpointRow];
-        } else {
-          updated = row;
-        }
-        return respond(tx, ctx, 200, webhookEndpointView(updated, now));
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await missing(db, ctx, uuid, id);
+  return changeOne(db, ctx, WEBHOOK_ENDPOINTS, id, async (tx, row) => {
+    const changes: Partial<EndpointRow> = {};
+    if (url !== undefined) changes.url = url;
+    if (input.enabled_events !== undefined) changes.enabledEvents = input.enabled_events;
+    if (input.description !== undefined) changes.description = input.description;
+    if (input.metadata !== undefined) changes.metadata = input.metadata;
+    let updated = row;
+    if (input.status !== undefined && input.status !== row.status) {
+      updated = await setEndpointStatus(tx, ctx, row, input.status as WebhookEndpointStatus, 'requested', now, changes);
+    } else if (Object.keys(changes).length > 0) {
+      updated = await writeEndpoint(tx, row, now, changes);
+    }
+    return respond(tx, ctx, 200, webhookEndpointView(updated, now));
+  });
 }
 
 /** Deleted endpoints stop receiving at once (pending deliveries are dropped when due) and answer 404. */
 export async function deleteWebhookEndpoint(db: Db, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
-  const uuid = parseId('we', id);
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockEndpoint(tx, ctx, uuid);
-        if (!row) return undefined;
-        await tx
-          .update(webhookEndpoints)
-          .set({ deletedAt: now, updatedAt: now, version: sql`${webhookEndpoints.version} + 1` })
-          .where(and(eq(webhookEndpoints.accountId, row.accountId), eq(webhookEndpoints.id, row.id)));
-        return respond(tx, ctx, 200, { id: toPublicId('we', row.id), object: 'webhook_endpoint', deleted: true });
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await missing(db, ctx, uuid, id);
+  return changeOne(db, ctx, WEBHOOK_ENDPOINTS, id, async (tx, row) => {
+    await writeEndpoint(tx, row, now, { deletedAt: now });
+    return respond(tx, ctx, 200, { id: toPublicId('we', row.id), object: 'webhook_endpoint', deleted: true });
+  });
 }
 
 /**
@@ -291,150 +216,15 @@ export async function rotateWebhookSecret(
   input: RotateSecretBody,
   now = new Date(),
 ): Promise<Outcome> {
-  const uuid = parseId('we', id);
   const graceS = input.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_S;
   const secret = newWebhookSecret();
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockEndpoint(tx, ctx, uuid);
-        if (!row) return undefined;
-        const [updated] = await tx
-          .update(webhookEndpoints)
-          .set({
-            secretEncrypted: settings.encryptor.encrypt(secret, secretContext(row.accountId, row.id)),
-            previousSecretEncrypted: graceS > 0 ? row.secretEncrypted : null,
-            previousSecretExpiresAt: graceS > 0 ? new Date(now.getTime() + graceS * 1000) : null,
-            version: sql`${webhookEndpoints.version} + 1`,
-            updatedAt: now,
-          })
-          .where(and(eq(webhookEndpoints.accountId, row.accountId), eq(webhookEndpoints.id, row.id)))
-          .returning();
-        return respond(tx, ctx, 200, { ...webhookEndpointView(updated!, now), secret }, { seal: settings.encryptor });
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await missing(db, ctx, uuid, id);
-}
-
-// --- delivery attempts --------------------------------------------------------------------------
-
-export function attemptView(row: AttemptRow): WebhookDeliveryAttemptView {
-  return {
-    id: toPublicId('wda', row.id),
-    object: 'webhook_delivery_attempt',
-    livemode: row.livemode,
-    event: toPublicId('evt', row.eventId),
-    event_type: row.eventType,
-    webhook_endpoint: toPublicId('we', row.endpointId),
-    url: row.url,
-    trigger: row.trigger,
-    attempt: row.attemptNumber,
-    outcome: row.outcome,
-    response_status: row.responseStatus,
-    error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
-    duration_ms: row.durationMs,
-    next_retry_at: row.nextRetryAt?.toISOString() ?? null,
-    created_at: row.createdAt.toISOString(),
-  };
-}
-
-async function listAttempts(db: Db, ctx: RequestContext, filter: ReturnType<typeof eq>, params: ListAttemptsQuery) {
-  const plan = planPage('wda', webhookAttempts.id, webhookAttempts.createdAt, params);
-  const rows = await db
-    .select()
-    .from(webhookAttempts)
-    .where(and(eq(webhookAttempts.accountId, ctx.accountId), eq(webhookAttempts.livemode, ctx.livemode), filter, plan.where))
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, attemptView);
-}
-
-export async function listEndpointAttempts(db: Db, ctx: RequestContext, id: string, params: ListAttemptsQuery): Promise<Page<WebhookDeliveryAttemptView>> {
-  const uuid = parseId('we', id);
-  const [row] = uuid ? await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(byId(ctx, uuid)) : [];
-  if (!row) throw await missing(db, ctx, uuid, id);
-  return listAttempts(db, ctx, eq(webhookAttempts.endpointId, row.id), params);
-}
-
-async function findEvent(db: Db, ctx: RequestContext, id: string) {
-  const uuid = parseId('evt', id);
-  const [row] = uuid
-    ? await db
-        .select({ id: events.id, type: events.type })
-        .from(events)
-        .where(and(eq(events.accountId, ctx.accountId), eq(events.livemode, ctx.livemode), eq(events.id, uuid)))
-    : [];
-  if (!row) throw await notFound(db, ctx, events, uuid, 'event', id);
-  return row;
-}
-
-export async function listEventAttempts(db: Db, ctx: RequestContext, id: string, params: ListAttemptsQuery): Promise<Page<WebhookDeliveryAttemptView>> {
-  const event = await findEvent(db, ctx, id);
-  return listAttempts(db, ctx, eq(webhookAttempts.eventId, event.id), params);
-}
-
-/** SQL: does `type` match one of the endpoint's patterns (`*` = any run of characters)? */
-export function subscribedSql(type: unknown) {
-  return sql`EXISTS (SELECT 1 FROM unnest(${webhookEndpoints.enabledEvents}) AS pattern
-                     WHERE ${type} LIKE replace(replace(pattern, '_', '\\_'), '*', '%'))`;
-}
-
-/**
- * Queues the event again (same webhook-id, so receivers that already have it can ignore it) for
- * one endpoint, or for every enabled endpoint subscribed to its type now.
- */
-export async function redeliverEvent(db: Db, ctx: RequestContext, id: string, input: RedeliverBody, now = new Date()): Promise<Outcome> {
-  const event = await findEvent(db, ctx, id);
-  let endpointUuid: string | undefined;
-  if (input.webhook_endpoint !== undefined) {
-    endpointUuid = parseId('we', input.webhook_endpoint);
-    const [row] = endpointUuid ? await db.select().from(webhookEndpoints).where(byId(ctx, endpointUuid)) : [];
-    if (!row) {
-      throw new ApiError('resource_missing', { param: 'webhook_endpoint', message: `No such webhook endpoint: '${input.webhook_endpoint}'.` });
-    }
-    if (row.status !== 'enabled') throw invalidState('webhook endpoint', row.status, ['enabled'], 'redeliver to');
-  }
-  return db.transaction(async (tx) => {
-    const targets = await tx
-      .select({ id: webhookEndpoints.id })
-      .from(webhookEndpoints)
-      .where(
-        and(
-          eq(webhookEndpoints.accountId, ctx.accountId),
-          eq(webhookEndpoints.livemode, ctx.livemode),
-          isNull(webhookEndpoints.deletedAt),
-          eq(webhookEndpoints.status, 'enabled'),
-          endpointUuid ? eq(webhookEndpoints.id, endpointUuid) : subscribedSql(event.type),
-        ),
-      )
-      .orderBy(webhookEndpoints.id);
-    if (targets.length) {
-      await tx.insert(webhookDeliveries).values(
-        targets.map((t) => ({
-          accountId: ctx.accountId,
-          id: newId('wda').uuid,
-          livemode: ctx.livemode,
-          eventId: event.id,
-          endpointId: t.id,
-          trigger: 'redeliver' as const,
-          status: 'pending' as const,
-          nextAttemptAt: now,
-          createdAt: now,
-          updatedAt: now,
-        })),
-      );
-    }
-    return respond(tx, ctx, 202, {
-      object: 'event_redelivery',
-      event: toPublicId('evt', event.id),
-      webhook_endpoints: targets.map((t) => toPublicId('we', t.id)),
+  return changeOne(db, ctx, WEBHOOK_ENDPOINTS, id, async (tx, row) => {
+    const updated = await writeEndpoint(tx, row, now, {
+      secretEncrypted: settings.encryptor.encrypt(secret, secretContext(row.accountId, row.id)),
+      previousSecretEncrypted: graceS > 0 ? row.secretEncrypted : null,
+      previousSecretExpiresAt: graceS > 0 ? new Date(now.getTime() + graceS * 1000) : null,
     });
+    return respond(tx, ctx, 200, { ...webhookEndpointView(updated, now), secret }, { seal: settings.encryptor });
   });
 }
 
-export async function findEndpointForTest(db: Db, ctx: RequestContext, id: string): Promise<EndpointRow> {
-  const uuid = parseId('we', id);
-  const [row] = uuid ? await db.select().from(webhookEndpoints).where(byId(ctx, uuid)) : [];
-  if (!row) throw await missing(db, ctx, uuid, id);
-  return row;
-}

@@ -11,7 +11,9 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { EventView } from '../events/service.js';
 import { signedHeaders, SECRET_PREFIX } from '../../webhooks/signing.js';
-import { findEndpointForTest, isGuarded, signingSecrets, type WebhookSettings } from './service.js';
+import { loadOne } from '../../kernel/tenant.js';
+import { isGuarded } from './destinations.js';
+import { signingSecrets, WEBHOOK_ENDPOINTS, type WebhookSettings } from './service.js';
 import type { WebhookTestScenario } from './state.js';
 
 /** Older than the five minutes the Standard Webhooks libraries tolerate. */
@@ -73,7 +75,7 @@ export async function sendTestScenario(
   now = new Date(),
 ): Promise<Outcome> {
   if (ctx.livemode) throw new ApiError('permission_denied', { message: 'Test helpers can be used only with test-mode keys.' });
-  const endpoint = await findEndpointForTest(db, ctx, id);
+  const endpoint = await loadOne(db, ctx, WEBHOOK_ENDPOINTS, id);
   const secrets = signingSecrets(settings.encryptor, endpoint, now);
   const requests = [];
   for (const planned of plan(scenario, ctx, now)) {

@@ -1,9 +1,9 @@
-// The bank account schemas (src/lib/bank-accounts.ts) are shared by beneficiaries and mandates;
+// The bank account schemas (src/lib/bank-account-schemas.ts) are shared by beneficiaries and mandates;
 // whichever module registers first adds them, the other finds them there (fastify refuses a
 // schema id added twice).
 import type { App } from '../types.js';
 import { addSharedSchema } from '../validation.js';
-import { BankAccountInput, BankAccountView } from '../../lib/bank-accounts.js';
+import { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
 
 export function registerBankAccountSchemas(app: App): void {
   for (const schema of [BankAccountInput, BankAccountView]) {

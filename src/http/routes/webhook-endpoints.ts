@@ -20,15 +20,13 @@ import {
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
-  listEndpointAttempts,
-  listEventAttempts,
   listWebhookEndpoints,
-  redeliverEvent,
   retrieveWebhookEndpoint,
   rotateWebhookSecret,
   updateWebhookEndpoint,
   type WebhookSettings,
 } from '../../domain/webhooks/service.js';
+import { listEndpointAttempts, listEventAttempts, redeliverEvent } from '../../domain/webhooks/attempts.js';
 import { sendTestScenario } from '../../domain/webhooks/test-scenarios.js';
 import type { WebhookTestScenario } from '../../domain/webhooks/state.js';
 

@@ -1,0 +1,133 @@
+// Reading tenant-owned objects by their public id, one or a page at a time. Every such table is
+// keyed by (account_id, id) and split by livemode, and every API object answers a missing id the
+// same way (notFound); these helpers are that rule written once, so that a service cannot forget
+// the mode or the tenant in one of its queries.
+//
+//   const PAYOUTS: Resource<typeof payouts> = { table: payouts, prefix: 'po', name: 'payout' };
+//   const row = await loadOne(db, ctx, PAYOUTS, id);                       // the row, or 404
+//   return listPage(db, ctx, PAYOUTS, params, [params.status ? eq(payouts.status, …) : undefined], payoutView);
+//   return changeOne(db, ctx, PAYOUTS, id, async (tx, row) => respond(tx, ctx, 200, …)); // locked row, or 404
+import { and, eq, type SQL } from 'drizzle-orm';
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
+import type { Db, Executor, Tx } from '../storage/db.js';
+import type { RequestContext } from './context.js';
+import { ApiError } from './errors.js';
+import { parseId, type IdPrefix } from './ids.js';
+import { notFound } from './lookup.js';
+import { planPage, toPage, type ListParams, type Page } from './pagination.js';
+
+export interface TenantTable extends PgTable {
+  accountId: PgColumn;
+  livemode: PgColumn;
+  id: PgColumn;
+  createdAt: PgColumn;
+}
+
+/** One kind of API object: where its rows are, its id prefix and what errors call it. */
+export interface Resource<T extends TenantTable> {
+  table: T;
+  prefix: IdPrefix;
+  /** As the 404 names it: `No such ${name}: 'id'.` */
+  name: string;
+  /**
+   * Rows the API no longer shows (soft-deleted ones), left out of every lookup and list. Not of
+   * the other-mode hint, which speaks of the row whatever its state, as it always has.
+   */
+  visible?: SQL;
+}
+
+export type RowOf<T extends TenantTable> = T['$inferSelect'];
+
+/** The caller's rows the API shows: its account, the mode of its key. */
+export function ownRows<T extends TenantTable>(ctx: Pick<RequestContext, 'accountId' | 'livemode'>, resource: Resource<T>): SQL {
+  const { table } = resource;
+  return and(eq(table.accountId, ctx.accountId), eq(table.livemode, ctx.livemode), resource.visible)!;
+}
+
+/** The caller's row with this UUID, if the API shows it. */
+export function ownRow<T extends TenantTable>(ctx: Pick<RequestContext, 'accountId' | 'livemode'>, resource: Resource<T>, uuid: string): SQL {
+  const { table } = resource;
+  return and(eq(table.accountId, ctx.accountId), eq(table.livemode, ctx.livemode), eq(table.id, uuid), resource.visible)!;
+}
+
+/** The row behind a public id, or undefined (malformed id, another account's, other mode, hidden). */
+export async function findOne<T extends TenantTable>(db: Executor, ctx: RequestContext, resource: Resource<T>, id: string): Promise<RowOf<T> | undefined> {
+  const uuid = parseId(resource.prefix, id);
+  if (!uuid) return undefined;
+  const [row] = await db
+    .select()
+    .from(resource.table as PgTable)
+    .where(ownRow(ctx, resource, uuid));
+  return row as RowOf<T> | undefined;
+}
+
+/**
+ * The row behind a public id, or the 404 (resource_missing, with the other-mode hint). `param`
+ * names the request field the id came from when it is not the path's `id` (e.g. `mandate` in a
+ * payment's body); the message stays the same.
+ */
+export async function loadOne<T extends TenantTable>(db: Db, ctx: RequestContext, resource: Resource<T>, id: string, param = 'id'): Promise<RowOf<T>> {
+  const row = await findOne(db, ctx, resource, id);
+  if (row) return row;
+  throw await missing(db, ctx, resource, id, param);
+}
+
+/**
+ * Conditions a list endpoint adds; undefined entries are skipped, so optional filters are written
+ * inline. A function when building one can throw: it runs after the paging parameters are checked,
+ * so that their error comes first.
+ */
+export type Filters = (SQL | undefined)[] | (() => (SQL | undefined)[]);
+
+/** One page of the caller's rows, newest first, by the list parameters (limit, cursors, created range) and `filters`. */
+export async function listPage<T extends TenantTable, V>(
+  db: Executor,
+  ctx: RequestContext,
+  resource: Resource<T>,
+  params: ListParams,
+  filters: Filters,
+  view: (row: RowOf<T>) => V,
+): Promise<Page<V>> {
+  const { table } = resource;
+  const plan = planPage(resource.prefix, table.id, table.createdAt, params);
+  const extra = typeof filters === 'function' ? filters() : filters;
+  const rows = await db
+    .select()
+    .from(table as PgTable)
+    .where(and(ownRows(ctx, resource), ...extra, plan.where))
+    .orderBy(plan.orderBy)
+    .limit(plan.fetch);
+  return toPage(rows as RowOf<T>[], plan, view);
+}
+
+/**
+ * Runs `change` in a transaction on the row behind a public id, locked FOR UPDATE, and answers
+ * what it answers; the 404 as loadOne when there is no such row. The lookup and the lock are one
+ * statement, so the row `change` sees is the one it may write.
+ */
+export async function changeOne<T extends TenantTable, R>(
+  db: Db,
+  ctx: RequestContext,
+  resource: Resource<T>,
+  id: string,
+  change: (tx: Tx, row: RowOf<T>) => Promise<R>,
+): Promise<R> {
+  const uuid = parseId(resource.prefix, id);
+  const done = uuid
+    ? await db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(resource.table as PgTable)
+          .where(ownRow(ctx, resource, uuid))
+          .for('update');
+        return row ? { result: await change(tx, row as RowOf<T>) } : undefined;
+      })
+    : undefined;
+  if (done) return done.result;
+  throw await missing(db, ctx, resource, id);
+}
+
+async function missing<T extends TenantTable>(db: Db, ctx: RequestContext, resource: Resource<T>, id: string, param = 'id'): Promise<ApiError> {
+  const error = await notFound(db, ctx, resource.table, parseId(resource.prefix, id), resource.name, id);
+  return param === 'id' ? error : new ApiError('resource_missing', { param, message: error.message });
+}

@@ -1,0 +1,53 @@
+// Step 3 of webhook delivery (src/webhooks/delivery.ts): one signed HTTP request, outside any
+// transaction. What happened is returned, not stored: step 4 records a batch at once.
+import type { WebhookConfig } from '../config.js';
+import type { Encryptor } from '../lib/encryption.js';
+import type { events } from '../storage/schema.js';
+import { toPublicId } from '../kernel/ids.js';
+import { eventView } from '../domain/events/service.js';
+import { isGuarded } from '../domain/webhooks/destinations.js';
+import { signingSecrets } from '../domain/webhooks/service.js';
+import type { ClaimedDelivery } from './queue.js';
+import { signedHeaders } from './signing.js';
+import type { Sender, SendResult } from './sender.js';
+
+export interface AttemptDeps {
+  config: WebhookConfig;
+  encryptor: Encryptor;
+  sender: Sender;
+  now: () => Date;
+}
+
+// --- 3. send -------------------------------------------------------------------------------------
+
+export type Completed =
+  | { kind: 'cancel'; claimed: ClaimedDelivery }
+  | { kind: 'attempt'; claimed: ClaimedDelivery; url: string; result: SendResult; startedAt: Date; finishedAt: Date };
+
+/** The request body: the event exactly as GET /v1/events/{id} returns it. */
+export function deliveryBody(event: typeof events.$inferSelect): string {
+  return JSON.stringify(eventView(event));
+}
+
+export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<Completed> {
+  const { event, endpoint } = claimed;
+  // A disabled or deleted endpoint receives nothing more; its pending deliveries end here.
+  if (!event || !endpoint || !endpoint.enabled) return { kind: 'cancel', claimed };
+  const startedAt = deps.now();
+  let result: SendResult;
+  try {
+    const secrets = signingSecrets(deps.encryptor, { accountId: claimed.accountId, id: claimed.endpointId, ...endpoint }, startedAt);
+    const body = deliveryBody(event);
+    result = await deps.sender.send({
+      url: endpoint.url,
+      headers: { ...signedHeaders(secrets, toPublicId('evt', event.id), Math.floor(startedAt.getTime() / 1000), body) },
+      body,
+      timeoutMs: deps.config.timeoutMs,
+      guarded: isGuarded(claimed.livemode, deps.config),
+    });
+  } catch (err) {
+    // Our side failed (e.g. the secret's encryption key is not configured): nothing was sent.
+    result = { statusCode: null, retryAfterS: null, durationMs: 0, errorCode: 'signing_failed', errorMessage: (err as Error).message };
+  }
+  return { kind: 'attempt', claimed, url: endpoint.url, result, startedAt, finishedAt: deps.now() };
+}

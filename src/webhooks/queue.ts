@@ -1,0 +1,137 @@
+// Steps 1 and 2 of webhook delivery (src/webhooks/delivery.ts): events become deliveries, and due
+// deliveries are leased to one worker. Each is one statement, so no transaction spans a batch.
+import crypto from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import type { Db } from '../storage/db.js';
+import type { events } from '../storage/schema.js';
+
+type Row = Record<string, unknown>;
+const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
+const asDate = (value: unknown): Date | null => (value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value)));
+
+// --- 1. dispatch ---------------------------------------------------------------------------------
+
+/**
+ * Fans a batch of committed events out to the endpoints subscribed at that moment (an endpoint
+ * created after the event does not receive it). Events of accounts without endpoints are only
+ * marked dispatched.
+ */
+export async function dispatchEvents(db: Db, now: Date, batch: number): Promise<{ events: number; deliveries: number }> {
+  const at = now.toISOString();
+  const [row] = rowsOf(
+    await db.execute(sql`
+      WITH claimed AS (
+        SELECT account_id, id FROM events
+        WHERE dispatched_at IS NULL
+        ORDER BY created_at
+        LIMIT ${batch}
+        FOR UPDATE SKIP LOCKED
+      ), marked AS (
+        UPDATE events e SET dispatched_at = ${at}::timestamptz
+        FROM claimed c
+        WHERE e.account_id = c.account_id AND e.id = c.id
+        RETURNING e.account_id, e.id, e.livemode, e.type, e.created_at
+      ), fanned AS (
+        INSERT INTO webhook_deliveries
+          (account_id, id, livemode, event_id, endpoint_id, "trigger", status, attempts, next_attempt_at, created_at, updated_at)
+        SELECT m.account_id, gen_random_uuid(), m.livemode, m.id, w.id, 'event', 'pending', 0,
+               ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+        FROM marked m
+        JOIN webhook_endpoints w
+          ON w.account_id = m.account_id AND w.livemode = m.livemode
+         AND w.status = 'enabled' AND w.deleted_at IS NULL AND w.created_at <= m.created_at
+         AND EXISTS (SELECT 1 FROM unnest(w.enabled_events) AS pattern
+                     WHERE m.type LIKE replace(replace(pattern, '_', '\\_'), '*', '%'))
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM fanned)::int AS deliveries`),
+  );
+  return { events: Number(row?.events ?? 0), deliveries: Number(row?.deliveries ?? 0) };
+}
+
+// --- 2. claim ------------------------------------------------------------------------------------
+
+export interface ClaimedDelivery {
+  accountId: string;
+  id: string;
+  livemode: boolean;
+  eventId: string;
+  endpointId: string;
+  trigger: 'event' | 'redeliver';
+  /** Recorded attempts before this one. */
+  attempts: number;
+  leaseId: string;
+  event: typeof events.$inferSelect | null;
+  endpoint: {
+    url: string;
+    enabled: boolean;
+    secretEncrypted: string;
+    previousSecretEncrypted: string | null;
+    previousSecretExpiresAt: Date | null;
+  } | null;
+}
+
+export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+  const leaseId = crypto.randomUUID();
+  const rows = rowsOf(
+    await db.execute(sql`
+      WITH due AS (
+        SELECT account_id, id FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz
+        ORDER BY next_attempt_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      ), leased AS (
+        UPDATE webhook_deliveries d
+        SET next_attempt_at = ${new Date(now.getTime() + leaseMs).toISOString()}::timestamptz,
+            lease_id = ${leaseId}::uuid, updated_at = ${now.toISOString()}::timestamptz
+        FROM due
+        WHERE d.account_id = due.account_id AND d.id = due.id
+        RETURNING d.account_id, d.id, d.livemode, d.event_id, d.endpoint_id, d."trigger", d.attempts
+      )
+      SELECT l.account_id, l.id, l.livemode, l.event_id, l.endpoint_id, l."trigger", l.attempts,
+             e.id AS e_id, e.type AS e_type, e.object_id AS e_object_id, e.data AS e_data, e.request_id AS e_request_id,
+             e.idempotency_key AS e_idempotency_key, e.created_at AS e_created_at,
+             w.id AS w_id, w.url AS w_url, (w.status = 'enabled' AND w.deleted_at IS NULL) AS w_enabled,
+             w.secret_encrypted AS w_secret, w.previous_secret_encrypted AS w_previous_secret,
+             w.previous_secret_expires_at AS w_previous_expires_at
+      FROM leased l
+      LEFT JOIN events e ON e.account_id = l.account_id AND e.id = l.event_id
+      LEFT JOIN webhook_endpoints w ON w.account_id = l.account_id AND w.id = l.endpoint_id`),
+  );
+  return rows.map((r) => ({
+    accountId: String(r.account_id),
+    id: String(r.id),
+    livemode: Boolean(r.livemode),
+    eventId: String(r.event_id),
+    endpointId: String(r.endpoint_id),
+    trigger: r.trigger as 'event' | 'redeliver',
+    attempts: Number(r.attempts),
+    leaseId,
+    event:
+      r.e_id === null || r.e_id === undefined
+        ? null
+        : {
+            accountId: String(r.account_id),
+            id: String(r.e_id),
+            livemode: Boolean(r.livemode),
+            type: String(r.e_type),
+            objectId: String(r.e_object_id),
+            data: (typeof r.e_data === 'string' ? JSON.parse(r.e_data) : r.e_data) as { object: Record<string, unknown> },
+            requestId: (r.e_request_id as string | null) ?? null,
+            idempotencyKey: (r.e_idempotency_key as string | null) ?? null,
+            createdAt: asDate(r.e_created_at)!,
+            dispatchedAt: null,
+          },
+    endpoint:
+      r.w_id === null || r.w_id === undefined
+        ? null
+        : {
+            url: String(r.w_url),
+            enabled: Boolean(r.w_enabled),
+            secretEncrypted: String(r.w_secret),
+            previousSecretEncrypted: (r.w_previous_secret as string | null) ?? null,
+            previousSecretExpiresAt: asDate(r.w_previous_expires_at),
+          },
+  }));
+}
