@@ -27,7 +27,8 @@ export interface PagePlan {
   backwards: boolean;
 }
 
-function cursor(prefix: IdPrefix, param: 'starting_after' | 'ending_before', value: string): string {
+/** A query parameter holding an id of `prefix`, as a UUID; a typed 400 naming the parameter otherwise. */
+export function idParam(prefix: IdPrefix, param: string, value: string): string {
   const uuid = parseId(prefix, value);
   if (!uuid) throw new ApiError('parameter_invalid', { param, message: `${param} must be an id starting with ${prefix}_.` });
   return uuid;
@@ -42,8 +43,8 @@ export function planPage(prefix: IdPrefix, id: PgColumn, createdAt: PgColumn, pa
   }
   const limit = params.limit ?? 10;
   const conditions: (SQL | undefined)[] = [];
-  if (params.starting_after) conditions.push(lt(id, cursor(prefix, 'starting_after', params.starting_after)));
-  if (params.ending_before) conditions.push(gt(id, cursor(prefix, 'ending_before', params.ending_before)));
+  if (params.starting_after) conditions.push(lt(id, idParam(prefix, 'starting_after', params.starting_after)));
+  if (params.ending_before) conditions.push(gt(id, idParam(prefix, 'ending_before', params.ending_before)));
   if (params['created[gte]']) conditions.push(gte(createdAt, new Date(params['created[gte]'])));
   if (params['created[lte]']) conditions.push(lte(createdAt, new Date(params['created[lte]'])));
   const backwards = Boolean(params.ending_before);

@@ -12,10 +12,10 @@
 // A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
 // already holds the mandate (adopting it), and sets it up only when none does. The account number
 import crypto from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import {
   bankAccountFingerprint,
@@ -28,8 +28,8 @@ import {
 import { respond, setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import type { Page } from '../../kernel/pagination.js';
+import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { callConnector, orderConnectors, ruleMatches, type RoutingRule } from '../../connectors/router.js';
 import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.js';
@@ -204,7 +204,7 @@ export async function createMandate(db: Db, rt: Runtime, ctx: RequestContext, in
 
 
 async function resumeMandate(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
-  const [row] = await db.select().from(mandates).where(and(eq(mandates.accountId, ctx.accountId), eq(mandates.livemode, ctx.livemode), eq(mandates.id, uuid)));
+  const [row] = await db.select().from(mandates).where(ownRow(ctx, MANDATES, uuid));
   return resume(db, rt, mandateKind, ctx, row, {
     abandoned: ABANDONED_MANDATE,
     // The account number is read back from its sealed column, never from logs or the idempotency record.
@@ -214,14 +214,10 @@ async function resumeMandate(db: Db, rt: Runtime, ctx: RequestContext, uuid: str
 
 // ---- read ------------------------------------------------------------------------------------
 
-export async function loadMandate(db: Db, ctx: RequestContext, id: string, param = 'id'): Promise<MandateRow> {
-  const uuid = parseId('mdt', id);
-  if (uuid) {
-    const [row] = await db.select().from(mandates).where(and(eq(mandates.accountId, ctx.accountId), eq(mandates.livemode, ctx.livemode), eq(mandates.id, uuid)));
-    if (row) return row;
-  }
-  const missing = await notFound(db, ctx, mandates, uuid, 'mandate', id);
-  throw param === 'id' ? missing : new ApiError('resource_missing', { param, message: missing.message });
+const MANDATES: Resource<typeof mandates> = { table: mandates, prefix: 'mdt', name: 'mandate' };
+
+export function loadMandate(db: Db, ctx: RequestContext, id: string, param = 'id'): Promise<MandateRow> {
+  return loadOne(db, ctx, MANDATES, id, param);
 }
 
 export async function retrieveMandate(db: Db, ctx: RequestContext, id: string): Promise<MandateView> {
@@ -229,22 +225,11 @@ export async function retrieveMandate(db: Db, ctx: RequestContext, id: string): 
 }
 
 export async function listMandates(db: Db, ctx: RequestContext, params: ListMandatesQuery): Promise<Page<MandateView>> {
-  const plan = planPage('mdt', mandates.id, mandates.createdAt, params);
-  const rows = await db
-    .select()
-    .from(mandates)
-    .where(
-      and(
-        eq(mandates.accountId, ctx.accountId),
-        eq(mandates.livemode, ctx.livemode),
-        params.status ? eq(mandates.status, params.status as MandateStatus) : undefined,
-        params.customer_email ? eq(mandates.customerEmail, params.customer_email) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, mandateView);
+  const filters = [
+    params.status ? eq(mandates.status, params.status as MandateStatus) : undefined,
+    params.customer_email ? eq(mandates.customerEmail, params.customer_email) : undefined,
+  ];
+  return listPage(db, ctx, MANDATES, params, filters, mandateView);
 }
 
 // ---- revoke ------------------------------------------------------------------------------------

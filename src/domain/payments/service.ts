@@ -12,7 +12,7 @@
 // payment (adopting it if so), and only charges when none does — so a resumed request never
 // charges twice, not even on another connector. Card data lives in memory for the call only.
 import { settleThroughTestControl } from '../test-controls.js';
-import { and, eq, type SQL } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { paymentOrders, payments } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
@@ -21,7 +21,8 @@ import { claimDeferred, respond, setRecoveryPoint } from '../../idempotency/stor
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import { idParam, type Page } from '../../kernel/pagination.js';
+import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { routingRules } from '../routing/service.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './at-once.js';
@@ -52,9 +53,7 @@ import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod, type Mandat
 import { loadMandate } from '../mandates/service.js';
 
 
-function byId(ctx: RequestContext, uuid: string): SQL {
-  return and(eq(payments.accountId, ctx.accountId), eq(payments.livemode, ctx.livemode), eq(payments.id, uuid))!;
-}
+const PAYMENTS: Resource<typeof payments> = { table: payments, prefix: 'pay', name: 'payment' };
 
 export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
   // A card payment whose key was deferred first tries the one-statement path (at-once.ts).
@@ -140,7 +139,7 @@ export async function chargeAndFinish(
 
 
 async function resumePayment(db: Db, rt: Runtime, ctx: RequestContext, uuid: string, method: MethodInput): Promise<Outcome> {
-  const [row] = await db.select().from(payments).where(byId(ctx, uuid));
+  const [row] = await db.select().from(payments).where(ownRow(ctx, PAYMENTS, uuid));
   return resume(db, rt, paymentKind, ctx, row, {
     abandoned: ABANDONED,
     // A resumed debit is sent as it was planned: the mandate was eligible when the payment was
@@ -148,15 +147,6 @@ async function resumePayment(db: Db, rt: Runtime, ctx: RequestContext, uuid: str
     request: async () =>
       chargeRequest(row!, isMandateMethod(row!.paymentMethod) ? debitOf(await loadMandate(db, ctx, row!.paymentMethod.mandate)) : { card: (method as { card: CardDetails }).card }),
   });
-}
-
-async function loadPayment(db: Db, ctx: RequestContext, id: string): Promise<PaymentRow> {
-  const uuid = parseId('pay', id);
-  if (uuid) {
-    const [row] = await db.select().from(payments).where(byId(ctx, uuid));
-    if (row) return row;
-  }
-  throw await notFound(db, ctx, payments, uuid, 'payment', id);
 }
 
 /** Asks the payment's connector for the current state of a pending payment and applies it. */
@@ -168,32 +158,17 @@ async function refresh(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow
 }
 
 export async function retrievePayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, opts: { refresh?: boolean } = {}): Promise<PaymentView> {
-  const row = await loadPayment(db, ctx, id);
+  const row = await loadOne(db, ctx, PAYMENTS, id);
   return paymentView(opts.refresh ? await refresh(db, rt, ctx, row) : row);
 }
 
 export async function listPayments(db: Db, ctx: RequestContext, params: ListPaymentsQuery): Promise<Page<PaymentView>> {
-  let orderUuid: string | undefined;
-  if (params.payment_order) {
-    orderUuid = parseId('ord', params.payment_order);
-    if (!orderUuid) throw new ApiError('parameter_invalid', { param: 'payment_order', message: 'payment_order must be an id starting with ord_.' });
-  }
-  const plan = planPage('pay', payments.id, payments.createdAt, params);
-  const rows = await db
-    .select()
-    .from(payments)
-    .where(
-      and(
-        eq(payments.accountId, ctx.accountId),
-        eq(payments.livemode, ctx.livemode),
-        params.status ? eq(payments.status, params.status as PaymentStatus) : undefined,
-        orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, paymentView);
+  const orderUuid = params.payment_order ? idParam('ord', 'payment_order', params.payment_order) : undefined;
+  const filters = [
+    params.status ? eq(payments.status, params.status as PaymentStatus) : undefined,
+    orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined,
+  ];
+  return listPage(db, ctx, PAYMENTS, params, filters, paymentView);
 }
 
 /**
@@ -203,7 +178,7 @@ export async function listPayments(db: Db, ctx: RequestContext, params: ListPaym
  */
 export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
-  const row = await loadPayment(db, ctx, id);
+  const row = await loadOne(db, ctx, PAYMENTS, id);
   paymentStates.assert(row.status, outcome, 'resolve');
   if (row.connector === null) {
     throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');

@@ -16,7 +16,7 @@
 // (or when none of its connectors can pay out) every payout-capable connector of the mode is used
 // in registry order — in test mode simulator_a then simulator_b, so fallback works out of the box.
 import { settleThroughTestControl } from '../test-controls.js';
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { accounts, beneficiaries, payouts } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
@@ -25,7 +25,8 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import { idParam, type Page } from '../../kernel/pagination.js';
+import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { planRoute } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
@@ -38,9 +39,7 @@ import { applyState } from '../../movement/apply.js';
 import { submitPayoutNow } from './submission.js';
 import type { PayoutStatus } from './state.js';
 
-function byId(ctx: RequestContext, uuid: string): SQL {
-  return and(eq(payouts.accountId, ctx.accountId), eq(payouts.livemode, ctx.livemode), eq(payouts.id, uuid))!;
-}
+const PAYOUTS: Resource<typeof payouts> = { table: payouts, prefix: 'po', name: 'payout' };
 
 /** The connectors able to send payouts in this mode, in registry order. */
 export function payoutConnectors(rt: Runtime, livemode: boolean): string[] {
@@ -139,42 +138,18 @@ export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, inp
   return outcome;
 }
 
-async function loadPayout(db: Db, ctx: RequestContext, id: string): Promise<PayoutRow> {
-  const uuid = parseId('po', id);
-  if (uuid) {
-    const [row] = await db.select().from(payouts).where(byId(ctx, uuid));
-    if (row) return row;
-  }
-  throw await notFound(db, ctx, payouts, uuid, 'payout', id);
-}
-
 export async function retrievePayout(db: Db, ctx: RequestContext, id: string): Promise<PayoutView> {
-  return payoutView(await loadPayout(db, ctx, id));
+  return payoutView(await loadOne(db, ctx, PAYOUTS, id));
 }
 
 export async function listPayouts(db: Db, ctx: RequestContext, params: ListPayoutsQuery): Promise<Page<PayoutView>> {
-  let beneficiaryUuid: string | undefined;
-  if (params.beneficiary) {
-    beneficiaryUuid = parseId('ben', params.beneficiary);
-    if (!beneficiaryUuid) throw new ApiError('parameter_invalid', { param: 'beneficiary', message: 'beneficiary must be an id starting with ben_.' });
-  }
-  const plan = planPage('po', payouts.id, payouts.createdAt, params);
-  const rows = await db
-    .select()
-    .from(payouts)
-    .where(
-      and(
-        eq(payouts.accountId, ctx.accountId),
-        eq(payouts.livemode, ctx.livemode),
-        params.status ? eq(payouts.status, params.status as PayoutStatus) : undefined,
-        beneficiaryUuid ? eq(payouts.beneficiaryId, beneficiaryUuid) : undefined,
-        params.reference ? eq(payouts.reference, params.reference) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, payoutView);
+  const beneficiaryUuid = params.beneficiary ? idParam('ben', 'beneficiary', params.beneficiary) : undefined;
+  const filters = [
+    params.status ? eq(payouts.status, params.status as PayoutStatus) : undefined,
+    beneficiaryUuid ? eq(payouts.beneficiaryId, beneficiaryUuid) : undefined,
+    params.reference ? eq(payouts.reference, params.reference) : undefined,
+  ];
+  return listPage(db, ctx, PAYOUTS, params, filters, payoutView);
 }
 
 /**
@@ -204,10 +179,10 @@ export async function cancelPayout(db: Db, rt: Runtime, ctx: RequestContext, id:
  */
 export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'paid' | 'failed' | 'returned'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
-  let row = await loadPayout(db, ctx, id);
+  let row = await loadOne(db, ctx, PAYOUTS, id);
   if (row.status === 'pending') {
     await submitPayoutNow(db, rt, row.accountId, row.id);
-    row = await loadPayout(db, ctx, id);
+    row = await loadOne(db, ctx, PAYOUTS, id);
   }
   const allowed: PayoutStatus[] = outcome === 'returned' ? ['processing', 'paid'] : ['processing'];
   if (!allowed.includes(row.status)) throw invalidState('payout', row.status, allowed, `resolve (${outcome})`);

@@ -8,7 +8,7 @@
 // the payment's amount. A refund whose answer is unknown stays pending for the worker to verify;
 // one abandoned by a crashed request is sent again by the worker (no card data is needed, and the
 // processor dedupes by our id).
-import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
 import { newId, parseId } from '../../kernel/ids.js';
@@ -17,7 +17,8 @@ import { setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
-import { planPage, toPage, type Page } from '../../kernel/pagination.js';
+import { idParam, type Page } from '../../kernel/pagination.js';
+import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import { lockAvailableBalance, refundCreated } from '../../ledger/journal.js';
 import { lockPayment } from '../payments/outcome.js';
 import type { Runtime } from '../../runtime.js';
@@ -30,9 +31,7 @@ import { sendAndFinish } from '../../movement/saga.js';
 
 const RECOVERY_PREFIX = 'refund_created:';
 
-function byId(ctx: RequestContext, uuid: string): SQL {
-  return and(eq(refunds.accountId, ctx.accountId), eq(refunds.livemode, ctx.livemode), eq(refunds.id, uuid))!;
-}
+const REFUNDS: Resource<typeof refunds> = { table: refunds, prefix: 'ref', name: 'refund' };
 
 export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, input: CreateRefundBody): Promise<Outcome> {
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
@@ -107,7 +106,7 @@ export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, inp
 }
 
 async function resumeRefund(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
-  const [row] = await db.select().from(refunds).where(byId(ctx, uuid));
+  const [row] = await db.select().from(refunds).where(ownRow(ctx, REFUNDS, uuid));
   if (!row) throw new Error(`recovery point names refund ${uuid}, which does not exist`);
   // Sent and answered meanwhile (webhook, worker): finish with what is known.
   if (row.status !== 'pending' || row.connectorReference !== null) return finishRequest(db, rt, refundKind, ctx, uuid, { update: undefined });
@@ -115,34 +114,14 @@ async function resumeRefund(db: Db, rt: Runtime, ctx: RequestContext, uuid: stri
 }
 
 export async function retrieveRefund(db: Db, ctx: RequestContext, id: string): Promise<RefundView> {
-  const uuid = parseId('ref', id);
-  if (uuid) {
-    const [row] = await db.select().from(refunds).where(byId(ctx, uuid));
-    if (row) return refundView(row);
-  }
-  throw await notFound(db, ctx, refunds, uuid, 'refund', id);
+  return refundView(await loadOne(db, ctx, REFUNDS, id));
 }
 
 export async function listRefunds(db: Db, ctx: RequestContext, params: ListRefundsQuery): Promise<Page<RefundView>> {
-  let paymentUuid: string | undefined;
-  if (params.payment) {
-    paymentUuid = parseId('pay', params.payment);
-    if (!paymentUuid) throw new ApiError('parameter_invalid', { param: 'payment', message: 'payment must be an id starting with pay_.' });
-  }
-  const plan = planPage('ref', refunds.id, refunds.createdAt, params);
-  const rows = await db
-    .select()
-    .from(refunds)
-    .where(
-      and(
-        eq(refunds.accountId, ctx.accountId),
-        eq(refunds.livemode, ctx.livemode),
-        params.status ? eq(refunds.status, params.status as RefundStatus) : undefined,
-        paymentUuid ? eq(refunds.paymentId, paymentUuid) : undefined,
-        plan.where,
-      ),
-    )
-    .orderBy(plan.orderBy)
-    .limit(plan.fetch);
-  return toPage(rows, plan, refundView);
+  const paymentUuid = params.payment ? idParam('pay', 'payment', params.payment) : undefined;
+  const filters = [
+    params.status ? eq(refunds.status, params.status as RefundStatus) : undefined,
+    paymentUuid ? eq(refunds.paymentId, paymentUuid) : undefined,
+  ];
+  return listPage(db, ctx, REFUNDS, params, filters, refundView);
 }
