@@ -5,7 +5,7 @@ import { and, eq } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from '../storage/db.js';
 import { ApiError } from './errors.js';
-import type { RequestContext } from '../kernel/context.js';
+import type { RequestContext } from './context.js';
 
 interface TenantTable extends PgTable {
   accountId: PgColumn;

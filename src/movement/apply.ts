@@ -8,7 +8,18 @@ import type { Outcome, RequestContext } from '../kernel/context.js';
 import { respond } from '../idempotency/store.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
-import type { AnyKind, MovementRow } from './kind.js';
+import { and, eq } from 'drizzle-orm';
+import type { AnyKind, MovementRow, MovementTable } from './kind.js';
+
+/** Locks a movement's row FOR UPDATE, scoped by account and mode (a request never locks the other mode's row). */
+export async function lockRow<Row>(tx: Executor, table: MovementTable, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined> {
+  const [row] = await tx
+    .select()
+    .from(table)
+    .where(and(eq(table.accountId, accountId), eq(table.livemode, livemode), eq(table.id, uuid)))
+    .for('update');
+  return row as Row | undefined;
+}
 
 /** Runs `work` in the caller's transaction, or in a new one. */
 export function inTransaction<T>(db: Db, tx: Executor | undefined, work: (tx: Executor) => Promise<T>): Promise<T> {
@@ -34,7 +45,7 @@ export async function applyUpdate<Row extends MovementRow>(
   tx?: Executor,
 ): Promise<Row | undefined> {
   return inTransaction(db, tx, async (t) => {
-    const row = (await kind.lock(t, ctx.accountId, ctx.livemode, uuid)) as Row | undefined;
+    const row = await lockRow<Row>(t, kind.table, ctx.accountId, ctx.livemode, uuid);
     if (!row || input.update === undefined || input.unless?.(row)) return row;
     return (await kind.apply(t, ctx, row, input.update, input.attempts ?? [], rt)) as Row;
   });

@@ -59,7 +59,6 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
    * its one connector (`unknown`, sent again by the worker); the others fail, nothing having moved.
    */
   waitsWhenUnreached?: boolean;
-  lock(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined>;
   /** The one place its state changes: the transition table and its effects, in the caller's transaction. */
   apply(tx: Executor, ctx: RequestContext, row: Row, update: Update, attempts: Attempt[], rt: Runtime): Promise<Row>;
   view(row: Row): unknown;
@@ -78,4 +77,18 @@ export function attemptsView(stored: readonly Record<string, unknown>[]): Attemp
     duration_ms: a.duration_ms,
     started_at: a.started_at,
   }));
+}
+
+/**
+ * A processor's report as an update, in one shape for every kind: the status it means for us
+ * (`to`, from the kind's exhaustive map of its states), the connector, its reference, and the
+ * failure in our words when there is one.
+ */
+export function reported<K extends string>(
+  to: K,
+  connector: string,
+  state: { connectorReference: string | null; failureCode?: string; message?: string },
+): { kind: K; connector: string; connectorReference: string | null; failureCode?: string; failureMessage?: string } {
+  const base = { kind: to, connector, connectorReference: state.connectorReference };
+  return state.failureCode === undefined ? base : { ...base, failureCode: state.failureCode, failureMessage: state.message };
 }

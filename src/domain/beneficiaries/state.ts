@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../state-machine.js';
+import { defineStateMachine } from '../../kernel/state-machine.js';
 
 export const BENEFICIARY_STATUSES = ['active', 'disabled'] as const;
 export type BeneficiaryStatus = (typeof BENEFICIARY_STATUSES)[number];

@@ -11,12 +11,10 @@
 import { and, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { recordEvent, systemContext } from '../events/service.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { checkAll, checkMovement, claimDue } from '../../movement/worker.js';
-import { mandateStates } from './state.js';
-import { ABANDONED_MANDATE, mandateView, type MandateRow } from './outcome.js';
+import { ABANDONED_MANDATE, expireMandate, type MandateRow } from './outcome.js';
 import { mandateKind } from './kind.js';
 
 const DAY_MS = 86_400_000;
@@ -49,15 +47,7 @@ export async function expireDormantMandates(db: Db, rt: Runtime, now: Date, batc
         .where(and(eq(mandates.status, 'active'), lte(mandates.lastActivityAt, cutoff)))
         .limit(batch)
         .for('update', { skipLocked: true });
-      for (const row of due) {
-        mandateStates.assert(row.status, 'expired', 'expire');
-        const [updated] = await tx
-          .update(mandates)
-          .set({ status: 'expired', version: row.version + 1, updatedAt: now })
-          .where(and(eq(mandates.accountId, row.accountId), eq(mandates.id, row.id)))
-          .returning();
-        await recordEvent(tx, systemContext(row.accountId, row.livemode), 'mandate.expired', mandateView(updated!), now);
-      }
+      for (const row of due) await expireMandate(tx, row, now);
       return due.length;
     });
     expired += n;

@@ -3,7 +3,7 @@
 import { connectorError, type ConnectorErrorCode, type MandateSetupRequest, type MandateState } from '../../connectors/types.js';
 import type { MovementKind } from '../../movement/kind.js';
 import { mandates } from '../../storage/schema.js';
-import { applyMandateUpdate, lockMandate, mandateView, updateFromMandateState, type MandateRow, type MandateUpdate } from './outcome.js';
+import { applyMandateUpdate, mandateView, updateFromMandateState, type MandateRow, type MandateUpdate } from './outcome.js';
 
 export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, MandateSetupRequest> = {
   object: 'mandate',
@@ -26,7 +26,6 @@ export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, 
   }),
   // Sent, and no answer: the processor may hold it. The worker asks later.
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
-  lock: lockMandate,
   apply: applyMandateUpdate,
   view: mandateView,
 };

@@ -1,19 +1,19 @@
 // The one place where a mandate's state changes after it was created, whoever learnt the news:
 // the creating request, the worker, the processor's webhook, a test helper or the merchant
 // revoking it. Inside the caller's transaction with the row locked; every change writes its event.
-import { and, eq, type SQL } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { bankAccountView } from '../../lib/bank-accounts.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent, systemContext } from '../events/service.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView } from '../../movement/kind.js';
+import { attemptsView, reported } from '../../movement/kind.js';
 import type { MandateFailureCode, MandateState } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
 import type { MandateView } from './schema.js';
-import { mandateStates } from './state.js';
+import { mandateStates, type MandateStatus } from './state.js';
+import { moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
 
 export type MandateRow = typeof mandates.$inferSelect;
 
@@ -61,17 +61,8 @@ export type MandateUpdate =
   | { kind: 'revoked'; connector: string; connectorReference: string; by: 'bank' | 'merchant' };
 
 export function updateFromMandateState(connector: string, state: MandateState): MandateUpdate {
-  switch (state.kind) {
-    case 'active':
-    case 'pending':
-      return { kind: state.kind, connector, connectorReference: state.connectorReference };
-    case 'failed':
-      return { kind: 'failed', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
-    case 'revoked':
-      return { kind: 'revoked', connector, connectorReference: state.connectorReference, by: state.by };
-    default:
-      return state satisfies never;
-  }
+  const update = reported(state.kind, connector, state);
+  return (state.kind === 'revoked' ? { ...update, by: state.by } : update) as MandateUpdate;
 }
 
 
@@ -83,16 +74,13 @@ export const ABANDONED_MANDATE: MandateUpdate = {
   failureMessage: 'The request that created the mandate ended before any connector took it; nothing was registered.',
 };
 
+/** A mandate's transition table; reaching a status moves nothing else. */
+const MANDATE_TRANSITIONS: Transitions<MandateRow, MandateStatus> = { object: 'mandate', table: mandates, states: mandateStates, view: mandateView };
 
-function byId(accountId: string, livemode: boolean, uuid: string): SQL {
-  return and(eq(mandates.accountId, accountId), eq(mandates.livemode, livemode), eq(mandates.id, uuid))!;
+/** active → expired, by the worker's clock (jobs.ts). */
+export function expireMandate(tx: Executor, row: MandateRow, now: Date): Promise<MandateRow> {
+  return moveTo(tx, MANDATE_TRANSITIONS, systemContext(row.accountId, row.livemode), row, 'expired', 'expire', now);
 }
-
-export async function lockMandate(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<MandateRow | undefined> {
-  const [row] = await tx.select().from(mandates).where(byId(accountId, livemode, uuid)).for('update');
-  return row;
-}
-
 
 /**
  * The one place where a mandate's outcome is applied, whoever learnt it (the creating request,
@@ -106,25 +94,19 @@ export async function applyMandateUpdate(
   row: MandateRow,
   update: MandateUpdate,
   attempts: Attempt[],
-  rt: Runtime,
+  rt: Pick<Runtime, 'now' | 'config'>,
 ): Promise<MandateRow> {
   const now = rt.now();
-  const where = byId(row.accountId, row.livemode, row.id);
-  const withAttempts = attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
-  const save = async (changes: Partial<MandateRow>) => {
-    const [updated] = await tx
-      .update(mandates)
-      .set({ ...changes, attempts: withAttempts, version: row.version + 1, updatedAt: now })
-      .where(where)
-      .returning();
-    return updated!;
-  };
+  const t = MANDATE_TRANSITIONS;
+  const recorded = { attempts: withAttempts(row, attempts) };
+  const unchanged = () => (attempts.length ? save(tx, t, row, now, recorded) : row);
 
   if (update.kind === 'pending') {
     const firstAcceptance = row.status === 'pending' && row.connector === null;
     const referenceKnown = update.connectorReference === null || update.connectorReference === row.connectorReference;
-    if (row.status !== 'pending' || (!firstAcceptance && referenceKnown)) return attempts.length ? save({}) : row;
-    const updated = await save({
+    if (row.status !== 'pending' || (!firstAcceptance && referenceKnown)) return unchanged();
+    const updated = await save(tx, t, row, now, {
+      ...recorded,
       connector: update.connector,
       connectorReference: update.connectorReference ?? row.connectorReference,
       nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
@@ -133,10 +115,11 @@ export async function applyMandateUpdate(
     return updated;
   }
 
-  if (!mandateStates.can(row.status, update.kind)) return attempts.length ? save({}) : row;
+  // Late, repeated, or about a mandate revoked meanwhile: nothing changes but the recorded calls.
+  if (!mandateStates.can(row.status, update.kind)) return unchanged();
   if (update.kind === 'revoked' && row.connector !== null && row.connector !== update.connector) return row;
   const changes: Partial<MandateRow> = {
-    status: update.kind,
+    ...recorded,
     connector: update.connector ?? row.connector,
     connectorReference: update.connectorReference ?? row.connectorReference,
     nextStatusCheckAt: null,
@@ -144,9 +127,5 @@ export async function applyMandateUpdate(
   if (update.kind === 'active') Object.assign(changes, { activatedAt: now, lastActivityAt: now });
   if (update.kind === 'failed') Object.assign(changes, { failureCode: update.failureCode, failureMessage: update.failureMessage });
   if (update.kind === 'revoked') changes.revokedBy = update.by;
-  const updated = await save(changes);
-  await recordEvent(tx, ctx, `mandate.${update.kind}`, mandateView(updated), now);
-  return updated;
+  return moveTo(tx, t, ctx, row, update.kind, update.kind, now, changes);
 }
-
-/** Applies a connector's report to a mandate in its own transaction (or the caller's). */

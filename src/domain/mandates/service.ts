@@ -29,7 +29,7 @@ import { respond, setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import type { Page } from '../../kernel/pagination.js';
-import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
+import { changeOne, listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { callConnector, orderConnectors, ruleMatches, type RoutingRule } from '../../connectors/router.js';
 import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.js';
@@ -41,7 +41,7 @@ import { settleThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
-import { ABANDONED_MANDATE, applyMandateUpdate, lockMandate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
+import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
 import { mandateKind } from './kind.js';
 
 const RECOVERY_PREFIX = 'mandate_created:';
@@ -240,9 +240,7 @@ export async function listMandates(db: Db, ctx: RequestContext, params: ListMand
  * should that call fail, the processor refuses nothing we would send anyway.
  */
 export async function revokeMandate(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
-  const found = await loadMandate(db, ctx, id);
-  const { outcome, row } = await db.transaction(async (tx) => {
-    const locked = (await lockMandate(tx, ctx.accountId, ctx.livemode, found.id))!;
+  const { outcome, row } = await changeOne(db, ctx, MANDATES, id, async (tx, locked) => {
     mandateStates.assert(locked.status, 'revoked', 'revoke');
     const update: MandateUpdate = { kind: 'revoked', connector: locked.connector!, connectorReference: locked.connectorReference ?? '', by: 'merchant' };
     const after = await applyMandateUpdate(tx, ctx, locked, update, [], rt);

@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../state-machine.js';
+import { defineStateMachine } from '../../kernel/state-machine.js';
 
 export const MANDATE_STATUSES = ['pending', 'active', 'failed', 'revoked', 'expired'] as const;
 export type MandateStatus = (typeof MANDATE_STATUSES)[number];

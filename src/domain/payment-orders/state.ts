@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../state-machine.js';
+import { defineStateMachine } from '../../kernel/state-machine.js';
 
 export const PAYMENT_ORDER_STATUSES = ['open', 'processing', 'paid', 'cancelled', 'expired'] as const;
 export type PaymentOrderStatus = (typeof PAYMENT_ORDER_STATUSES)[number];

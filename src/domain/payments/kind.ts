@@ -3,7 +3,7 @@
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import type { MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';
-import { applyPaymentUpdate, lockPayment, paymentView, updateFromState, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import { applyPaymentUpdate, paymentView, updateFromState, type PaymentRow, type PaymentUpdate } from './outcome.js';
 
 export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, ChargeRequest> = {
   object: 'payment',
@@ -23,9 +23,7 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
     failureMessage: `No connector could process the payment (${code}).`,
   }),
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
-  lock: lockPayment,
-  apply: (tx, ctx, row, update, attempts, rt) =>
-    applyPaymentUpdate(tx, ctx, row, update, attempts, { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs }),
+  apply: applyPaymentUpdate,
   view: paymentView,
 };
 

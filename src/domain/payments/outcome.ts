@@ -4,7 +4,6 @@
 // (as the transition table allows), its order follows (paid, or open again for another attempt),
 // a success is credited to the merchant's balance, and each change writes its event. A payment
 // that is already final stays as it is, so late and repeated reports are harmless.
-import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
@@ -13,10 +12,12 @@ import { recordEvent } from '../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { paymentSucceeded } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView } from '../../movement/kind.js';
+import { attemptsView, reported } from '../../movement/kind.js';
 import type { ChargeState, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
-import { paymentStates } from './state.js';
+import { paymentStates, type PaymentStatus } from './state.js';
+import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import type { Runtime } from '../../runtime.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -54,15 +55,6 @@ function methodView(stored: Record<string, unknown>): PaymentView['payment_metho
   };
 }
 
-export async function lockPayment(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<PaymentRow | undefined> {
-  const [row] = await tx
-    .select()
-    .from(payments)
-    .where(and(eq(payments.accountId, accountId), eq(payments.livemode, livemode), eq(payments.id, uuid)))
-    .for('update');
-  return row;
-}
-
 /** What is known about a payment now, in the terms of our own states. */
 export type PaymentUpdate =
   | { kind: 'succeeded'; connector: string; connectorReference: string }
@@ -70,22 +62,35 @@ export type PaymentUpdate =
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
+const UPDATE_OF: Record<ChargeState['kind'], PaymentUpdate['kind']> = { succeeded: 'succeeded', pending: 'pending', declined: 'failed' };
+
 export function updateFromState(connector: string, state: ChargeState): PaymentUpdate {
-  switch (state.kind) {
-    case 'succeeded':
-      return { kind: 'succeeded', connector, connectorReference: state.connectorReference };
-    case 'pending':
-      return { kind: 'pending', connector, connectorReference: state.connectorReference };
-    case 'declined':
-      return { kind: 'failed', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
-    default:
-      return state satisfies never;
-  }
+  return reported(UPDATE_OF[state.kind], connector, state) as PaymentUpdate;
 }
 
-export interface ApplyOptions {
-  now: Date;
-  statusCheckIntervalMs: number;
+/** A payment's transition table with its effects: its order follows, a success is booked. */
+const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus> = {
+  object: 'payment',
+  table: payments,
+  states: paymentStates,
+  view: paymentView,
+  effects: {
+    async succeeded(tx, ctx, payment, now) {
+      await settleOrder(tx, ctx, payment, now, 'paid');
+      await paymentSucceeded(tx, ledgerEntry('payment', payment, now));
+      // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
+      if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
+    },
+    failed: (tx, ctx, payment, now) => settleOrder(tx, ctx, payment, now, 'open'),
+  },
+};
+
+/** The order of a payment that reached its outcome: paid, or open again for another attempt. */
+async function settleOrder(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {
+  const order = await lockPaymentOrder(tx, { ...ctx, accountId: payment.accountId, livemode: payment.livemode }, payment.paymentOrderId);
+  if (order?.status !== 'processing') return;
+  if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amount });
+  else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
 }
 
 /** Applies `update` to the locked payment `row`; returns the row as it now stands. */
@@ -95,82 +100,33 @@ export async function applyPaymentUpdate(
   row: PaymentRow,
   update: PaymentUpdate,
   attempts: Attempt[],
-  opts: ApplyOptions,
+  rt: Pick<Runtime, 'now' | 'config'>,
 ): Promise<PaymentRow> {
-  const { now } = opts;
-  const where = and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.id));
-  const withAttempts = attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
-
-  if (row.status !== 'pending') {
-    // Final already (a webhook or the worker got there first): keep the outcome, record the calls.
-    if (!attempts.length) return row;
-    const [kept] = await tx
-      .update(payments)
-      .set({ attempts: withAttempts, version: sql`${payments.version} + 1`, updatedAt: now })
-      .where(where)
-      .returning();
-    return kept!;
-  }
+  const now = rt.now();
+  const t = PAYMENT_TRANSITIONS;
+  // Final already (a webhook or the worker got there first): keep the outcome, record the calls.
+  if (row.status !== 'pending') return attempts.length ? save(tx, t, row, now, { attempts: withAttempts(row, attempts) }) : row;
 
   if (update.kind === 'pending') {
     const firstAcceptance = row.connector === null;
     const referenceKnown = update.connectorReference === null || update.connectorReference === row.connectorReference;
     if (!firstAcceptance && !attempts.length && referenceKnown) return row;
-    const [updated] = await tx
-      .update(payments)
-      .set({
-        connector: update.connector,
-        connectorReference: update.connectorReference ?? row.connectorReference,
-        attempts: withAttempts,
-        nextStatusCheckAt: new Date(now.getTime() + opts.statusCheckIntervalMs),
-        version: sql`${payments.version} + 1`,
-        updatedAt: now,
-      })
-      .where(where)
-      .returning();
-    if (firstAcceptance) await recordEvent(tx, ctx, 'payment.pending', paymentView(updated!), now);
-    return updated!;
-  }
-
-  paymentStates.assert(row.status, update.kind, update.kind === 'succeeded' ? 'succeed' : 'fail');
-  const [updated] = await tx
-    .update(payments)
-    .set({
-      status: update.kind,
-      connector: update.connector ?? row.connector,
+    const updated = await save(tx, t, row, now, {
+      connector: update.connector,
       connectorReference: update.connectorReference ?? row.connectorReference,
-      failureCode: update.kind === 'failed' ? update.failureCode : null,
-      failureMessage: update.kind === 'failed' ? update.failureMessage : null,
-      attempts: withAttempts,
-      nextStatusCheckAt: null,
-      version: sql`${payments.version} + 1`,
-      updatedAt: now,
-    })
-    .where(where)
-    .returning();
-  const payment = updated!;
-  const view = paymentView(payment);
-
-  const order = await lockPaymentOrder(tx, { ...ctx, accountId: row.accountId, livemode: row.livemode }, row.paymentOrderId);
-  if (order?.status === 'processing') {
-    if (update.kind === 'succeeded') {
-      await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amount });
-    } else {
-      await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
-    }
-  }
-  if (update.kind === 'succeeded') {
-    await paymentSucceeded(tx, {
-      accountId: payment.accountId,
-      livemode: payment.livemode,
-      currency: payment.currency,
-      amount: payment.amount,
-      source: { type: 'payment', id: payment.id },
-      createdAt: now,
+      attempts: withAttempts(row, attempts),
+      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
     });
-    // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
-    if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
+    if (firstAcceptance) await recordEvent(tx, ctx, 'payment.pending', paymentView(updated), now);
+    return updated;
   }
-  await recordEvent(tx, ctx, `payment.${update.kind}`, view, now);
-  return payment;
+
+  return moveTo(tx, t, ctx, row, update.kind, update.kind === 'succeeded' ? 'succeed' : 'fail', now, {
+    connector: update.connector ?? row.connector,
+    connectorReference: update.connectorReference ?? row.connectorReference,
+    failureCode: update.kind === 'failed' ? update.failureCode : null,
+    failureMessage: update.kind === 'failed' ? update.failureMessage : null,
+    attempts: withAttempts(row, attempts),
+    nextStatusCheckAt: null,
+  });
 }

@@ -8,7 +8,7 @@ import type { Runtime } from '../../runtime.js';
 import type { Db } from '../../storage/db.js';
 import { beneficiaries, payouts } from '../../storage/schema.js';
 import { openBeneficiarySecret } from '../beneficiaries/service.js';
-import { applyPayoutUpdate, lockPayout, payoutView, updateFromPayoutState, type PayoutRow, type PayoutUpdate } from './outcome.js';
+import { applyPayoutUpdate, payoutView, updateFromPayoutState, type PayoutRow, type PayoutUpdate } from './outcome.js';
 
 export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, PayoutRequest> = {
   object: 'payout',
@@ -33,9 +33,7 @@ export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, Payo
   }),
   // The request went out and no answer came back: the bank may have paid. Verify later.
   unknown: (connector) => ({ kind: 'processing', connector: connector!, connectorReference: null }),
-  lock: lockPayout,
-  apply: (tx, ctx, row, update, attempts, rt) =>
-    applyPayoutUpdate(tx, ctx, row, update, attempts, { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs }),
+  apply: applyPayoutUpdate,
   view: payoutView,
 };
 

@@ -9,13 +9,14 @@ import type { Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
 import { lockAvailableBalance, payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView } from '../../movement/kind.js';
+import { attemptsView, reported } from '../../movement/kind.js';
 import type { PayoutFailureCode, PayoutState } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutStatus } from './state.js';
+import { ledgerEntry, moveTo as move, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import type { Runtime } from '../../runtime.js';
 
 export type PayoutRow = typeof payouts.$inferSelect;
 
@@ -42,16 +43,6 @@ export function payoutView(row: PayoutRow): PayoutView {
   };
 }
 
-/** Scoped by mode too, so that a request never locks the other mode's row. */
-export async function lockPayout(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<PayoutRow | undefined> {
-  const [row] = await tx
-    .select()
-    .from(payouts)
-    .where(and(eq(payouts.accountId, accountId), eq(payouts.livemode, livemode), eq(payouts.id, uuid)))
-    .for('update');
-  return row;
-}
-
 /** What is known about a submitted payout, in our own terms. */
 export type PayoutUpdate =
   /** Accepted by the bank and in transit, or sent without an answer (timeout): to be verified. */
@@ -60,52 +51,36 @@ export type PayoutUpdate =
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PayoutFailureCode; failureMessage: string }
   | { kind: 'returned'; connector: string; connectorReference: string; failureCode: PayoutFailureCode; failureMessage: string };
 
+const UPDATE_OF: Record<PayoutState['kind'], PayoutUpdate['kind']> = { pending: 'processing', paid: 'paid', failed: 'failed', returned: 'returned' };
+
 export function updateFromPayoutState(connector: string, state: PayoutState): PayoutUpdate {
-  switch (state.kind) {
-    case 'pending':
-      return { kind: 'processing', connector, connectorReference: state.connectorReference };
-    case 'paid':
-      return { kind: 'paid', connector, connectorReference: state.connectorReference };
-    case 'failed':
-      return { kind: 'failed', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
-    case 'returned':
-      return { kind: 'returned', connector, connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
-    default:
-      return state satisfies never;
-  }
+  return reported(UPDATE_OF[state.kind], connector, state) as PayoutUpdate;
 }
 
-export interface ApplyOptions {
-  now: Date;
-  statusCheckIntervalMs: number;
-}
+/** A payout's transition table with its effects on the ledger. */
+const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus> = {
+  object: 'payout',
+  table: payouts,
+  states: payoutStates,
+  view: payoutView,
+  effects: {
+    async paid(tx, _ctx, payout, now) {
+      await payoutPaid(tx, ledgerEntry('payout', payout, now));
+    },
+    async failed(tx, _ctx, payout, now) {
+      await payoutReleased(tx, ledgerEntry('payout', payout, now));
+    },
+    async cancelled(tx, _ctx, payout, now) {
+      await payoutReleased(tx, ledgerEntry('payout', payout, now));
+    },
+    async returned(tx, _ctx, payout, now) {
+      await payoutReturned(tx, ledgerEntry('payout', payout, now));
+    },
+  },
+};
 
-function movementOf(row: PayoutRow, now: Date) {
-  return { accountId: row.accountId, livemode: row.livemode, currency: row.currency, amount: row.amount, source: { type: 'payout' as const, id: row.id }, createdAt: now };
-}
-
-async function moveTo(
-  tx: Executor,
-  ctx: RequestContext,
-  row: PayoutRow,
-  to: PayoutStatus,
-  operation: string,
-  now: Date,
-  set: Partial<PayoutRow>,
-): Promise<PayoutRow> {
-  payoutStates.assert(row.status, to, operation);
-  const [updated] = await tx
-    .update(payouts)
-    .set({ ...set, status: to, version: sql`${payouts.version} + 1`, updatedAt: now })
-    .where(and(eq(payouts.accountId, row.accountId), eq(payouts.id, row.id)))
-    .returning();
-  const after = updated!;
-  const movement = movementOf(after, now);
-  if (to === 'paid') await payoutPaid(tx, movement);
-  else if (to === 'failed' || to === 'cancelled') await payoutReleased(tx, movement);
-  else if (to === 'returned') await payoutReturned(tx, movement);
-  await recordEvent(tx, ctx, `payout.${to}`, payoutView(after), now);
-  return after;
+function moveTo(tx: Executor, ctx: RequestContext, row: PayoutRow, to: PayoutStatus, operation: string, now: Date, set: Partial<PayoutRow>): Promise<PayoutRow> {
+  return move(tx, PAYOUT_TRANSITIONS, ctx, row, to, operation, now, set);
 }
 
 /** pending → processing: the payout is about to be sent; a status check may take over after `leaseMs`. */
@@ -125,20 +100,12 @@ export async function applyPayoutUpdate(
   row: PayoutRow,
   update: PayoutUpdate,
   attempts: Attempt[],
-  opts: ApplyOptions,
+  rt: Pick<Runtime, 'now' | 'config'>,
 ): Promise<PayoutRow> {
-  const { now } = opts;
+  const now = rt.now();
   const where = and(eq(payouts.accountId, row.accountId), eq(payouts.id, row.id));
-  const withAttempts = attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
-  const recordAttempts = async (current: PayoutRow) => {
-    if (!attempts.length) return current;
-    const [kept] = await tx
-      .update(payouts)
-      .set({ attempts: [...current.attempts, ...(attempts as unknown as Record<string, unknown>[])], version: sql`${payouts.version} + 1`, updatedAt: now })
-      .where(where)
-      .returning();
-    return kept!;
-  };
+  const recordAttempts = async (current: PayoutRow) =>
+    attempts.length ? save(tx, PAYOUT_TRANSITIONS, current, now, { attempts: withAttempts(current, attempts) }) : current;
   // Another connector's payout is not ours to settle.
   if (row.connector !== null && update.connector !== null && row.connector !== update.connector) return row;
 
@@ -148,14 +115,14 @@ export async function applyPayoutUpdate(
   // Pending payouts have not been sent (nothing to report about them); final ones keep their outcome.
   if (row.status !== 'processing') return recordAttempts(row);
 
-  const taken = { connector: update.connector ?? row.connector, connectorReference: update.connectorReference ?? row.connectorReference, attempts: withAttempts };
+  const taken = { connector: update.connector ?? row.connector, connectorReference: update.connectorReference ?? row.connectorReference, attempts: withAttempts(row, attempts) };
   if (update.kind === 'processing') {
     const firstAcceptance = row.connector === null || (row.connectorReference === null && update.connectorReference !== null);
     const [updated] = await tx
       .update(payouts)
       .set({
         ...taken,
-        nextActionAt: new Date(now.getTime() + opts.statusCheckIntervalMs),
+        nextActionAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
         ...(firstAcceptance || attempts.length ? { version: sql`${payouts.version} + 1`, updatedAt: now } : {}),
       })
       .where(where)

@@ -26,14 +26,14 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam, type Page } from '../../kernel/pagination.js';
-import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
+import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { planRoute } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js';
-import { lockPayout, markCancelled, payoutView, type PayoutRow } from './outcome.js';
+import { markCancelled, payoutView, type PayoutRow } from './outcome.js';
 import { payoutKind } from './kind.js';
 import { applyState } from '../../movement/apply.js';
 import { submitPayoutNow } from './submission.js';
@@ -157,18 +157,7 @@ export async function listPayouts(db: Db, ctx: RequestContext, params: ListPayou
  * row, so whichever commits first wins: a payout already sent answers invalid_state.
  */
 export async function cancelPayout(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
-  const uuid = parseId('po', id);
-  const now = rt.now();
-  const outcome = uuid
-    ? await db.transaction(async (tx) => {
-        const row = await lockPayout(tx, ctx.accountId, ctx.livemode, uuid);
-        if (!row) return undefined;
-        const cancelled = await markCancelled(tx, ctx, row, now);
-        return respond(tx, ctx, 200, payoutView(cancelled));
-      })
-    : undefined;
-  if (outcome) return outcome;
-  throw await notFound(db, ctx, payouts, uuid, 'payout', id);
+  return changeOne(db, ctx, PAYOUTS, id, async (tx, row) => respond(tx, ctx, 200, payoutView(await markCancelled(tx, ctx, row, rt.now()))));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../state-machine.js';
+import { defineStateMachine } from '../../kernel/state-machine.js';
 
 export const PAYOUT_STATUSES = ['pending', 'processing', 'paid', 'failed', 'cancelled', 'returned'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];

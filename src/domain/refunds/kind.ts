@@ -4,7 +4,7 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
 import type { MovementKind } from '../../movement/kind.js';
 import { refunds } from '../../storage/schema.js';
-import { applyRefundUpdate, lockRefund, refundView, updateFromRefundState, type RefundRow, type RefundUpdate } from './outcome.js';
+import { applyRefundUpdate, refundView, updateFromRefundState, type RefundRow, type RefundUpdate } from './outcome.js';
 
 export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
   object: 'refund',
@@ -23,9 +23,8 @@ export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, Refu
   }),
   unknown: () => ({ kind: 'pending', connectorReference: null }),
   waitsWhenUnreached: true,
-  lock: lockRefund,
   // Refunds keep no attempt records: they have one connector, the payment's.
-  apply: (tx, ctx, row, update, _attempts, rt) => applyRefundUpdate(tx, ctx, row, update, { now: rt.now(), statusCheckIntervalMs: rt.config.statusCheckIntervalMs }),
+  apply: applyRefundUpdate,
   view: refundView,
 };
 

@@ -11,7 +11,10 @@ import { recordEvent } from '../events/service.js';
 import { refundFailed, refundSettled } from '../../ledger/journal.js';
 import type { RefundFailureCode, RefundState } from '../../connectors/types.js';
 import type { RefundView } from './schema.js';
-import { refundStates } from './state.js';
+import { reported } from '../../movement/kind.js';
+import { refundStates, type RefundStatus } from './state.js';
+import { ledgerEntry, moveTo, save, type Transitions } from '../../movement/transition.js';
+import type { Runtime } from '../../runtime.js';
 
 export type RefundRow = typeof refunds.$inferSelect;
 
@@ -36,31 +39,36 @@ export function refundView(row: RefundRow): RefundView {
   };
 }
 
-export async function lockRefund(tx: Executor, accountId: string, livemode: boolean, uuid: string): Promise<RefundRow | undefined> {
-  const [row] = await tx
-    .select()
-    .from(refunds)
-    .where(and(eq(refunds.accountId, accountId), eq(refunds.livemode, livemode), eq(refunds.id, uuid)))
-    .for('update');
-  return row;
-}
-
 export type RefundUpdate =
   | { kind: 'succeeded'; connectorReference: string }
   | { kind: 'pending'; connectorReference: string | null }
   | { kind: 'failed'; connectorReference: string | null; failureCode: RefundFailureCode; failureMessage: string };
 
 export function updateFromRefundState(state: RefundState): RefundUpdate {
-  switch (state.kind) {
-    case 'succeeded':
-    case 'pending':
-      return { kind: state.kind, connectorReference: state.connectorReference };
-    case 'failed':
-      return { kind: 'failed', connectorReference: state.connectorReference, failureCode: state.failureCode, failureMessage: state.message };
-    default:
-      return state satisfies never;
-  }
+  const { connector: _ignored, ...update } = reported(state.kind, '', state);
+  return update as RefundUpdate;
 }
+
+/** A refund's transition table with its effects on the ledger and on its payment. */
+const REFUND_TRANSITIONS: Transitions<RefundRow, RefundStatus> = {
+  object: 'refund',
+  table: refunds,
+  states: refundStates,
+  view: refundView,
+  effects: {
+    async succeeded(tx, _ctx, refund, now) {
+      await refundSettled(tx, ledgerEntry('refund', refund, now));
+    },
+    async failed(tx, _ctx, refund, now) {
+      // The money never left: the payment may be refunded by that much again.
+      await tx
+        .update(payments)
+        .set({ amountRefunded: sql`${payments.amountRefunded} - ${refund.amount}`, version: sql`${payments.version} + 1`, updatedAt: now })
+        .where(and(eq(payments.accountId, refund.accountId), eq(payments.id, refund.paymentId)));
+      await refundFailed(tx, ledgerEntry('refund', refund, now));
+    },
+  },
+};
 
 /** Applies an update to a locked refund; the single place refunds change state. */
 export async function applyRefundUpdate(
@@ -68,58 +76,30 @@ export async function applyRefundUpdate(
   ctx: RequestContext,
   row: RefundRow,
   update: RefundUpdate,
-  opts: { now: Date; statusCheckIntervalMs: number },
+  _attempts: unknown,
+  rt: Pick<Runtime, 'now' | 'config'>,
 ): Promise<RefundRow> {
-  const { now } = opts;
+  const now = rt.now();
   if (row.status !== 'pending') return row;
-  const where = and(eq(refunds.accountId, row.accountId), eq(refunds.id, row.id));
-  const movement = {
-    accountId: row.accountId,
-    livemode: row.livemode,
-    currency: row.currency,
-    amount: row.amount,
-    source: { type: 'refund' as const, id: row.id },
-    createdAt: now,
-  };
   if (update.kind === 'pending') {
+    const set = {
+      connectorReference: update.connectorReference ?? row.connectorReference,
+      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
+    };
     const accepted = row.connectorReference === null && update.connectorReference !== null;
-    const [updated] = await tx
-      .update(refunds)
-      .set({
-        connectorReference: update.connectorReference ?? row.connectorReference,
-        nextStatusCheckAt: new Date(now.getTime() + opts.statusCheckIntervalMs),
-        ...(accepted ? { version: sql`${refunds.version} + 1`, updatedAt: now } : {}),
-      })
-      .where(where)
-      .returning();
-    if (accepted) await recordEvent(tx, ctx, 'refund.pending', refundView(updated!), now);
+    if (accepted) {
+      const updated = await save(tx, REFUND_TRANSITIONS, row, now, set);
+      await recordEvent(tx, ctx, 'refund.pending', refundView(updated), now);
+      return updated;
+    }
+    // Only the next check moves: no new fact, so no new version.
+    const [updated] = await tx.update(refunds).set(set).where(and(eq(refunds.accountId, row.accountId), eq(refunds.id, row.id))).returning();
     return updated!;
   }
-  refundStates.assert(row.status, update.kind, update.kind === 'succeeded' ? 'succeed' : 'fail');
-  const [updated] = await tx
-    .update(refunds)
-    .set({
-      status: update.kind,
-      connectorReference: update.connectorReference ?? row.connectorReference,
-      failureCode: update.kind === 'failed' ? update.failureCode : null,
-      failureMessage: update.kind === 'failed' ? update.failureMessage : null,
-      nextStatusCheckAt: null,
-      version: sql`${refunds.version} + 1`,
-      updatedAt: now,
-    })
-    .where(where)
-    .returning();
-  if (update.kind === 'succeeded') {
-    await refundSettled(tx, movement);
-  } else {
-    // The money never left: the payment may be refunded by that much again.
-    await tx
-      .update(payments)
-      .set({ amountRefunded: sql`${payments.amountRefunded} - ${row.amount}`, version: sql`${payments.version} + 1`, updatedAt: now })
-      .where(and(eq(payments.accountId, row.accountId), eq(payments.id, row.paymentId)));
-    await refundFailed(tx, movement);
-  }
-  await recordEvent(tx, ctx, `refund.${update.kind}`, refundView(updated!), now);
-  return updated!;
+  return moveTo(tx, REFUND_TRANSITIONS, ctx, row, update.kind, update.kind === 'succeeded' ? 'succeed' : 'fail', now, {
+    connectorReference: update.connectorReference ?? row.connectorReference,
+    failureCode: update.kind === 'failed' ? update.failureCode : null,
+    failureMessage: update.kind === 'failed' ? update.failureMessage : null,
+    nextStatusCheckAt: null,
+  });
 }
-

@@ -20,7 +20,8 @@ import { notFound } from '../../kernel/lookup.js';
 import { idParam, type Page } from '../../kernel/pagination.js';
 import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import { lockAvailableBalance, refundCreated } from '../../ledger/journal.js';
-import { lockPayment } from '../payments/outcome.js';
+import type { PaymentRow } from '../payments/outcome.js';
+import { lockRow } from '../../movement/apply.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreateRefundBody, ListRefundsQuery, RefundView } from './schema.js';
 import type { RefundStatus } from './state.js';
@@ -41,7 +42,7 @@ export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, inp
   const created = paymentUuid
     ? await db.transaction(async (tx) => {
         // Scoped by mode too, so a request never locks the other mode's row.
-        const payment = await lockPayment(tx, ctx.accountId, ctx.livemode, paymentUuid);
+        const payment = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, paymentUuid);
         if (!payment) return undefined;
         if (payment.status !== 'succeeded') throw invalidState('payment', payment.status, ['succeeded'], 'refund');
         const remaining = payment.amount - payment.amountRefunded;

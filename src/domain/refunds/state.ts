@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../state-machine.js';
+import { defineStateMachine } from '../../kernel/state-machine.js';
 
 export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type RefundStatus = (typeof REFUND_STATUSES)[number];

@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../state-machine.js';
+import { defineStateMachine } from '../../kernel/state-machine.js';
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
 export type WebhookEndpointStatus = (typeof WEBHOOK_ENDPOINT_STATUSES)[number];

@@ -1,7 +1,7 @@
 // One transition table per resource: the single place that says which status may follow which.
 // Operations ask the table instead of repeating their own allow-lists, so a new status is
 // forbidden everywhere until the table says otherwise.
-import { invalidState } from '../kernel/errors.js';
+import { invalidState } from './errors.js';
 
 export interface StateMachine<S extends string> {
   readonly objectName: string;

@@ -1,0 +1,67 @@
+// How a movement's row changes, written once. A resource gives its transition table (which
+// status may follow which) and the effects of reaching a status — the order paid or reopened, a
+// ledger entry, a reservation released, a mandate's last debit — and `moveTo` does the rest in the
+// caller's transaction: the table's check, the row with its version bumped, the effects, then the
+// object's event. `save` writes a change that moves no status (a connector's acceptance, attempt
+// records), `withAttempts` appends the calls a report comes with.
+import { and, eq, sql } from 'drizzle-orm';
+import type { PgColumn } from 'drizzle-orm/pg-core';
+import type { Attempt } from '../connectors/router.js';
+import type { RequestContext } from '../kernel/context.js';
+import type { StateMachine } from '../kernel/state-machine.js';
+import { recordEvent } from '../domain/events/service.js';
+import type { Executor } from '../storage/db.js';
+import type { MovementRow, MovementTable } from './kind.js';
+
+export type Effect<Row> = (tx: Executor, ctx: RequestContext, row: Row, now: Date) => Promise<void>;
+
+export interface Transitions<Row extends MovementRow, Status extends string> {
+  object: string;
+  table: MovementTable & { version: PgColumn };
+  states: StateMachine<Status>;
+  view(row: Row): { id: string } & Record<string, unknown>;
+  /** What else moves when the row reaches a status, in the same transaction, before its event. */
+  effects?: Partial<Record<Status, Effect<Row>>>;
+}
+
+/** Writes `set` on the locked row with its version bumped; no status change, no event. */
+export async function save<Row extends MovementRow>(tx: Executor, t: Transitions<Row, string>, row: Row, now: Date, set: Partial<Row>): Promise<Row> {
+  const [updated] = await tx
+    .update(t.table)
+    .set({ ...set, version: sql`${t.table.version} + 1`, updatedAt: now } as never)
+    .where(and(eq(t.table.accountId, row.accountId), eq(t.table.id, row.id)))
+    .returning();
+  return updated as Row;
+}
+
+/** Moves the locked row to `to` as the table allows (a typed invalid_state otherwise), with its effects and event. */
+export async function moveTo<Row extends MovementRow, Status extends string>(
+  tx: Executor,
+  t: Transitions<Row, Status>,
+  ctx: RequestContext,
+  row: Row,
+  to: Status,
+  operation: string,
+  now: Date,
+  set: Partial<Row> = {},
+): Promise<Row> {
+  t.states.assert(row.status as Status, to, operation);
+  const after = await save(tx, t as Transitions<Row, string>, row, now, { ...set, status: to } as Partial<Row>);
+  await t.effects?.[to]?.(tx, ctx, after, now);
+  await recordEvent(tx, ctx, `${t.object}.${to}`, t.view(after), now);
+  return after;
+}
+
+/** The row's attempt records followed by `attempts`. */
+export function withAttempts(row: { attempts: Record<string, unknown>[] }, attempts: Attempt[]): Record<string, unknown>[] {
+  return attempts.length ? [...row.attempts, ...(attempts as unknown as Record<string, unknown>[])] : row.attempts;
+}
+
+/** A movement's amount as the ledger books it (journal.ts), sourced to the movement. */
+export function ledgerEntry<T extends 'payment' | 'refund' | 'payout'>(
+  type: T,
+  row: { accountId: string; livemode: boolean; currency: string; amount: number; id: string },
+  now: Date,
+) {
+  return { accountId: row.accountId, livemode: row.livemode, currency: row.currency, amount: row.amount, source: { type, id: row.id }, createdAt: now };
+}
