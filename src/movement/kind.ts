@@ -5,7 +5,7 @@
 import type { Attempt } from '../connectors/router.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
 import type { RequestContext } from '../kernel/context.js';
-import type { IdPrefix } from '../kernel/ids.js';
+import { toPublicId, type IdPrefix } from '../kernel/ids.js';
 import type { Runtime } from '../runtime.js';
 import type { Executor } from '../storage/db.js';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
@@ -91,4 +91,14 @@ export function reported<K extends string>(
 ): { kind: K; connector: string; connectorReference: string | null; failureCode?: string; failureMessage?: string } {
   const base = { kind: to, connector, connectorReference: state.connectorReference };
   return state.failureCode === undefined ? base : { ...base, failureCode: state.failureCode, failureMessage: state.message };
+}
+
+/** The fields every movement's view opens with, in the documented order. */
+export function viewHead<O extends string, R extends { id: string; livemode: boolean; status: string }>(prefix: IdPrefix, object: O, row: R) {
+  return { id: toPublicId(prefix, row.id), object, livemode: row.livemode, status: row.status as R['status'] };
+}
+
+/** …and the ones it closes with. */
+export function viewTail(row: { metadata: Record<string, string>; version: number; createdAt: Date; updatedAt: Date }) {
+  return { metadata: row.metadata, version: row.version, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
 }

@@ -1,9 +1,9 @@
 // A mandate's set-up as a money movement (src/movement): registered with the customer's bank by
 // one connector of its route, the mandate id being the processor's idempotency key.
 import { connectorError, type ConnectorErrorCode, type MandateSetupRequest, type MandateState } from '../../connectors/types.js';
-import type { MovementKind } from '../../movement/kind.js';
+import { reported, type MovementKind } from '../../movement/kind.js';
 import { mandates } from '../../storage/schema.js';
-import { applyMandateUpdate, mandateView, updateFromMandateState, type MandateRow, type MandateUpdate } from './outcome.js';
+import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
 
 export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, MandateSetupRequest> = {
   object: 'mandate',
@@ -16,7 +16,10 @@ export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, 
   // Accepted (even if revoked since) reads as taken, refused as declined, as for payments.
   attempt: (state) =>
     state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'pending' ? 'pending' : 'succeeded' },
-  fromState: updateFromMandateState,
+  fromState: (connector, state) => {
+    const update = reported(state.kind, connector, state);
+    return (state.kind === 'revoked' ? { ...update, by: state.by } : update) as MandateUpdate;
+  },
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,

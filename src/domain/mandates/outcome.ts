@@ -3,13 +3,12 @@
 // revoking it. Inside the caller's transaction with the row locked; every change writes its event.
 import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { bankAccountView } from '../../lib/bank-accounts.js';
+import { storedBankAccountView } from '../../lib/bank-accounts.js';
 import { recordEvent, systemContext } from '../events/service.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView, reported } from '../../movement/kind.js';
-import type { MandateFailureCode, MandateState } from '../../connectors/types.js';
+import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
+import type { MandateFailureCode } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
 import type { MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
@@ -19,25 +18,13 @@ export type MandateRow = typeof mandates.$inferSelect;
 
 export function mandateView(row: MandateRow): MandateView {
   return {
-    id: toPublicId('mdt', row.id),
-    object: 'mandate',
-    livemode: row.livemode,
-    status: row.status,
+    ...viewHead('mdt', 'mandate', row),
     scheme: row.scheme,
     currency: row.currency,
     reference: row.reference,
     max_amount: row.maxAmount,
     customer: { email: row.customerEmail, name: row.customerName ?? '' },
-    bank_account: bankAccountView({
-      country: row.bankCountry,
-      currency: row.bankCurrency,
-      last4: row.bankLast4,
-      bic: row.bankBic,
-      sortCode: row.bankSortCode,
-      routingNumber: row.bankRoutingNumber,
-      ifsc: row.bankIfsc,
-      fingerprint: row.bankFingerprint,
-    }),
+    bank_account: storedBankAccountView(row),
     connector: row.connector,
     connector_reference: row.connectorReference,
     attempts: attemptsView(row.attempts),
@@ -46,10 +33,7 @@ export function mandateView(row: MandateRow): MandateView {
     revoked_by: row.revokedBy,
     activated_at: row.activatedAt?.toISOString() ?? null,
     last_debit_at: row.lastDebitAt?.toISOString() ?? null,
-    metadata: row.metadata,
-    version: row.version,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
+    ...viewTail(row),
   };
 }
 
@@ -59,12 +43,6 @@ export type MandateUpdate =
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: MandateFailureCode; failureMessage: string }
   | { kind: 'revoked'; connector: string; connectorReference: string; by: 'bank' | 'merchant' };
-
-export function updateFromMandateState(connector: string, state: MandateState): MandateUpdate {
-  const update = reported(state.kind, connector, state);
-  return (state.kind === 'revoked' ? { ...update, by: state.by } : update) as MandateUpdate;
-}
-
 
 export const ABANDONED_MANDATE: MandateUpdate = {
   kind: 'failed',

@@ -11,7 +11,6 @@
 //
 // A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
 // already holds the mandate (adopting it), and sets it up only when none does. The account number
-import crypto from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
@@ -88,21 +87,6 @@ export function validateMandateInput(input: CreateMandateBody): ValidBankAccount
     });
   }
   return account;
-}
-
-/**
- * What the idempotency fingerprint sees of a mandate request: the account number or IBAN as a
- * keyed digest, so that the stored fingerprint is no unkeyed hash of it.
- */
-export function redactBankAccountForFingerprint(key: Buffer) {
-  return (body: unknown): unknown => {
-    const account = (body as { bank_account?: Record<string, unknown> } | undefined)?.bank_account;
-    if (!account || typeof account !== 'object') return body;
-    const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
-    const redacted = { ...account };
-    for (const field of ['iban', 'account_number'] as const) if (field in redacted) redacted[field] = digest(redacted[field]);
-    return { ...(body as object), bank_account: redacted };
-  };
 }
 
 // ---- routing ---------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 // A payment as a money movement (src/movement): a charge of a card or a direct debit under a
 // mandate, sent along its fixed route; its states and the one apply step are in outcome.ts.
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
-import type { MovementKind } from '../../movement/kind.js';
+import { reported, type MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';
-import { applyPaymentUpdate, paymentView, updateFromState, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import { applyPaymentUpdate, paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 
 export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, ChargeRequest> = {
   object: 'payment',
@@ -14,7 +14,7 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   send: (connector, request, signal) => connector.charge(request, signal),
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
   attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
-  fromState: updateFromState,
+  fromState: (connector, state) => reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed' } as const)[state.kind], connector, state) as PaymentUpdate,
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,

@@ -12,8 +12,8 @@ import { recordEvent } from '../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { paymentSucceeded } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView, reported } from '../../movement/kind.js';
-import type { ChargeState, PaymentFailureCode } from '../../connectors/types.js';
+import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
+import type { PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentStatus } from './state.js';
 import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
@@ -24,10 +24,7 @@ export type PaymentRow = typeof payments.$inferSelect;
 
 export function paymentView(row: PaymentRow): PaymentView {
   return {
-    id: toPublicId('pay', row.id),
-    object: 'payment',
-    livemode: row.livemode,
-    status: row.status,
+    ...viewHead('pay', 'payment', row),
     amount: row.amount,
     currency: row.currency,
     amount_refunded: row.amountRefunded,
@@ -38,10 +35,7 @@ export function paymentView(row: PaymentRow): PaymentView {
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
-    metadata: row.metadata,
-    version: row.version,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
+    ...viewTail(row),
   };
 }
 
@@ -61,12 +55,6 @@ export type PaymentUpdate =
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
-
-const UPDATE_OF: Record<ChargeState['kind'], PaymentUpdate['kind']> = { succeeded: 'succeeded', pending: 'pending', declined: 'failed' };
-
-export function updateFromState(connector: string, state: ChargeState): PaymentUpdate {
-  return reported(UPDATE_OF[state.kind], connector, state) as PaymentUpdate;
-}
 
 /** A payment's transition table with its effects: its order follows, a success is booked. */
 const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus> = {

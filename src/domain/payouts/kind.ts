@@ -3,12 +3,12 @@
 import { and, eq } from 'drizzle-orm';
 import { connectorError, type ConnectorErrorCode, type PayoutRequest, type PayoutState } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import type { MovementKind } from '../../movement/kind.js';
+import { reported, type MovementKind } from '../../movement/kind.js';
 import type { Runtime } from '../../runtime.js';
 import type { Db } from '../../storage/db.js';
 import { beneficiaries, payouts } from '../../storage/schema.js';
 import { openBeneficiarySecret } from '../beneficiaries/service.js';
-import { applyPayoutUpdate, payoutView, updateFromPayoutState, type PayoutRow, type PayoutUpdate } from './outcome.js';
+import { applyPayoutUpdate, payoutView, type PayoutRow, type PayoutUpdate } from './outcome.js';
 
 export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, PayoutRequest> = {
   object: 'payout',
@@ -22,7 +22,8 @@ export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, Payo
   // A bank that paid (or paid and returned) took it, like a succeeded charge.
   attempt: (state) =>
     state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'pending' ? 'pending' : 'succeeded' },
-  fromState: updateFromPayoutState,
+  fromState: (connector, state) =>
+    reported(({ pending: 'processing', paid: 'paid', failed: 'failed', returned: 'returned' } as const)[state.kind], connector, state) as PayoutUpdate,
   // No bank took the payout: nothing left the account anywhere.
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',

@@ -11,8 +11,8 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { lockAvailableBalance, payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView, reported } from '../../movement/kind.js';
-import type { PayoutFailureCode, PayoutState } from '../../connectors/types.js';
+import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
+import type { PayoutFailureCode } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutStatus } from './state.js';
 import { ledgerEntry, moveTo as move, save, withAttempts, type Transitions } from '../../movement/transition.js';
@@ -22,10 +22,7 @@ export type PayoutRow = typeof payouts.$inferSelect;
 
 export function payoutView(row: PayoutRow): PayoutView {
   return {
-    id: toPublicId('po', row.id),
-    object: 'payout',
-    livemode: row.livemode,
-    status: row.status,
+    ...viewHead('po', 'payout', row),
     amount: row.amount,
     currency: row.currency,
     beneficiary: toPublicId('ben', row.beneficiaryId),
@@ -36,10 +33,7 @@ export function payoutView(row: PayoutRow): PayoutView {
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode as PayoutFailureCode | null,
     failure_message: row.failureMessage,
-    metadata: row.metadata,
-    version: row.version,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
+    ...viewTail(row),
   };
 }
 
@@ -50,12 +44,6 @@ export type PayoutUpdate =
   | { kind: 'paid'; connector: string; connectorReference: string }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PayoutFailureCode; failureMessage: string }
   | { kind: 'returned'; connector: string; connectorReference: string; failureCode: PayoutFailureCode; failureMessage: string };
-
-const UPDATE_OF: Record<PayoutState['kind'], PayoutUpdate['kind']> = { pending: 'processing', paid: 'paid', failed: 'failed', returned: 'returned' };
-
-export function updateFromPayoutState(connector: string, state: PayoutState): PayoutUpdate {
-  return reported(UPDATE_OF[state.kind], connector, state) as PayoutUpdate;
-}
 
 /** A payout's transition table with its effects on the ledger. */
 const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus> = {

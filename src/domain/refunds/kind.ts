@@ -2,9 +2,9 @@
 // the refund id being the processor's idempotency key, so sending again is always safe.
 import { toPublicId } from '../../kernel/ids.js';
 import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
-import type { MovementKind } from '../../movement/kind.js';
+import { reported, type MovementKind } from '../../movement/kind.js';
 import { refunds } from '../../storage/schema.js';
-import { applyRefundUpdate, refundView, updateFromRefundState, type RefundRow, type RefundUpdate } from './outcome.js';
+import { applyRefundUpdate, refundView, type RefundRow, type RefundUpdate } from './outcome.js';
 
 export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
   object: 'refund',
@@ -14,7 +14,11 @@ export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, Refu
   send: (connector, request, signal) => connector.refund(request, signal),
   status: (connector, request, signal) => connector.refundStatus(request, signal),
   attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
-  fromState: (_connector, state) => updateFromRefundState(state),
+  // A refund has one connector, its payment's: the update names none.
+  fromState: (_connector, state) => {
+    const { connector: _, ...update } = reported(state.kind, '', state);
+    return update as RefundUpdate;
+  },
   nothingDone: (_connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connectorReference: null,

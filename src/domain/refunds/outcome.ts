@@ -9,9 +9,9 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { refundFailed, refundSettled } from '../../ledger/journal.js';
-import type { RefundFailureCode, RefundState } from '../../connectors/types.js';
+import type { RefundFailureCode } from '../../connectors/types.js';
 import type { RefundView } from './schema.js';
-import { reported } from '../../movement/kind.js';
+import { viewHead, viewTail } from '../../movement/kind.js';
 import { refundStates, type RefundStatus } from './state.js';
 import { ledgerEntry, moveTo, save, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
@@ -20,10 +20,7 @@ export type RefundRow = typeof refunds.$inferSelect;
 
 export function refundView(row: RefundRow): RefundView {
   return {
-    id: toPublicId('ref', row.id),
-    object: 'refund',
-    livemode: row.livemode,
-    status: row.status,
+    ...viewHead('ref', 'refund', row),
     amount: row.amount,
     currency: row.currency,
     payment: toPublicId('pay', row.paymentId),
@@ -32,10 +29,7 @@ export function refundView(row: RefundRow): RefundView {
     connector_reference: row.connectorReference,
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
-    metadata: row.metadata,
-    version: row.version,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
+    ...viewTail(row),
   };
 }
 
@@ -43,11 +37,6 @@ export type RefundUpdate =
   | { kind: 'succeeded'; connectorReference: string }
   | { kind: 'pending'; connectorReference: string | null }
   | { kind: 'failed'; connectorReference: string | null; failureCode: RefundFailureCode; failureMessage: string };
-
-export function updateFromRefundState(state: RefundState): RefundUpdate {
-  const { connector: _ignored, ...update } = reported(state.kind, '', state);
-  return update as RefundUpdate;
-}
 
 /** A refund's transition table with its effects on the ledger and on its payment. */
 const REFUND_TRANSITIONS: Transitions<RefundRow, RefundStatus> = {

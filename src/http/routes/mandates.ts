@@ -10,12 +10,12 @@ import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } fro
 import {
   createMandate,
   listMandates,
-  redactBankAccountForFingerprint,
   resolveTestMandate,
   retrieveMandate,
   revokeMandate,
 } from '../../domain/mandates/service.js';
 import type { Runtime } from '../../runtime.js';
+import { redactBankAccountForFingerprint } from '../../domain/beneficiaries/service.js';
 import { IdempotencyHeader } from './payments.js';
 import { registerBankAccountSchemas } from './bank-account-schemas.js';
 
