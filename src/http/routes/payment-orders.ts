@@ -5,7 +5,8 @@ import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
 import { claimDeferred } from '../idempotency.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { registerReadRoutes } from './reads.js';
+import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,
@@ -49,23 +50,19 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
     },
   );
 
-  app.get(
-    '/v1/payment-orders/:id',
-    {
-      schema: { tags, operationId: 'retrievePaymentOrder',
-        summary: 'Retrieve a payment order', params: IdParam('ord_01jd8x3v0pe7wbz0m4k6f2n9qa'), response: { 200: PaymentOrderRef, ...errorResponses(404) } },
+  registerReadRoutes(app, {
+    path: '/v1/payment-orders',
+    tags,
+    schema: 'PaymentOrder',
+    idExample: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa',
+    retrieve: { operationId: 'retrievePaymentOrder', summary: 'Retrieve a payment order', run: (ctx, id) => retrievePaymentOrder(db, ctx, id) },
+    list: {
+      operationId: 'listPaymentOrders',
+      summary: 'List payment orders, newest first',
+      query: ListPaymentOrdersQuery,
+      run: (ctx, query) => listPaymentOrders(db, ctx, query),
     },
-    async (req) => retrievePaymentOrder(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/payment-orders',
-    {
-      schema: { tags, operationId: 'listPaymentOrders',
-        summary: 'List payment orders, newest first', querystring: ListPaymentOrdersQuery, response: { 200: ListOf(PaymentOrderRef), ...errorResponses() } },
-    },
-    async (req) => listPaymentOrders(db, req.ctx, req.query),
-  );
+  });
 
   app.post(
     '/v1/payment-orders/:id/cancel',
