@@ -14,7 +14,7 @@ import { beneficiaries } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import {
   bankAccountFingerprint,
-  bankAccountView,
+  bankAccountViewOfRow,
   openBankAccountSecret,
   sealBankAccountSecret,
   validateBankAccount,
@@ -61,16 +61,7 @@ export function beneficiaryView(row: BeneficiaryRow): BeneficiaryView {
     type: row.type,
     name: row.name,
     email: row.email,
-    bank_account: bankAccountView({
-      country: row.bankCountry,
-      currency: row.bankCurrency,
-      last4: row.bankLast4,
-      bic: row.bankBic,
-      sortCode: row.bankSortCode,
-      routingNumber: row.bankRoutingNumber,
-      ifsc: row.bankIfsc,
-      fingerprint: row.bankFingerprint,
-    }),
+    bank_account: bankAccountViewOfRow(row),
     metadata: row.metadata,
     version: row.version,
     created_at: row.createdAt.toISOString(),

@@ -47,17 +47,8 @@ export function registerBeneficiaryRoutes(app: App, db: Db, prt: PayoutsRuntime)
   );
 
   registerReadRoutes(app, {
-    path: '/v1/beneficiaries',
-    tags,
-    schema: 'Beneficiary',
-    idExample: BENEFICIARY_ID_EXAMPLE,
-    retrieve: { operationId: 'retrieveBeneficiary', summary: 'Retrieve a beneficiary', run: (ctx, id) => retrieveBeneficiary(db, ctx, id) },
-    list: {
-      operationId: 'listBeneficiaries',
-      summary: 'List beneficiaries, newest first',
-      query: ListBeneficiariesQuery,
-      run: (ctx, query) => listBeneficiaries(db, ctx, query),
-    },
+    path: '/v1/beneficiaries', tags, schema: 'Beneficiary', names: ['beneficiary', 'beneficiaries'], idExample: BENEFICIARY_ID_EXAMPLE,
+    query: ListBeneficiariesQuery, retrieve: (ctx, id) => retrieveBeneficiary(db, ctx, id), list: (ctx, query) => listBeneficiaries(db, ctx, query),
   });
 
   app.patch(

@@ -53,12 +53,8 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Paym
   );
 
   registerReadRoutes(app, {
-    path: '/v1/mandates',
-    tags,
-    schema: 'Mandate',
-    idExample: EXAMPLE_ID,
-    retrieve: { operationId: 'retrieveMandate', summary: 'Retrieve a mandate', run: (ctx, id) => retrieveMandate(db, ctx, id) },
-    list: { operationId: 'listMandates', summary: 'List mandates, newest first', query: ListMandatesQuery, run: (ctx, query) => listMandates(db, ctx, query) },
+    path: '/v1/mandates', tags, schema: 'Mandate', names: ['mandate', 'mandates'], idExample: EXAMPLE_ID,
+    query: ListMandatesQuery, retrieve: (ctx, id) => retrieveMandate(db, ctx, id), list: (ctx, query) => listMandates(db, ctx, query),
   });
 
   app.post(

@@ -51,17 +51,8 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
   );
 
   registerReadRoutes(app, {
-    path: '/v1/payment-orders',
-    tags,
-    schema: 'PaymentOrder',
-    idExample: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    retrieve: { operationId: 'retrievePaymentOrder', summary: 'Retrieve a payment order', run: (ctx, id) => retrievePaymentOrder(db, ctx, id) },
-    list: {
-      operationId: 'listPaymentOrders',
-      summary: 'List payment orders, newest first',
-      query: ListPaymentOrdersQuery,
-      run: (ctx, query) => listPaymentOrders(db, ctx, query),
-    },
+    path: '/v1/payment-orders', tags, schema: 'PaymentOrder', names: ['payment order', 'payment orders'], idExample: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa',
+    query: ListPaymentOrdersQuery, retrieve: (ctx, id) => retrievePaymentOrder(db, ctx, id), list: (ctx, query) => listPaymentOrders(db, ctx, query),
   });
 
   app.post(

@@ -50,12 +50,8 @@ export function registerPayoutRoutes(app: App, db: Db, prt: PayoutsRuntime) {
   );
 
   registerReadRoutes(app, {
-    path: '/v1/payouts',
-    tags,
-    schema: 'Payout',
-    idExample: PAYOUT_ID_EXAMPLE,
-    retrieve: { operationId: 'retrievePayout', summary: 'Retrieve a payout', run: (ctx, id) => retrievePayout(db, ctx, id) },
-    list: { operationId: 'listPayouts', summary: 'List payouts, newest first', query: ListPayoutsQuery, run: (ctx, query) => listPayouts(db, ctx, query) },
+    path: '/v1/payouts', tags, schema: 'Payout', names: ['payout', 'payouts'], idExample: PAYOUT_ID_EXAMPLE,
+    query: ListPayoutsQuery, retrieve: (ctx, id) => retrievePayout(db, ctx, id), list: (ctx, query) => listPayouts(db, ctx, query),
   });
 
   app.post(

@@ -32,11 +32,7 @@ export function registerRefundRoutes(app: App, db: Db, rt: PaymentsRuntime) {
   );
 
   registerReadRoutes(app, {
-    path: '/v1/refunds',
-    tags,
-    schema: 'Refund',
-    idExample: 'ref_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    retrieve: { operationId: 'retrieveRefund', summary: 'Retrieve a refund', run: (ctx, id) => retrieveRefund(db, ctx, id) },
-    list: { operationId: 'listRefunds', summary: 'List refunds, newest first', query: ListRefundsQuery, run: (ctx, query) => listRefunds(db, ctx, query) },
+    path: '/v1/refunds', tags, schema: 'Refund', names: ['refund', 'refunds'], idExample: 'ref_01jd8x3v0pe7wbz0m4k6f2n9qa',
+    query: ListRefundsQuery, retrieve: (ctx, id) => retrieveRefund(db, ctx, id), list: (ctx, query) => listRefunds(db, ctx, query),
   });
 }

@@ -58,17 +58,8 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
   );
 
   registerReadRoutes(app, {
-    path: '/v1/webhook-endpoints',
-    tags,
-    schema: 'WebhookEndpoint',
-    idExample: ENDPOINT_ID_EXAMPLE,
-    retrieve: { operationId: 'retrieveWebhookEndpoint', summary: 'Retrieve a webhook endpoint', run: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id) },
-    list: {
-      operationId: 'listWebhookEndpoints',
-      summary: 'List webhook endpoints, newest first',
-      query: ListWebhookEndpointsQuery,
-      run: (ctx, query) => listWebhookEndpoints(db, ctx, query),
-    },
+    path: '/v1/webhook-endpoints', tags, schema: 'WebhookEndpoint', names: ['webhook endpoint', 'webhook endpoints'], idExample: ENDPOINT_ID_EXAMPLE,
+    query: ListWebhookEndpointsQuery, retrieve: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id), list: (ctx, query) => listWebhookEndpoints(db, ctx, query),
   });
 
   app.patch(
