@@ -117,21 +117,24 @@ export const MANDATE_FAILURE_CODES = [
 ] as const;
 export type MandateFailureCode = (typeof MANDATE_FAILURE_CODES)[number];
 
+/** A bank account in a request to a processor. */
+export interface ConnectorBankAccount {
+  country: string;
+  currency: string;
+  /** The IBAN or account number: in memory for the call only. */
+  secret: string;
+  bic: string | null;
+  sortCode: string | null;
+  routingNumber: string | null;
+}
+
 export interface MandateSetupRequest {
   /** Our mandate id (mdt_…): the processor's idempotency key. */
   reference: string;
   scheme: MandateScheme;
   currency: string;
   /** The account as the processor needs it to register the mandate with the customer's bank. */
-  account: {
-    country: string;
-    currency: string;
-    /** The IBAN or account number: in memory for the call only. */
-    secret: string;
-    bic: string | null;
-    sortCode: string | null;
-    routingNumber: string | null;
-  };
+  account: ConnectorBankAccount;
   customer: { email: string; name: string | null };
 }
 
@@ -161,16 +164,7 @@ export interface PayoutRequest {
   amount: number;
   currency: string;
   /** The beneficiary's account as the bank needs it. */
-  account: {
-    country: string;
-    currency: string;
-    /** The IBAN or account number: in memory for the call only. */
-    secret: string;
-    bic: string | null;
-    sortCode: string | null;
-    routingNumber: string | null;
-    ifsc: string | null;
-  };
+  account: ConnectorBankAccount & { ifsc: string | null };
   beneficiary: { name: string };
 }
 

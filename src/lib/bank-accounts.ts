@@ -303,26 +303,3 @@ export function bankAccountView(stored: {
     fingerprint: stored.fingerprint,
   };
 }
-
-/** The view of a row that stores a bank account in the columns of storage/schema.ts `bankAccount()` (beneficiaries, mandates). */
-export function bankAccountViewOfRow(row: {
-  bankCountry: string;
-  bankCurrency: string;
-  bankLast4: string;
-  bankBic: string | null;
-  bankSortCode: string | null;
-  bankRoutingNumber: string | null;
-  bankIfsc: string | null;
-  bankFingerprint: string;
-}): BankAccountView {
-  return bankAccountView({
-    country: row.bankCountry,
-    currency: row.bankCurrency,
-    last4: row.bankLast4,
-    bic: row.bankBic,
-    sortCode: row.bankSortCode,
-    routingNumber: row.bankRoutingNumber,
-    ifsc: row.bankIfsc,
-    fingerprint: row.bankFingerprint,
-  });
-}

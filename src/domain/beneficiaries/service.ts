@@ -12,13 +12,8 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { beneficiaries } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
-import {
-  bankAccountFingerprint,
-  bankAccountViewOfRow,
-  openBankAccountSecret,
-  sealBankAccountSecret,
-  validateBankAccount,
-} from '../../lib/bank-accounts.js';
+import { bankAccountFingerprint, openBankAccountSecret, sealBankAccountSecret, validateBankAccount } from '../../lib/bank-accounts.js';
+import { bankAccountColumns, bankAccountViewOfRow } from '../../lib/bank-account-columns.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
@@ -35,21 +30,6 @@ const BENEFICIARIES: Resource<typeof beneficiaries> = { table: beneficiaries, pr
 /** The fingerprint key of one merchant account, derived from the configured one. */
 export function accountFingerprintKey(key: Buffer, accountId: string): Buffer {
   return crypto.createHmac('sha256', key).update(`bank_account_fingerprint:${accountId}`).digest();
-}
-
-/**
- * What the idempotency fingerprint sees of a create request: the IBAN and account number as keyed
- * digests, so that the stored request fingerprint is no unkeyed hash of them.
- */
-export function redactBankAccountForFingerprint(key: Buffer) {
-  return (body: unknown): unknown => {
-    const account = (body as { bank_account?: Record<string, unknown> } | undefined)?.bank_account;
-    if (!account || typeof account !== 'object') return body;
-    const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
-    const redacted = { ...account };
-    for (const field of ['iban', 'account_number'] as const) if (field in redacted) redacted[field] = digest(redacted[field]);
-    return { ...(body as object), bank_account: redacted };
-  };
 }
 
 export function beneficiaryView(row: BeneficiaryRow): BeneficiaryView {
@@ -91,15 +71,11 @@ export async function createBeneficiary(db: Db, prt: PayoutsRuntime, ctx: Reques
         type: input.type as BeneficiaryRow['type'],
         name: input.name,
         email: input.email ?? null,
-        bankCountry: account.country,
-        bankCurrency: account.currency,
-        bankLast4: account.last4,
-        bankBic: account.bic,
-        bankSortCode: account.sortCode,
-        bankRoutingNumber: account.routingNumber,
-        bankIfsc: account.ifsc,
-        bankFingerprint: bankAccountFingerprint(account, accountFingerprintKey(prt.fingerprintKey, ctx.accountId)),
-        bankSecretEncrypted: sealBankAccountSecret(prt.encryptor, account, sealContext(uuid)),
+        ...bankAccountColumns(
+          account,
+          bankAccountFingerprint(account, accountFingerprintKey(prt.fingerprintKey, ctx.accountId)),
+          sealBankAccountSecret(prt.encryptor, account, sealContext(uuid)),
+        ),
         metadata: input.metadata ?? {},
         createdAt: now,
         updatedAt: now,

@@ -9,13 +9,13 @@ import {
   createBeneficiary,
   disableBeneficiary,
   listBeneficiaries,
-  redactBankAccountForFingerprint,
   retrieveBeneficiary,
   updateBeneficiary,
 } from '../../domain/beneficiaries/service.js';
 import type { PayoutsRuntime } from '../../domain/payouts/runtime.js';
 import { IdempotencyHeader } from './payments.js';
 import { registerReadRoutes } from './reads.js';
+import { redactBankAccountForFingerprint } from './bank-account-schemas.js';
 
 const BeneficiaryRef = Type.Ref('Beneficiary');
 const tags = ['beneficiaries'];

@@ -11,14 +11,13 @@ import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } fro
 import {
   createMandate,
   listMandates,
-  redactBankAccountForFingerprint,
   resolveTestMandate,
   retrieveMandate,
   revokeMandate,
 } from '../../domain/mandates/service.js';
 import type { PaymentsRuntime } from '../../domain/payments/runtime.js';
 import { IdempotencyHeader } from './payments.js';
-import { registerBankAccountSchemas } from './bank-account-schemas.js';
+import { redactBankAccountForFingerprint, registerBankAccountSchemas } from './bank-account-schemas.js';
 import { registerReadRoutes } from './reads.js';
 
 const MandateRef = Type.Ref('Mandate');
