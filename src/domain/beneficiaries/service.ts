@@ -99,10 +99,7 @@ export async function listBeneficiaries(db: Db, ctx: RequestContext, params: Lis
   return listPage(db, ctx, BENEFICIARIES, params, filters, beneficiaryView);
 }
 
-/**
- * Writes `changes` (none: answers the beneficiary as it is), bumps the version and records `eventType`,
- * with the idempotency record.
- */
+/** Every change of a beneficiary goes through here, so none forgets to move the version or announce itself. */
 async function saveBeneficiary(tx: Executor, ctx: RequestContext, row: BeneficiaryRow, changes: Partial<BeneficiaryRow>, eventType: string, now: Date): Promise<Outcome> {
   if (Object.keys(changes).length === 0) return respond(tx, ctx, 200, beneficiaryView(row));
   const [updated] = await tx
