@@ -70,13 +70,18 @@ export interface MandateDebitDetails {
   scheme: MandateScheme;
 }
 
-export type ChargeState =
-  | { kind: 'succeeded'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string }
-  | { kind: 'declined'; connectorReference: string | null; failureCode: PaymentFailureCode; message: string };
+// The states a processor reports have one of two forms: taken (it holds the operation under its
+// own reference), or refused with a reason (a reference only if it got that far).
+type Taken<Kind extends string> = Kind extends string ? { kind: Kind; connectorReference: string } : never;
+type Refused<Kind extends string, Code extends string> = { kind: Kind; connectorReference: string | null; failureCode: Code; message: string };
+/** The answer to a call that acts: the state it led to, or why the call itself failed. */
+type Answer<State> = State | ConnectorError;
+/** The answer to a status question, which may also be that the processor never heard of it. */
+type StatusAnswer<State> = State | { kind: 'not_found' } | ConnectorError;
 
-export type ChargeResult = ChargeState | ConnectorError;
-export type ChargeStatusResult = ChargeState | { kind: 'not_found' } | ConnectorError;
+export type ChargeState = Taken<'succeeded' | 'pending'> | Refused<'declined', PaymentFailureCode>;
+export type ChargeResult = Answer<ChargeState>;
+export type ChargeStatusResult = StatusAnswer<ChargeState>;
 
 export interface RefundRequest {
   /** Our refund id (ref_…), the processor's idempotency key. */
@@ -88,13 +93,9 @@ export interface RefundRequest {
   currency: string;
 }
 
-export type RefundState =
-  | { kind: 'succeeded'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: RefundFailureCode; message: string };
-
-export type RefundResult = RefundState | ConnectorError;
-export type RefundStatusResult = RefundState | { kind: 'not_found' } | ConnectorError;
+export type RefundState = Taken<'succeeded' | 'pending'> | Refused<'failed', RefundFailureCode>;
+export type RefundResult = Answer<RefundState>;
+export type RefundStatusResult = StatusAnswer<RefundState>;
 
 export interface StatusRequest {
   reference: string;
@@ -116,33 +117,34 @@ export const MANDATE_FAILURE_CODES = [
 ] as const;
 export type MandateFailureCode = (typeof MANDATE_FAILURE_CODES)[number];
 
+/** A bank account in a request to a processor. */
+export interface ConnectorBankAccount {
+  country: string;
+  currency: string;
+  /** The IBAN or account number: in memory for the call only. */
+  secret: string;
+  bic: string | null;
+  sortCode: string | null;
+  routingNumber: string | null;
+}
+
 export interface MandateSetupRequest {
   /** Our mandate id (mdt_…): the processor's idempotency key. */
   reference: string;
   scheme: MandateScheme;
   currency: string;
   /** The account as the processor needs it to register the mandate with the customer's bank. */
-  account: {
-    country: string;
-    currency: string;
-    /** The IBAN or account number: in memory for the call only. */
-    secret: string;
-    bic: string | null;
-    sortCode: string | null;
-    routingNumber: string | null;
-  };
+  account: ConnectorBankAccount;
   customer: { email: string; name: string | null };
 }
 
 export type MandateState =
-  | { kind: 'active'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: MandateFailureCode; message: string }
+  | Taken<'active' | 'pending'>
+  | Refused<'failed', MandateFailureCode>
   /** No longer usable: revoked by the customer through their bank (`bank`) or cancelled at our request (`merchant`). */
   | { kind: 'revoked'; connectorReference: string; by: 'bank' | 'merchant' };
-
-export type MandateResult = MandateState | ConnectorError;
-export type MandateStatusResult = MandateState | { kind: 'not_found' } | ConnectorError;
+export type MandateResult = Answer<MandateState>;
+export type MandateStatusResult = StatusAnswer<MandateState>;
 
 // ---- payouts (money sent to a beneficiary's bank account) ----
 
@@ -162,29 +164,18 @@ export interface PayoutRequest {
   amount: number;
   currency: string;
   /** The beneficiary's account as the bank needs it. */
-  account: {
-    country: string;
-    currency: string;
-    /** The IBAN or account number: in memory for the call only. */
-    secret: string;
-    bic: string | null;
-    sortCode: string | null;
-    routingNumber: string | null;
-    ifsc: string | null;
-  };
+  account: ConnectorBankAccount & { ifsc: string | null };
   beneficiary: { name: string };
 }
 
 export type PayoutState =
-  /** Accepted by the bank, not settled yet. */
-  | { kind: 'pending'; connectorReference: string }
-  | { kind: 'paid'; connectorReference: string }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: PayoutFailureCode; message: string }
+  /** `pending`: accepted by the bank, not settled yet. */
+  | Taken<'pending' | 'paid'>
+  | Refused<'failed', PayoutFailureCode>
   /** Paid, then sent back by the beneficiary's bank. */
   | { kind: 'returned'; connectorReference: string; failureCode: PayoutFailureCode; message: string };
-
-export type PayoutResult = PayoutState | ConnectorError;
-export type PayoutStatusResult = PayoutState | { kind: 'not_found' } | ConnectorError;
+export type PayoutResult = Answer<PayoutState>;
+export type PayoutStatusResult = StatusAnswer<PayoutState>;
 
 /** An asynchronous outcome reported by a processor, verified and normalised. */
 export type InboundEvent =

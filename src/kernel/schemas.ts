@@ -1,6 +1,6 @@
 // Schemas shared by many routes. They are plain JSON Schema (built with typebox), so the same
 // object validates requests, types the handlers and documents the API in OpenAPI.
-import { Type, type TSchema } from 'typebox';
+import { Type, type TProperties, type TSchema } from 'typebox';
 import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from '../lib/currencies.js';
 import { ERROR_CATALOGUE } from './errors.js';
 
@@ -40,13 +40,43 @@ export function IdParam(example: string) {
   return Type.Object({ id: Type.String({ examples: [example] }) });
 }
 
-export const ListQueryBase = {
+/**
+ * The last fields of every object that changes: its version, then when it was created and last
+ * changed. The version's description differs between objects only because the published document
+ * says so.
+ */
+export function Versioned(versionDescription?: string) {
+  return {
+    version: Type.Integer(versionDescription === undefined ? {} : { description: versionDescription }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  };
+}
+
+const ListQueryBase = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
   starting_after: Type.Optional(Type.String({ description: 'An id: return the objects older than it.' })),
   ending_before: Type.Optional(Type.String({ description: 'An id: return the objects newer than it.' })),
   'created[gte]': Type.Optional(Timestamp),
   'created[lte]': Type.Optional(Timestamp),
 };
+
+/**
+ * The query string of a list endpoint: the paging parameters (src/kernel/pagination.ts), then its
+ * own filters, all optional. Anything else is refused, so a misspelt filter is an error and not a
+ * list silently left unfiltered.
+ */
+export function ListQuery<P extends TProperties>(filters: P) {
+  return Type.Object({ ...ListQueryBase, ...filters }, { additionalProperties: false });
+}
+
+/** An optional list filter on one of `values` (a status, a type). */
+export function OneOf(values: readonly string[]) {
+  return Type.Optional(Type.String({ enum: [...values] }));
+}
+
+/** An optional list filter by another object's id; the service checks its prefix. */
+export const IdFilter = Type.Optional(Type.String({ minLength: 1, maxLength: 64 }));
 
 export function ListOf<T extends TSchema>(item: T) {
   return Type.Object({ object: Type.Literal('list'), data: Type.Array(item), has_more: Type.Boolean() });

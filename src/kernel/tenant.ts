@@ -1,7 +1,7 @@
-// Reading tenant-owned objects by their public id, one or a page at a time. Every such table is
-// keyed by (account_id, id) and split by livemode, and every API object answers a missing id the
-// same way (notFound); these helpers are that rule written once, so that a service cannot forget
-// the mode or the tenant in one of its queries.
+// Reading tenant-owned objects by their public id, one or a page at a time, and changing one under
+// its row lock. Every such table is keyed by (account_id, id) and split by livemode, and every API
+// object answers a missing id the same way (notFound); these helpers are that rule written once, so
+// that a service cannot forget the mode or the tenant in one of its queries.
 //
 //   const PAYOUTS: Resource<typeof payouts> = { table: payouts, prefix: 'po', name: 'payout' };
 //   const row = await loadOne(db, ctx, PAYOUTS, id);                       // the row, or 404
@@ -30,8 +30,8 @@ export interface Resource<T extends TenantTable> {
   /** As the 404 names it: `No such ${name}: 'id'.` */
   name: string;
   /**
-   * Rows the API no longer shows (soft-deleted ones), left out of every lookup and list. Not of
-   * the other-mode hint, which speaks of the row whatever its state, as it always has.
+   * Rows the API still shows (e.g. not soft-deleted): added to every lookup, lock and list. The
+   * 404's other-mode hint does not apply it, as it never did.
    */
   visible?: SQL;
 }

@@ -1,6 +1,6 @@
 // Response schemas of the balance and its transactions (the journal seen from the merchant's side).
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Timestamp } from '../kernel/schemas.js';
+import { Amount, Currency, IdFilter, ListQuery, OneOf, Timestamp } from '../kernel/schemas.js';
 import { ENTRY_TYPES } from './journal.js';
 
 const BalanceAmounts = Type.Array(Type.Object({ currency: Type.String(), amount: Type.Integer() }));
@@ -37,15 +37,7 @@ export const BalanceTransaction = Type.Object(
 );
 export type BalanceTransactionView = Static<typeof BalanceTransaction>;
 
-export const ListBalanceTransactionsQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    type: Type.Optional(Type.String({ enum: [...ENTRY_TYPES] })),
-    currency: Type.Optional(Currency),
-    source: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  },
-  { additionalProperties: false },
-);
+export const ListBalanceTransactionsQuery = ListQuery({ type: OneOf(ENTRY_TYPES), currency: Type.Optional(Currency), source: IdFilter });
 export type ListBalanceTransactionsQuery = Static<typeof ListBalanceTransactionsQuery>;
 
 export const FundBalanceBody = Type.Object({ amount: Amount, currency: Currency }, { additionalProperties: false });

@@ -304,27 +304,3 @@ export function bankAccountView(stored: {
   };
 }
 
-/** The columns a beneficiary or mandate keeps of its bank account (the number itself only sealed). */
-export interface StoredBankAccount {
-  bankCountry: string;
-  bankCurrency: string;
-  bankLast4: string;
-  bankBic: string | null;
-  bankSortCode: string | null;
-  bankRoutingNumber: string | null;
-  bankIfsc: string | null;
-  bankFingerprint: string;
-}
-
-export function storedBankAccountView(row: StoredBankAccount): BankAccountView {
-  return bankAccountView({
-    country: row.bankCountry,
-    currency: row.bankCurrency,
-    last4: row.bankLast4,
-    bic: row.bankBic,
-    sortCode: row.bankSortCode,
-    routingNumber: row.bankRoutingNumber,
-    ifsc: row.bankIfsc,
-    fingerprint: row.bankFingerprint,
-  });
-}

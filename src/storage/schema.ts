@@ -3,6 +3,7 @@
 // by account (Citus) without changes.
 import { sql } from 'drizzle-orm';
 import {
+  type AnyPgColumn,
   bigint,
   boolean,
   index,
@@ -18,6 +19,63 @@ import {
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' });
 const money = (name: string) => bigint(name, { mode: 'number' });
+
+// Column groups that several tables share. They are functions because a column builder belongs to
+// the one table it is given to. Each group keeps the names, types and order its tables had, so the
+// database is the same as when the columns were written out (drizzle-kit generates nothing).
+
+/** The key of an API object: its account first (every query is tenant-scoped by it), then its id, and its mode. */
+const objectKey = () => ({
+  accountId: uuid('account_id').notNull(),
+  id: uuid('id').notNull(),
+  livemode: boolean('livemode').notNull(),
+});
+
+/** The primary key and the list index (newest first within account and mode) of an API object's table. */
+const objectIndexes = (table: string, t: { accountId: AnyPgColumn; livemode: AnyPgColumn; id: AnyPgColumn }) => [
+  primaryKey({ columns: [t.accountId, t.id] }),
+  index(`${table}_list_idx`).on(t.accountId, t.livemode, t.id),
+];
+
+/** An object that changes: its version (one more at every change) and when it was created and last changed. */
+const versioned = () => ({
+  version: integer('version').notNull().default(1),
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+const metadata = () => jsonb('metadata').$type<Record<string, string>>().notNull().default({});
+
+const failure = () => ({
+  failureCode: text('failure_code'),
+  failureMessage: text('failure_message'),
+});
+
+/** An operation sent through connectors: its plan, the connector that took it, every call made, why it failed. */
+const routed = () => ({
+  /** Connectors to try, in order, fixed at creation so that a resumed request follows the same plan. */
+  route: text('route').array().notNull(),
+  /** The connector that took or answered it; null while none has (or while a submission is in flight). */
+  connector: text('connector'),
+  connectorReference: text('connector_reference'),
+  attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+  ...failure(),
+});
+
+/** A bank account as stored (src/lib/bank-accounts.ts): the non-secret fields in clear, the secret part sealed. */
+const bankAccount = () => ({
+  bankCountry: text('bank_country').notNull(),
+  bankCurrency: text('bank_currency').notNull(),
+  bankLast4: text('bank_last4').notNull(),
+  bankBic: text('bank_bic'),
+  bankSortCode: text('bank_sort_code'),
+  bankRoutingNumber: text('bank_routing_number'),
+  bankIfsc: text('bank_ifsc'),
+  /** Keyed fingerprint of the account (per merchant account): equal for the same account, useless without the key. */
+  bankFingerprint: text('bank_fingerprint').notNull(),
+  /** The IBAN or account number, sealed (src/lib/encryption.ts, key id inside) with the row's id as context. */
+  bankSecretEncrypted: text('bank_secret_encrypted').notNull(),
+});
 
 export const accounts = pgTable('accounts', {
   id: uuid('id').primaryKey(),
@@ -74,9 +132,7 @@ export const idempotencyKeys = pgTable(
 export const paymentOrders = pgTable(
   'payment_orders',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     status: text('status', { enum: ['open', 'processing', 'paid', 'cancelled', 'expired'] }).notNull(),
     amount: money('amount').notNull(),
     amountPaid: money('amount_paid').notNull().default(0),
@@ -85,15 +141,12 @@ export const paymentOrders = pgTable(
     customerEmail: text('customer_email').notNull(),
     customerName: text('customer_name'),
     description: text('description'),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    metadata: metadata(),
     expiresAt: ts('expires_at').notNull(),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('payment_orders_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('payment_orders', t),
     index('payment_orders_reference_idx').on(t.accountId, t.livemode, t.reference),
     index('payment_orders_open_expiry_idx').on(t.expiresAt).where(sql`status = 'open'`),
   ],
@@ -102,9 +155,7 @@ export const paymentOrders = pgTable(
 export const events = pgTable(
   'events',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     type: text('type').notNull(),
     objectId: text('object_id').notNull(),
     data: jsonb('data').$type<{ object: Record<string, unknown> }>().notNull(),
@@ -115,8 +166,7 @@ export const events = pgTable(
     dispatchedAt: ts('dispatched_at'),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('events_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('events', t),
     index('events_undispatched_idx').on(t.createdAt).where(sql`dispatched_at IS NULL`),
   ],
 );
@@ -124,9 +174,7 @@ export const events = pgTable(
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     url: text('url').notNull(),
     description: text('description'),
     /** Event types, with `*` wildcards (`payment.*`, `*`). */
@@ -134,7 +182,7 @@ export const webhookEndpoints = pgTable(
     status: text('status', { enum: ['enabled', 'disabled'] }).notNull(),
     /** Why a disabled endpoint is disabled: asked for, answered 410 Gone, or failing for days. */
     disabledReason: text('disabled_reason', { enum: ['requested', 'gone', 'failing'] }),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    metadata: metadata(),
     /** The signing secret, encrypted (src/lib/encryption.ts: AES-256-GCM, key id inside). */
     secretEncrypted: text('secret_encrypted').notNull(),
     /** The secret before the last rotation, still signing until previous_secret_expires_at. */
@@ -142,21 +190,17 @@ export const webhookEndpoints = pgTable(
     previousSecretExpiresAt: ts('previous_secret_expires_at'),
     /** Start of the current run of failed attempts; null after any success. */
     failingSince: ts('failing_since'),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
     deletedAt: ts('deleted_at'),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.id] }), index('webhook_endpoints_list_idx').on(t.accountId, t.livemode, t.id)],
+  (t) => objectIndexes('webhook_endpoints', t),
 );
 
 /** One event to deliver to one endpoint: a small queue row, claimed with SKIP LOCKED and leased. */
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     eventId: uuid('event_id').notNull(),
     endpointId: uuid('endpoint_id').notNull(),
     /** `event`: fanned out when the event was dispatched; `redeliver`: asked for through the API. */
@@ -183,9 +227,7 @@ export const webhookDeliveries = pgTable(
 export const webhookAttempts = pgTable(
   'webhook_attempts',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     deliveryId: uuid('delivery_id').notNull(),
     eventId: uuid('event_id').notNull(),
     eventType: text('event_type').notNull(),
@@ -217,9 +259,7 @@ export const webhookAttempts = pgTable(
 export const payments = pgTable(
   'payments',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     paymentOrderId: uuid('payment_order_id').notNull(),
     status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
     amount: money('amount').notNull(),
@@ -228,24 +268,14 @@ export const payments = pgTable(
     amountRefunded: money('amount_refunded').notNull().default(0),
     /** The card's brand, last4, expiry and keyed fingerprint; never the number or the CVC. */
     paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
-    /** Connectors to try, in order, fixed when the payment is created so a resumed request follows the same plan. */
-    route: text('route').array().notNull(),
-    /** The connector that accepted or answered the payment; null while no connector has. */
-    connector: text('connector'),
-    connectorReference: text('connector_reference'),
-    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    ...routed(),
+    metadata: metadata(),
     /** When the worker next asks the connector about a pending payment. */
     nextStatusCheckAt: ts('next_status_check_at'),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('payments_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('payments', t),
     index('payments_order_idx').on(t.accountId, t.livemode, t.paymentOrderId),
     // Processors report by our id alone (inbound webhooks carry no account).
     uniqueIndex('payments_id_key').on(t.id),
@@ -256,9 +286,7 @@ export const payments = pgTable(
 export const refunds = pgTable(
   'refunds',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     paymentId: uuid('payment_id').notNull(),
     status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
     amount: money('amount').notNull(),
@@ -266,17 +294,13 @@ export const refunds = pgTable(
     reason: text('reason'),
     connector: text('connector').notNull(),
     connectorReference: text('connector_reference'),
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    ...failure(),
+    metadata: metadata(),
     nextStatusCheckAt: ts('next_status_check_at'),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('refunds_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('refunds', t),
     index('refunds_payment_idx').on(t.accountId, t.livemode, t.paymentId),
     uniqueIndex('refunds_id_key').on(t.id),
     index('refunds_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
@@ -290,9 +314,7 @@ export const routingConfigs = pgTable(
     accountId: uuid('account_id').notNull(),
     livemode: boolean('livemode').notNull(),
     rules: jsonb('rules').$type<unknown[]>().notNull(),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.livemode] })],
 );
@@ -315,9 +337,7 @@ export const connectorWebhookEvents = pgTable(
 export const journalEntries = pgTable(
   'journal_entries',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     type: text('type').notNull(),
     currency: text('currency').notNull(),
     /** The object that caused the movement, if any. */
@@ -327,8 +347,7 @@ export const journalEntries = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('journal_entries_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('journal_entries', t),
     index('journal_entries_source_idx').on(t.accountId, t.sourceId),
   ],
 );
@@ -371,9 +390,7 @@ export const ledgerBalances = pgTable(
 export const mandates = pgTable(
   'mandates',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     status: text('status', { enum: ['pending', 'active', 'failed', 'revoked', 'expired'] }).notNull(),
     scheme: text('scheme', { enum: ['sepa_core', 'bacs', 'ach'] }).notNull(),
     currency: text('currency').notNull(),
@@ -381,25 +398,9 @@ export const mandates = pgTable(
     maxAmount: money('max_amount'),
     customerEmail: text('customer_email').notNull(),
     customerName: text('customer_name'),
-    bankCountry: text('bank_country').notNull(),
-    bankCurrency: text('bank_currency').notNull(),
-    bankLast4: text('bank_last4').notNull(),
-    bankBic: text('bank_bic'),
-    bankSortCode: text('bank_sort_code'),
-    bankRoutingNumber: text('bank_routing_number'),
-    bankIfsc: text('bank_ifsc'),
-    /** Keyed fingerprint of the account: equal for the same account, useless without the key. */
-    bankFingerprint: text('bank_fingerprint').notNull(),
-    /** The IBAN or account number, sealed (src/lib/encryption.ts) with the mandate id as context. */
-    bankSecretEncrypted: text('bank_secret_encrypted').notNull(),
-    /** Connectors to try, in order, fixed at creation so a resumed request follows the same plan. */
-    route: text('route').array().notNull(),
-    connector: text('connector'),
-    connectorReference: text('connector_reference'),
-    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
+    ...bankAccount(),
+    ...routed(),
+    metadata: metadata(),
     activatedAt: ts('activated_at'),
     lastDebitAt: ts('last_debit_at'),
     /** Activation or the last successful debit: dormancy (expiry) counts from it. */
@@ -407,13 +408,10 @@ export const mandates = pgTable(
     revokedBy: text('revoked_by', { enum: ['merchant', 'bank'] }),
     /** When the worker next asks the connector about a pending mandate. */
     nextStatusCheckAt: ts('next_status_check_at'),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('mandates_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('mandates', t),
     index('mandates_customer_email_idx').on(t.accountId, t.livemode, t.customerEmail),
     // Processors report by our id alone (inbound webhooks carry no account).
     uniqueIndex('mandates_id_key').on(t.id),
@@ -428,32 +426,17 @@ export const mandates = pgTable(
 export const beneficiaries = pgTable(
   'beneficiaries',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     status: text('status', { enum: ['active', 'disabled'] }).notNull(),
     type: text('type', { enum: ['individual', 'business'] }).notNull(),
     name: text('name').notNull(),
     email: text('email'),
-    bankCountry: text('bank_country').notNull(),
-    bankCurrency: text('bank_currency').notNull(),
-    bankLast4: text('bank_last4').notNull(),
-    bankBic: text('bank_bic'),
-    bankSortCode: text('bank_sort_code'),
-    bankRoutingNumber: text('bank_routing_number'),
-    bankIfsc: text('bank_ifsc'),
-    /** Keyed fingerprint of the account (per merchant account): equal for the same bank account. */
-    bankFingerprint: text('bank_fingerprint').notNull(),
-    /** The IBAN or account number, sealed (src/lib/encryption.ts, key id inside) with the beneficiary id as context. */
-    bankSecretEncrypted: text('bank_secret_encrypted').notNull(),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...bankAccount(),
+    metadata: metadata(),
+    ...versioned(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('beneficiaries_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('beneficiaries', t),
     index('beneficiaries_fingerprint_idx').on(t.accountId, t.livemode, t.bankFingerprint),
   ],
 );
@@ -462,33 +445,21 @@ export const beneficiaries = pgTable(
 export const payouts = pgTable(
   'payouts',
   {
-    accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull(),
-    livemode: boolean('livemode').notNull(),
+    ...objectKey(),
     beneficiaryId: uuid('beneficiary_id').notNull(),
     status: text('status', { enum: ['pending', 'processing', 'paid', 'failed', 'cancelled', 'returned'] }).notNull(),
     amount: money('amount').notNull(),
     currency: text('currency').notNull(),
     reference: text('reference').notNull(),
     description: text('description'),
-    metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
-    /** Connectors to try, in order, fixed at creation so that a resumed submission follows the same plan. */
-    route: text('route').array().notNull(),
-    /** The connector that took the payout; null while none has (or while a submission is in flight). */
-    connector: text('connector'),
-    connectorReference: text('connector_reference'),
-    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
-    failureCode: text('failure_code'),
-    failureMessage: text('failure_message'),
+    metadata: metadata(),
+    ...routed(),
     /** pending: when the worker submits it; processing: when the worker next asks the bank about it. */
     nextActionAt: ts('next_action_at'),
-    version: integer('version').notNull().default(1),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...versioned(),
   },
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
-    index('payouts_list_idx').on(t.accountId, t.livemode, t.id),
+    ...objectIndexes('payouts', t),
     index('payouts_beneficiary_idx').on(t.accountId, t.livemode, t.beneficiaryId),
     // Banks report by our id alone (inbound webhooks carry no account).
     uniqueIndex('payouts_id_key').on(t.id),

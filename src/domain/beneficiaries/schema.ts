@@ -2,7 +2,7 @@
 // src/lib/bank-accounts.ts, inlined (not referenced by $id) so that mandates and beneficiaries can
 // each use them without registering one shared schema twice.
 import { Type, type Static } from 'typebox';
-import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
+import { ListQuery, Metadata, MetadataView, OneOf, Versioned } from '../../kernel/schemas.js';
 import { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
 import { BENEFICIARY_STATUSES } from './state.js';
 
@@ -50,22 +50,16 @@ export const Beneficiary = Type.Object(
     email: Type.Union([Type.String(), Type.Null()]),
     bank_account: Type.Object(BankAccountView.properties),
     metadata: MetadataView,
-    version: Type.Integer(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Versioned(),
   },
   { $id: 'Beneficiary', title: 'Beneficiary' },
 );
 export type BeneficiaryView = Static<typeof Beneficiary>;
 
-export const ListBeneficiariesQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    status: Type.Optional(Type.String({ enum: [...BENEFICIARY_STATUSES] })),
-    fingerprint: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'Only beneficiaries whose bank account has this fingerprint (duplicates of one account).' }),
-    ),
-  },
-  { additionalProperties: false },
-);
+export const ListBeneficiariesQuery = ListQuery({
+  status: OneOf(BENEFICIARY_STATUSES),
+  fingerprint: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Only beneficiaries whose bank account has this fingerprint (duplicates of one account).' }),
+  ),
+});
 export type ListBeneficiariesQuery = Static<typeof ListBeneficiariesQuery>;

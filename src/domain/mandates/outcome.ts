@@ -4,7 +4,7 @@
 import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { storedBankAccountView } from '../../lib/bank-accounts.js';
+import { bankAccountViewOfRow } from '../../lib/bank-account-columns.js';
 import { recordEvent, systemContext } from '../events/service.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
@@ -24,7 +24,7 @@ export function mandateView(row: MandateRow): MandateView {
     reference: row.reference,
     max_amount: row.maxAmount,
     customer: { email: row.customerEmail, name: row.customerName ?? '' },
-    bank_account: storedBankAccountView(row),
+    bank_account: bankAccountViewOfRow(row),
     connector: row.connector,
     connector_reference: row.connectorReference,
     attempts: attemptsView(row.attempts),

@@ -1,6 +1,6 @@
 // Request and response schemas of mandates: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
+import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
 import { MANDATE_FAILURE_CODES, MANDATE_SCHEMES } from '../../connectors/types.js';
 import type { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
 import { PaymentAttempt } from '../payments/schema.js';
@@ -52,22 +52,16 @@ export const Mandate = Type.Object(
     activated_at: Type.Union([Timestamp, Type.Null()]),
     last_debit_at: Type.Union([Timestamp, Type.Null()], { description: 'When the last successful debit settled.' }),
     metadata: MetadataView,
-    version: Type.Integer({ description: 'Increases by one with every change; order webhooks by it.' }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Versioned('Increases by one with every change; order webhooks by it.'),
   },
   { $id: 'Mandate', title: 'Mandate' },
 );
 export type MandateView = Static<typeof Mandate>;
 
-export const ListMandatesQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    status: Type.Optional(Type.String({ enum: [...MANDATE_STATUSES] })),
-    customer_email: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Only the mandates of this customer (exact match).' })),
-  },
-  { additionalProperties: false },
-);
+export const ListMandatesQuery = ListQuery({
+  status: OneOf(MANDATE_STATUSES),
+  customer_email: Type.Optional(Type.String({ minLength: 1, maxLength: 254, description: 'Only the mandates of this customer (exact match).' })),
+});
 export type ListMandatesQuery = Static<typeof ListMandatesQuery>;
 
 export const ResolveMandateBody = Type.Object(

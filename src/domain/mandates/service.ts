@@ -38,6 +38,7 @@ import { abandonAfterMs, resume, sendAndFinish } from '../../movement/saga.js';
 import { applyState } from '../../movement/apply.js';
 import { settleThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
+import { bankAccountColumns } from '../../lib/bank-account-columns.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
 import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
@@ -159,17 +160,14 @@ export async function createMandate(db: Db, rt: Runtime, ctx: RequestContext, in
         maxAmount: input.max_amount ?? null,
         customerEmail: input.customer.email,
         customerName: input.customer.name,
-        bankCountry: account.country,
-        bankCurrency: account.currency,
-        bankLast4: account.last4,
-        bankBic: account.bic,
-        bankSortCode: account.sortCode,
-        bankRoutingNumber: account.routingNumber,
-        bankIfsc: account.ifsc,
-        // Per merchant account, derived as for beneficiaries: the same account fingerprints alike
-        // across a merchant's mandates and beneficiaries, and cannot be correlated across merchants.
-        bankFingerprint: bankAccountFingerprint(account, accountFingerprintKey(rt.config.cardFingerprintKey, ctx.accountId)),
-        bankSecretEncrypted: sealBankAccountSecret(encryptor, account, uuid),
+        // The fingerprint is per merchant account, derived as for beneficiaries: the same account
+        // fingerprints alike across a merchant's mandates and beneficiaries, and cannot be
+        // correlated across merchants.
+        ...bankAccountColumns(
+          account,
+          bankAccountFingerprint(account, accountFingerprintKey(rt.fingerprintKey, ctx.accountId)),
+          sealBankAccountSecret(encryptor, account, uuid),
+        ),
         route,
         metadata: input.metadata ?? {},
         // Only a mandate abandoned by a crashed request is still without a connector by then.

@@ -1,6 +1,6 @@
 // Request and response schemas of payment orders: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
+import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
 import { PAYMENT_ORDER_STATUSES } from './state.js';
 
 export const CreatePaymentOrderBody = Type.Object(
@@ -39,20 +39,14 @@ export const PaymentOrder = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     metadata: MetadataView,
     expires_at: Timestamp,
-    version: Type.Integer({ description: 'Increases by one with every change; order webhooks by it.' }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Versioned('Increases by one with every change; order webhooks by it.'),
   },
   { $id: 'PaymentOrder', title: 'PaymentOrder' },
 );
 export type PaymentOrderView = Static<typeof PaymentOrder>;
 
-export const ListPaymentOrdersQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    status: Type.Optional(Type.String({ enum: [...PAYMENT_ORDER_STATUSES] })),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  },
-  { additionalProperties: false },
-);
+export const ListPaymentOrdersQuery = ListQuery({
+  status: OneOf(PAYMENT_ORDER_STATUSES),
+  reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+});
 export type ListPaymentOrdersQuery = Static<typeof ListPaymentOrdersQuery>;

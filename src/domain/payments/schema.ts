@@ -1,6 +1,6 @@
 // Request and response schemas of payments: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, ListQueryBase, Metadata, Timestamp } from '../../kernel/schemas.js';
+import { Amount, IdFilter, ListQuery, Metadata, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
@@ -81,9 +81,7 @@ export const Payment = Type.Object(
     failure_code: Type.Union([Type.String({ enum: [...PAYMENT_FAILURE_CODES] }), Type.Null()]),
     failure_message: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
-    version: Type.Integer({ description: 'Increases by one with every change; order webhooks by it.' }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Versioned('Increases by one with every change; order webhooks by it.'),
   },
   { $id: 'Payment', title: 'Payment' },
 );
@@ -98,14 +96,7 @@ export const RetrievePaymentQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ListPaymentsQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    status: Type.Optional(Type.String({ enum: [...PAYMENT_STATUSES] })),
-    payment_order: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  },
-  { additionalProperties: false },
-);
+export const ListPaymentsQuery = ListQuery({ status: OneOf(PAYMENT_STATUSES), payment_order: IdFilter });
 export type ListPaymentsQuery = Static<typeof ListPaymentsQuery>;
 
 export const ResolvePaymentBody = Type.Object(

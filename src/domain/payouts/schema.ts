@@ -1,6 +1,6 @@
 // Request and response schemas of payouts and their test helper.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
+import { Amount, Currency, IdFilter, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
 import { PAYOUT_FAILURE_CODES } from '../../connectors/types.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { PAYOUT_STATUSES } from './state.js';
@@ -48,23 +48,17 @@ export const Payout = Type.Object(
     failure_code: Type.Union([Type.String({ enum: [...PAYOUT_FAILURE_CODES] }), Type.Null()]),
     failure_message: Type.Union([Type.String(), Type.Null()]),
     metadata: MetadataView,
-    version: Type.Integer(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Versioned(),
   },
   { $id: 'Payout', title: 'Payout' },
 );
 export type PayoutView = Static<typeof Payout>;
 
-export const ListPayoutsQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    status: Type.Optional(Type.String({ enum: [...PAYOUT_STATUSES] })),
-    beneficiary: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-  },
-  { additionalProperties: false },
-);
+export const ListPayoutsQuery = ListQuery({
+  status: OneOf(PAYOUT_STATUSES),
+  beneficiary: IdFilter,
+  reference: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+});
 export type ListPayoutsQuery = Static<typeof ListPayoutsQuery>;
 
 export const ResolvePayoutBody = Type.Object(

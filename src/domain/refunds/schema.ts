@@ -1,6 +1,6 @@
 // Request and response schemas of refunds.
 import { Type, type Static } from 'typebox';
-import { Amount, ListQueryBase, Metadata, Timestamp } from '../../kernel/schemas.js';
+import { Amount, IdFilter, ListQuery, Metadata, OneOf, Versioned } from '../../kernel/schemas.js';
 import { REFUND_FAILURE_CODES } from '../../connectors/types.js';
 import { REFUND_STATUSES } from './state.js';
 
@@ -32,20 +32,11 @@ export const Refund = Type.Object(
     failure_code: Type.Union([Type.String({ enum: [...REFUND_FAILURE_CODES] }), Type.Null()]),
     failure_message: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
-    version: Type.Integer(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Versioned(),
   },
   { $id: 'Refund', title: 'Refund' },
 );
 export type RefundView = Static<typeof Refund>;
 
-export const ListRefundsQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    status: Type.Optional(Type.String({ enum: [...REFUND_STATUSES] })),
-    payment: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  },
-  { additionalProperties: false },
-);
+export const ListRefundsQuery = ListQuery({ status: OneOf(REFUND_STATUSES), payment: IdFilter });
 export type ListRefundsQuery = Static<typeof ListRefundsQuery>;

@@ -1,7 +1,7 @@
 // Request and response schemas of webhook endpoints, their delivery attempts and the test-mode
 // delivery scenarios: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { ListQueryBase, Metadata, MetadataView, Timestamp } from '../../kernel/schemas.js';
+import { ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
 import { WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_TEST_SCENARIOS } from './state.js';
 
 export const MAX_GRACE_PERIOD_S = 7 * 24 * 3600;
@@ -76,9 +76,7 @@ const endpointFields = {
   previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
     description: 'While the secret before the last rotation still signs (both signatures are sent), when it stops.',
   }),
-  version: Type.Integer({ description: 'Increases by one with every change.' }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Versioned('Increases by one with every change.'),
 };
 
 export const WebhookEndpoint = Type.Object(endpointFields, { $id: 'WebhookEndpoint', title: 'WebhookEndpoint' });
@@ -99,10 +97,7 @@ export const DeletedWebhookEndpoint = Type.Object({
   deleted: Type.Literal(true),
 });
 
-export const ListWebhookEndpointsQuery = Type.Object(
-  { ...ListQueryBase, status: Type.Optional(Type.String({ enum: [...WEBHOOK_ENDPOINT_STATUSES] })) },
-  { additionalProperties: false },
-);
+export const ListWebhookEndpointsQuery = ListQuery({ status: OneOf(WEBHOOK_ENDPOINT_STATUSES) });
 export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuery>;
 
 export const WebhookDeliveryAttempt = Type.Object(
@@ -130,7 +125,7 @@ export const WebhookDeliveryAttempt = Type.Object(
 );
 export type WebhookDeliveryAttemptView = Static<typeof WebhookDeliveryAttempt>;
 
-export const ListAttemptsQuery = Type.Object({ ...ListQueryBase }, { additionalProperties: false });
+export const ListAttemptsQuery = ListQuery({});
 export type ListAttemptsQuery = Static<typeof ListAttemptsQuery>;
 
 export const RedeliverBody = Type.Object(

@@ -3,22 +3,24 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from '../../domain/beneficiaries/schema.js';
 import {
   createBeneficiary,
   disableBeneficiary,
   listBeneficiaries,
-  redactBankAccountForFingerprint,
   retrieveBeneficiary,
   updateBeneficiary,
 } from '../../domain/beneficiaries/service.js';
 import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
+import { registerReadRoutes } from './reads.js';
+import { redactBankAccountForFingerprint } from './bank-account-schemas.js';
 
 const BeneficiaryRef = Type.Ref('Beneficiary');
 const tags = ['beneficiaries'];
-const BeneficiaryId = IdParam('ben_01jd8x3v0pe7wbz0m4k6f2n9qa');
+const BENEFICIARY_ID_EXAMPLE = 'ben_01jd8x3v0pe7wbz0m4k6f2n9qa';
+const BeneficiaryId = IdParam(BENEFICIARY_ID_EXAMPLE);
 
 export function registerBeneficiaryRoutes(app: App, db: Db, rt: Runtime) {
   app.post(
@@ -44,27 +46,10 @@ export function registerBeneficiaryRoutes(app: App, db: Db, rt: Runtime) {
     async (req, reply) => sendOutcome(reply, await createBeneficiary(db, rt, req.ctx, req.body)),
   );
 
-  app.get(
-    '/v1/beneficiaries/:id',
-    {
-      schema: { tags, operationId: 'retrieveBeneficiary', summary: 'Retrieve a beneficiary', params: BeneficiaryId, response: { 200: BeneficiaryRef, ...errorResponses(404) } },
-    },
-    async (req) => retrieveBeneficiary(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/beneficiaries',
-    {
-      schema: {
-        tags,
-        operationId: 'listBeneficiaries',
-        summary: 'List beneficiaries, newest first',
-        querystring: ListBeneficiariesQuery,
-        response: { 200: ListOf(BeneficiaryRef), ...errorResponses() },
-      },
-    },
-    async (req) => listBeneficiaries(db, req.ctx, req.query),
-  );
+  registerReadRoutes(app, {
+    path: '/v1/beneficiaries', tags, schema: 'Beneficiary', names: ['beneficiary', 'beneficiaries'], idExample: BENEFICIARY_ID_EXAMPLE,
+    query: ListBeneficiariesQuery, retrieve: (ctx, id) => retrieveBeneficiary(db, ctx, id), list: (ctx, query) => listBeneficiaries(db, ctx, query),
+  });
 
   app.patch(
     '/v1/beneficiaries/:id',

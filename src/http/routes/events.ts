@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf, ListQueryBase, Timestamp } from '../../kernel/schemas.js';
+import { errorResponses, IdParam, ListOf, ListQuery, Timestamp } from '../../kernel/schemas.js';
 import { listEvents, retrieveEvent } from '../../domain/events/service.js';
 
 export const EventSchema = Type.Object(
@@ -17,13 +17,9 @@ export const EventSchema = Type.Object(
   { $id: 'Event', title: 'Event' },
 );
 
-const ListEventsQuery = Type.Object(
-  {
-    ...ListQueryBase,
-    type: Type.Optional(Type.String({ pattern: '^[a-z_.*]{1,100}$', description: 'An event type; `*` matches any run of characters, as in `payment.*`.' })),
-  },
-  { additionalProperties: false },
-);
+const ListEventsQuery = ListQuery({
+  type: Type.Optional(Type.String({ pattern: '^[a-z_.*]{1,100}$', description: 'An event type; `*` matches any run of characters, as in `payment.*`.' })),
+});
 const tags = ['events'];
 
 export function registerEventRoutes(app: App, db: Db) {

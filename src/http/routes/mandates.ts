@@ -4,7 +4,7 @@ import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { addSharedSchema } from '../validation.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
 import {
@@ -15,9 +15,9 @@ import {
   revokeMandate,
 } from '../../domain/mandates/service.js';
 import type { Runtime } from '../../runtime.js';
-import { redactBankAccountForFingerprint } from '../../domain/beneficiaries/service.js';
 import { IdempotencyHeader } from './payments.js';
-import { registerBankAccountSchemas } from './bank-account-schemas.js';
+import { redactBankAccountForFingerprint, registerBankAccountSchemas } from './bank-account-schemas.js';
+import { registerReadRoutes } from './reads.js';
 
 const MandateRef = Type.Ref('Mandate');
 const tags = ['mandates'];
@@ -49,33 +49,10 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Runt
     async (req, reply) => sendOutcome(reply, await createMandate(db, rt, req.ctx, req.body)),
   );
 
-  app.get(
-    '/v1/mandates/:id',
-    {
-      schema: {
-        tags,
-        operationId: 'retrieveMandate',
-        summary: 'Retrieve a mandate',
-        params: IdParam(EXAMPLE_ID),
-        response: { 200: MandateRef, ...errorResponses(404) },
-      },
-    },
-    async (req) => retrieveMandate(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/mandates',
-    {
-      schema: {
-        tags,
-        operationId: 'listMandates',
-        summary: 'List mandates, newest first',
-        querystring: ListMandatesQuery,
-        response: { 200: ListOf(MandateRef), ...errorResponses() },
-      },
-    },
-    async (req) => listMandates(db, req.ctx, req.query),
-  );
+  registerReadRoutes(app, {
+    path: '/v1/mandates', tags, schema: 'Mandate', names: ['mandate', 'mandates'], idExample: EXAMPLE_ID,
+    query: ListMandatesQuery, retrieve: (ctx, id) => retrieveMandate(db, ctx, id), list: (ctx, query) => listMandates(db, ctx, query),
+  });
 
   app.post(
     '/v1/mandates/:id/revoke',

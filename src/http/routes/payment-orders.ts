@@ -4,7 +4,8 @@ import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { registerReadRoutes } from './reads.js';
+import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,
@@ -39,23 +40,10 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
     async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body)),
   );
 
-  app.get(
-    '/v1/payment-orders/:id',
-    {
-      schema: { tags, operationId: 'retrievePaymentOrder',
-        summary: 'Retrieve a payment order', params: IdParam('ord_01jd8x3v0pe7wbz0m4k6f2n9qa'), response: { 200: PaymentOrderRef, ...errorResponses(404) } },
-    },
-    async (req) => retrievePaymentOrder(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/payment-orders',
-    {
-      schema: { tags, operationId: 'listPaymentOrders',
-        summary: 'List payment orders, newest first', querystring: ListPaymentOrdersQuery, response: { 200: ListOf(PaymentOrderRef), ...errorResponses() } },
-    },
-    async (req) => listPaymentOrders(db, req.ctx, req.query),
-  );
+  registerReadRoutes(app, {
+    path: '/v1/payment-orders', tags, schema: 'PaymentOrder', names: ['payment order', 'payment orders'], idExample: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa',
+    query: ListPaymentOrdersQuery, retrieve: (ctx, id) => retrievePaymentOrder(db, ctx, id), list: (ctx, query) => listPaymentOrders(db, ctx, query),
+  });
 
   app.post(
     '/v1/payment-orders/:id/cancel',

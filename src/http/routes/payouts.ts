@@ -3,16 +3,18 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePayoutBody, ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
 import { cancelPayout, createPayout, listPayouts, resolveTestPayout, retrievePayout } from '../../domain/payouts/service.js';
 import { submitPayoutNow } from '../../domain/payouts/submission.js';
 import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
+import { registerReadRoutes } from './reads.js';
 
 const PayoutRef = Type.Ref('Payout');
 const tags = ['payouts'];
-const PayoutId = IdParam('po_01jd8x3v0pe7wbz0m4k6f2n9qa');
+const PAYOUT_ID_EXAMPLE = 'po_01jd8x3v0pe7wbz0m4k6f2n9qa';
+const PayoutId = IdParam(PAYOUT_ID_EXAMPLE);
 
 export function registerPayoutRoutes(app: App, db: Db, rt: Runtime) {
   app.post(
@@ -47,19 +49,10 @@ export function registerPayoutRoutes(app: App, db: Db, rt: Runtime) {
     },
   );
 
-  app.get(
-    '/v1/payouts/:id',
-    { schema: { tags, operationId: 'retrievePayout', summary: 'Retrieve a payout', params: PayoutId, response: { 200: PayoutRef, ...errorResponses(404) } } },
-    async (req) => retrievePayout(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/payouts',
-    {
-      schema: { tags, operationId: 'listPayouts', summary: 'List payouts, newest first', querystring: ListPayoutsQuery, response: { 200: ListOf(PayoutRef), ...errorResponses() } },
-    },
-    async (req) => listPayouts(db, req.ctx, req.query),
-  );
+  registerReadRoutes(app, {
+    path: '/v1/payouts', tags, schema: 'Payout', names: ['payout', 'payouts'], idExample: PAYOUT_ID_EXAMPLE,
+    query: ListPayoutsQuery, retrieve: (ctx, id) => retrievePayout(db, ctx, id), list: (ctx, query) => listPayouts(db, ctx, query),
+  });
 
   app.post(
     '/v1/payouts/:id/cancel',

@@ -3,11 +3,12 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
+import { errorResponses } from '../../kernel/schemas.js';
 import { CreateRefundBody, ListRefundsQuery } from '../../domain/refunds/schema.js';
 import { createRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
 import type { Runtime } from '../../runtime.js';
 import { IdempotencyHeader } from './payments.js';
+import { registerReadRoutes } from './reads.js';
 
 const RefundRef = Type.Ref('Refund');
 const tags = ['refunds'];
@@ -30,25 +31,8 @@ export function registerRefundRoutes(app: App, db: Db, rt: Runtime) {
     async (req, reply) => sendOutcome(reply, await createRefund(db, rt, req.ctx, req.body)),
   );
 
-  app.get(
-    '/v1/refunds/:id',
-    {
-      schema: {
-        tags,
-        operationId: 'retrieveRefund',
-        summary: 'Retrieve a refund',
-        params: IdParam('ref_01jd8x3v0pe7wbz0m4k6f2n9qa'),
-        response: { 200: RefundRef, ...errorResponses(404) },
-      },
-    },
-    async (req) => retrieveRefund(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/refunds',
-    {
-      schema: { tags, operationId: 'listRefunds', summary: 'List refunds, newest first', querystring: ListRefundsQuery, response: { 200: ListOf(RefundRef), ...errorResponses() } },
-    },
-    async (req) => listRefunds(db, req.ctx, req.query),
-  );
+  registerReadRoutes(app, {
+    path: '/v1/refunds', tags, schema: 'Refund', names: ['refund', 'refunds'], idExample: 'ref_01jd8x3v0pe7wbz0m4k6f2n9qa',
+    query: ListRefundsQuery, retrieve: (ctx, id) => retrieveRefund(db, ctx, id), list: (ctx, query) => listRefunds(db, ctx, query),
+  });
 }

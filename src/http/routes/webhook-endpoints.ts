@@ -28,13 +28,15 @@ import {
 } from '../../domain/webhooks/service.js';
 import { listEndpointAttempts, listEventAttempts, redeliverEvent } from '../../domain/webhooks/attempts.js';
 import { sendTestScenario } from '../../domain/webhooks/test-scenarios.js';
+import { registerReadRoutes } from './reads.js';
 import type { WebhookTestScenario } from '../../domain/webhooks/state.js';
 
 const Endpoint = Type.Ref('WebhookEndpoint');
 const EndpointWithSecret = Type.Ref('WebhookEndpointWithSecret');
 const Attempt = Type.Ref('WebhookDeliveryAttempt');
 const OptionalIdempotencyKey = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
-const EndpointId = IdParam('we_01jd8x3v0pe7wbz0m4k6f2n9qa');
+const ENDPOINT_ID_EXAMPLE = 'we_01jd8x3v0pe7wbz0m4k6f2n9qa';
+const EndpointId = IdParam(ENDPOINT_ID_EXAMPLE);
 const EventId = IdParam('evt_01jd8x3v0pe7wbz0m4k6f2n9qa');
 const tags = ['webhook endpoints'];
 
@@ -55,27 +57,10 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
     async (req, reply) => sendOutcome(reply, await createWebhookEndpoint(db, settings, req.ctx, req.body)),
   );
 
-  app.get(
-    '/v1/webhook-endpoints/:id',
-    {
-      schema: { tags, operationId: 'retrieveWebhookEndpoint', summary: 'Retrieve a webhook endpoint', params: EndpointId, response: { 200: Endpoint, ...errorResponses(404) } },
-    },
-    async (req) => retrieveWebhookEndpoint(db, req.ctx, req.params.id),
-  );
-
-  app.get(
-    '/v1/webhook-endpoints',
-    {
-      schema: {
-        tags,
-        operationId: 'listWebhookEndpoints',
-        summary: 'List webhook endpoints, newest first',
-        querystring: ListWebhookEndpointsQuery,
-        response: { 200: ListOf(Endpoint), ...errorResponses() },
-      },
-    },
-    async (req) => listWebhookEndpoints(db, req.ctx, req.query),
-  );
+  registerReadRoutes(app, {
+    path: '/v1/webhook-endpoints', tags, schema: 'WebhookEndpoint', names: ['webhook endpoint', 'webhook endpoints'], idExample: ENDPOINT_ID_EXAMPLE,
+    query: ListWebhookEndpointsQuery, retrieve: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id), list: (ctx, query) => listWebhookEndpoints(db, ctx, query),
+  });
 
   app.patch(
     '/v1/webhook-endpoints/:id',

@@ -1,0 +1,239 @@
+// The operator's commands: migrations, accounts (onboarding, live activation, suspension, rate
+// budgets, payout settings) and API keys (issue, list, revoke, roll). Each checks its arguments
+// before the database is opened, then calls the same domain function the service would.
+import type { Db } from '../storage/db.js';
+import {
+  activateLive,
+  createAccount,
+  getAccount,
+  issueKey,
+  listAccounts,
+  listKeys,
+  reinstateAccount,
+  revokeKey,
+  rollKey,
+  setPayoutSettings,
+  setRateLimit,
+  suspendAccount,
+} from '../domain/accounts/service.js';
+import { MAX_AMOUNT } from '../lib/currencies.js';
+import { UsageError, parseRfc3339, requireFuture, requireInteger, requireText } from './args.js';
+
+export type OptionSpec = { type: 'string' | 'boolean'; short?: string };
+export type Values = Record<string, string | boolean | undefined>;
+
+export interface Prepared {
+  /** Runs against the open (and migrated) database; the answer is printed as JSON. */
+  run(db: Db): Promise<unknown>;
+  /** Lines for people, printed on stderr after the result so stdout stays parseable JSON. */
+  notes?(result: any): string[];
+}
+
+export interface Command {
+  name: string;
+  /** Positional arguments and options, as shown in the usage line. */
+  synopsis: string;
+  summary: string;
+  details?: string;
+  positionals: string[];
+  options: Record<string, OptionSpec>;
+  /** Validates everything and returns the work to do; never touches the database. */
+  prepare(input: { values: Values; positionals: string[]; now: Date }): Prepared;
+}
+
+export const PROGRAM = 'npm run cli --';
+const DAY_S = 24 * 3600;
+const MAX_ROLL_S = 365 * DAY_S;
+const MAX_RATE = 1_000_000;
+const CACHE_NOTE =
+  'a running service applies this within its API-key cache TTL (API_KEY_CACHE_TTL_MS, default 5000 ms)';
+
+const str = (values: Values, name: string) => values[name] as string | undefined;
+
+export const COMMANDS: Command[] = [
+  {
+    name: 'migrate',
+    synopsis: '',
+    summary: 'Apply pending database migrations and exit',
+    details: 'Every other command applies pending migrations too, so a fresh database works straight away.',
+    positionals: [],
+    options: {},
+    prepare: () => ({ run: async () => ({ migrated: true }) }),
+  },
+  {
+    name: 'accounts create',
+    synopsis: '--name NAME',
+    summary: 'Create an account (test mode only until activate-live)',
+    positionals: [],
+    options: { name: { type: 'string' } },
+    prepare({ values }) {
+      const name = str(values, 'name');
+      if (name === undefined) throw new UsageError('--name is required');
+      const checked = requireText('name', name);
+      return { run: (db) => createAccount(db, checked) };
+    },
+  },
+  {
+    name: 'accounts list',
+    synopsis: '',
+    summary: 'List every account, newest first',
+    positionals: [],
+    options: {},
+    prepare: () => ({ run: (db) => listAccounts(db) }),
+  },
+  {
+    name: 'accounts show',
+    synopsis: 'ACCT_ID',
+    summary: 'Show one account',
+    positionals: ['ACCT_ID'],
+    options: {},
+    prepare: ({ positionals: [id] }) => ({ run: (db) => getAccount(db, id!) }),
+  },
+  {
+    name: 'accounts activate-live',
+    synopsis: 'ACCT_ID',
+    summary: 'Enable live mode (onboarding done): live keys can then be issued',
+    positionals: ['ACCT_ID'],
+    options: {},
+    prepare: ({ positionals: [id] }) => ({
+      run: (db) => activateLive(db, id!),
+      notes: () => [`live keys can now be issued: ${PROGRAM} keys create ${id} --mode live`],
+    }),
+  },
+  {
+    name: 'accounts suspend',
+    synopsis: 'ACCT_ID',
+    summary: 'Suspend an account: every one of its keys answers 403 account_suspended',
+    positionals: ['ACCT_ID'],
+    options: {},
+    prepare: ({ positionals: [id] }) => ({ run: (db) => suspendAccount(db, id!), notes: () => [CACHE_NOTE] }),
+  },
+  {
+    name: 'accounts reinstate',
+    synopsis: 'ACCT_ID',
+    summary: 'Lift a suspension',
+    positionals: ['ACCT_ID'],
+    options: {},
+    prepare: ({ positionals: [id] }) => ({ run: (db) => reinstateAccount(db, id!), notes: () => [CACHE_NOTE] }),
+  },
+  {
+    name: 'accounts set-rate-limit',
+    synopsis: 'ACCT_ID (--per-second N --burst N | --default)',
+    summary: "Give an account's keys their own token-bucket budget, or return to the defaults",
+    details:
+      `--per-second is the refill rate and --burst the bucket size (both 1..${MAX_RATE}); each key of the\n` +
+      'account gets this budget. --default clears it, so the configured RATE_LIMIT_* defaults apply again.',
+    positionals: ['ACCT_ID'],
+    options: { 'per-second': { type: 'string' }, burst: { type: 'string' }, default: { type: 'boolean' } },
+    prepare({ values, positionals: [id] }) {
+      const perSecond = str(values, 'per-second');
+      const burst = str(values, 'burst');
+      let budget: { perSecond: number; burst: number } | null;
+      if (values.default) {
+        if (perSecond !== undefined || burst !== undefined) throw new UsageError('--default cannot be combined with --per-second or --burst');
+        budget = null;
+      } else {
+        if (perSecond === undefined || burst === undefined) {
+          throw new UsageError('--per-second and --burst are both required (or --default to return to the configured defaults)');
+        }
+        budget = { perSecond: requireInteger('per-second', perSecond, 1, MAX_RATE), burst: requireInteger('burst', burst, 1, MAX_RATE) };
+      }
+      return { run: (db) => setRateLimit(db, id!, budget), notes: () => [CACHE_NOTE] };
+    },
+  },
+  {
+    name: 'accounts set-payouts',
+    synopsis: 'ACCT_ID [--enabled true|false] [--max-amount N|none]',
+    summary: "Turn live-mode payouts on or off and set the account's largest single payout",
+    details:
+      '--enabled decides whether live keys may create payouts (off until onboarding turns it on; test mode always\n' +
+      `has payouts). --max-amount caps one payout, in the minor unit of its currency (1..${MAX_AMOUNT}), in both modes;\n` +
+      '`none` removes the cap. Options left out keep their value. Applies to the next payout request.',
+    positionals: ['ACCT_ID'],
+    options: { enabled: { type: 'string' }, 'max-amount': { type: 'string' } },
+    prepare({ values, positionals: [id] }) {
+      const enabled = str(values, 'enabled');
+      const max = str(values, 'max-amount');
+      if (enabled === undefined && max === undefined) throw new UsageError('give --enabled, --max-amount or both');
+      if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
+        throw new UsageError(`--enabled must be true or false, got ${JSON.stringify(enabled)}`);
+      }
+      const settings = {
+        liveEnabled: enabled === undefined ? undefined : enabled === 'true',
+        maxAmount: max === undefined ? undefined : max === 'none' ? null : requireInteger('max-amount', max, 1, MAX_AMOUNT),
+      };
+      return { run: (db) => setPayoutSettings(db, id!, settings) };
+    },
+  },
+  {
+    name: 'keys create',
+    synopsis: 'ACCT_ID --mode test|live [--name NAME] [--expires-at RFC3339]',
+    summary: 'Issue an API key; the secret is printed once and stored only as a hash',
+    details: 'Live keys can be issued only after `accounts activate-live`.',
+    positionals: ['ACCT_ID'],
+    options: { mode: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
+    prepare({ values, positionals: [id], now }) {
+      const mode = str(values, 'mode');
+      if (mode === undefined) throw new UsageError('--mode is required (test or live)');
+      if (mode !== 'test' && mode !== 'live') throw new UsageError(`--mode must be test or live, got ${JSON.stringify(mode)}`);
+      const name = str(values, 'name');
+      const expiresAtRaw = str(values, 'expires-at');
+      const opts = {
+        livemode: mode === 'live',
+        name: name === undefined ? undefined : requireText('name', name, 100),
+        expiresAt: expiresAtRaw === undefined ? undefined : requireFuture('expires-at', parseRfc3339('expires-at', expiresAtRaw), now),
+      };
+      return {
+        run: (db) => issueKey(db, id!, opts),
+        notes: () => ['the secret is shown only this once and stored only as a hash: keep it somewhere safe now'],
+      };
+    },
+  },
+  {
+    name: 'keys list',
+    synopsis: 'ACCT_ID',
+    summary: "List an account's keys (redacted; secrets are never shown again)",
+    positionals: ['ACCT_ID'],
+    options: {},
+    prepare: ({ positionals: [id] }) => ({ run: (db) => listKeys(db, id!) }),
+  },
+  {
+    name: 'keys revoke',
+    synopsis: 'KEY_ID',
+    summary: 'Revoke a key: it answers 401 api_key_invalid from then on',
+    positionals: ['KEY_ID'],
+    options: {},
+    prepare: ({ positionals: [id] }) => ({ run: (db) => revokeKey(db, id!), notes: () => [CACHE_NOTE] }),
+  },
+  {
+    name: 'keys roll',
+    synopsis: 'KEY_ID [--expires-in SECONDS | --expires-at RFC3339]',
+    summary: 'Issue a replacement key; the old one keeps working until the chosen time (default 24 hours)',
+    details:
+      `--expires-in 0 retires the old key at once. The old key's validity is at most ${MAX_ROLL_S / DAY_S} days, and never\n` +
+      'longer than an expiry it already had. The new key has the same mode and name; its secret is printed once.',
+    positionals: ['KEY_ID'],
+    options: { 'expires-in': { type: 'string' }, 'expires-at': { type: 'string' } },
+    prepare({ values, positionals: [id], now }) {
+      const expiresIn = str(values, 'expires-in');
+      const expiresAt = str(values, 'expires-at');
+      if (expiresIn !== undefined && expiresAt !== undefined) throw new UsageError('give --expires-in or --expires-at, not both');
+      let until: Date;
+      if (expiresAt !== undefined) {
+        until = requireFuture('expires-at', parseRfc3339('expires-at', expiresAt), now);
+        if (until.getTime() - now.getTime() > MAX_ROLL_S * 1000) {
+          throw new UsageError(`--expires-at must be at most ${MAX_ROLL_S / DAY_S} days ahead; issue a second key with keys create instead`);
+        }
+      } else {
+        until = new Date(now.getTime() + (expiresIn === undefined ? DAY_S : requireInteger('expires-in', expiresIn, 0, MAX_ROLL_S)) * 1000);
+      }
+      return {
+        run: (db) => rollKey(db, id!, until),
+        notes: (result: Awaited<ReturnType<typeof rollKey>>) => [
+          `the new key's secret is shown only this once and stored only as a hash: keep it somewhere safe now`,
+          `the old key ${result.old.id} keeps working until ${result.old.expires_at}`,
+        ],
+      };
+    },
+  },
+];
