@@ -13,6 +13,7 @@ import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { isRetryable, WebhookVerificationError, type Connector, type ConnectorErrorCode } from '../src/connectors/types.js';
+import type { TestControls } from '../src/connectors/test-controls.js';
 import { chargeAnswer } from '../src/connectors/simulator/transformers.js';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
 import { CARDS, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
@@ -38,7 +39,7 @@ const reference = () => `pay_contract${Date.now()}${counter++}`;
 const card = (number: string) => ({ number, expMonth: 12, expYear: new Date().getUTCFullYear() + 1, cvc: '123' });
 const signal = () => AbortSignal.timeout(2000);
 
-const connectors: [string, () => Connector][] = [
+const connectors: [string, () => Connector & TestControls][] = [
   ['simulator_a in process', () => createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: SECRET })],
   ['simulator_b in process', () => createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: SECRET })],
   ['simulator_a over HTTP', () => createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(server.url, http), familySecret: SECRET })],
@@ -46,7 +47,7 @@ const connectors: [string, () => Connector][] = [
 ];
 
 describe.each(connectors)('connector contract: %s', (_label, make) => {
-  let connector: Connector;
+  let connector: Connector & TestControls;
   beforeAll(() => {
     connector = make();
   });
@@ -245,6 +246,6 @@ describe('fallback over real sockets', () => {
       ['simulator_a', 'error', 'connection_refused'],
       ['simulator_b', 'succeeded', null],
     ]);
-    expect(server.host.processors.get('simulator_b')!.charges.get(payment.id)?.amount_minor).toBe(order.amount);
+    expect((await server.host.processors.get('simulator_b')!.charges.get(payment.id))?.amount_minor).toBe(order.amount);
   });
 });

@@ -32,3 +32,20 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
 export function testCard(number: string): TestCard | undefined {
   return TEST_CARDS[number];
 }
+
+/**
+ * The bank account endings of API.md §6 (mandates and payouts): the last four digits of the
+ * account number, or of an IBAN's account part, which ends the IBAN.
+ */
+export const TEST_ACCOUNT_ENDINGS: Readonly<Record<string, TestCardScenario>> = {
+  '0000': 'success',
+  '0002': 'decline',
+  '0003': 'pending',
+  '0004': 'timeout',
+  '0005': 'processor_error',
+};
+
+/** Any other ending behaves like 0000. */
+export function accountScenario(accountNumber: string): TestCardScenario {
+  return TEST_ACCOUNT_ENDINGS[accountNumber.replace(/[^0-9]/g, '').slice(-4)] ?? 'success';
+}

@@ -214,9 +214,7 @@ export async function resolveTestPayout(db: Db, prt: PayoutsRuntime, ctx: Reques
   }
   const connector = row.connector;
   const reference = toPublicId('po', row.id);
-  const state = await settleThroughTestControl(prt.payments.call, connector, 'payout', (c) =>
-    c.resolvePendingPayout ? (signal) => c.resolvePendingPayout!(reference, outcome, signal) : undefined,
-  );
+  const state = await settleThroughTestControl(prt.payments, connector, 'payout', (c, signal) => c.resolvePendingPayout(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const locked = await lockPayout(tx, row.accountId, row.id);
     const options = { now: prt.payments.now(), statusCheckIntervalMs: prt.payments.config.statusCheckIntervalMs };

@@ -1,0 +1,20 @@
+// What a simulated processor answers one request with, before it goes on the wire (server.ts) or
+// back to the caller in the same process (connector.ts).
+import type { SimError, SimErrorCode } from './protocol.js';
+
+export interface SimResponse {
+  status: number;
+  body: unknown;
+  /**
+   * The processor acted but does not answer (the timeout scenario). The transport holds the call
+   * until the caller gives up and then calls `hungUp`: the processor reports the outcome by
+   * webhook only once its delay has passed after that, so the caller always sees its own timeout
+   * first, whatever its deadline.
+   */
+  hang?: { hungUp(): Promise<void> };
+}
+
+export function simError(status: number, code: SimErrorCode, detail: string): SimResponse {
+  const body: SimError = { error: { code, detail } };
+  return { status, body };
+}
