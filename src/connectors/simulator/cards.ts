@@ -21,7 +21,7 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   '4000000000000101': {
     scenario: 'timeout',
     description:
-      'The processor charges but does not answer within CONNECTOR_TIMEOUT_MS: the payment stays pending until ?refresh=true, the worker or the webhook tells it succeeded.',
+      'The processor charges but never answers (in process the timeout comes at once): the payment stays pending until ?refresh=true, the worker, or the webhook sent SIMULATOR_PENDING_DELAY_MS after the caller gave up, tells it succeeded.',
   },
   '4000000000000119': {
     scenario: 'processor_error',

@@ -34,15 +34,14 @@ function beforeAbort<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function waitForAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    const fail = () => reject(new TransportError('timeout', 'the simulated processor did not answer in time'));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-}
-
-/** Calls the host's processors directly; a hanging answer lasts until the caller's deadline. */
+/**
+ * Calls the host's processors directly. A request the processor leaves unanswered (the timeout
+ * scenario) fails at once with the timeout the caller would reach at its deadline: waiting for it
+ * in process would teach nothing (no answer is coming) and would make every timeout card take
+ * CONNECTOR_TIMEOUT_MS (10 s by default). The caller hangs up at once, so the processor reports
+ * the outcome its delay (SIMULATOR_PENDING_DELAY_MS) after this moment, when the caller has its
+ * `pending` answer. Over HTTP (server.ts) the connection is really held until the caller's deadline.
+ */
 export function inProcessTransport(host: SimulatorHost): SimulatorTransport {
   return {
     async send(method, path, body, signal) {
@@ -50,8 +49,8 @@ export function inProcessTransport(host: SimulatorHost): SimulatorTransport {
       // The processor gets its own copy, as it would over the wire.
       const answer = await beforeAbort(host.dispatch(method, path, body === undefined ? undefined : structuredClone(body)), signal);
       if (answer.hang) {
-        const { hang } = answer;
-        return waitForAbort(signal).finally(() => void hang.hungUp().catch(() => undefined));
+        await answer.hang.hungUp().catch(() => undefined);
+        throw new TransportError('timeout', 'the simulated processor did not answer (the timeout scenario, played at once in process)');
       }
       return { status: answer.status, body: answer.body === undefined ? undefined : structuredClone(answer.body) };
     },

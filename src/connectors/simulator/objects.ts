@@ -8,7 +8,7 @@ import { accountScenario } from './cards.js';
 import type { SimWebhook } from './protocol.js';
 import type { ProcessorProfile } from './profiles.js';
 import type { Books, SimKind, SimulatorStore } from './store.js';
-import { simError, type SimResponse } from './wire.js';
+import { HOLD_LIMIT_MS, simError, type SimResponse } from './wire.js';
 
 /** What a processor's objects need from the processor. */
 export interface ProcessorContext {
@@ -88,7 +88,7 @@ export class ProcessorObjects<T extends { merchant_reference: string; state: str
       return held ? this.replay(held, same) : made;
     }
     const pending = made.settlesTo !== undefined || made.hang === true;
-    const dueAt = pending ? new Date(this.p.now().getTime() + this.p.pendingDelayMs) : null;
+    const dueAt = pending ? new Date(this.p.now().getTime() + (made.hang ? HOLD_LIMIT_MS : 0) + this.p.pendingDelayMs) : null;
     const dueState = made.settlesTo ?? (made.hang ? made.object.state : null);
     const { entry, created } = await this.p.store.insert({ ...this.key(reference), objectId: this.spec.objectId(made.object), body: made.object, dueAt, dueState });
     if (!created) return this.replay(entry.body, same);

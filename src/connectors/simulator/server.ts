@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SimulatorHost, type SimulatorOptions } from './processor.js';
+import { HOLD_LIMIT_MS } from './wire.js';
 
 export interface SimulatorServer {
   url: string;
@@ -34,8 +35,10 @@ export async function startSimulatorServer(options: SimulatorOptions & { port?: 
             // Held open until the client gives up (its timeout) or the server closes; the
             // processor reports the outcome its delay after that.
             const { hang } = answer;
+            const cut = setTimeout(() => res.destroy(), HOLD_LIMIT_MS);
             hanging.add(res);
             res.on('close', () => {
+              clearTimeout(cut);
               hanging.delete(res);
               hang.hungUp().catch(() => undefined);
             });

@@ -7,12 +7,19 @@ export interface SimResponse {
   body: unknown;
   /**
    * The processor acted but does not answer (the timeout scenario). The transport holds the call
-   * until the caller gives up and then calls `hungUp`: the processor reports the outcome by
-   * webhook only once its delay has passed after that, so the caller always sees its own timeout
-   * first, whatever its deadline.
+   * until the caller gives up, at most HOLD_LIMIT_MS, and then calls `hungUp`: the processor
+   * reports the outcome by webhook only once its delay has passed after that, so the caller always
+   * sees its own timeout first, whatever its deadline.
    */
   hang?: { hungUp(): Promise<void> };
 }
+
+/**
+ * The longest a request is held unanswered (as a processor's load balancer would cut an idle
+ * connection). Until hung up, the report of its outcome is due this long plus the processor's
+ * delay after the request, so that a simulator that died meanwhile still sends it.
+ */
+export const HOLD_LIMIT_MS = 60_000;
 
 export function simError(status: number, code: SimErrorCode, detail: string): SimResponse {
   const body: SimError = { error: { code, detail } };
