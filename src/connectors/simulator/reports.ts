@@ -32,8 +32,10 @@ export const systemClock: SimulatorClock = {
 
 export type WebhookPoster = (url: string, headers: Record<string, string>, body: string) => Promise<number>;
 
+// One connection per report: a kept-alive socket would hold the receiving service's shutdown for
+// its keep-alive timeout whenever a report was in flight as it began to close.
 const defaultPoster: WebhookPoster = async (url, headers, body) => {
-  const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, { method: 'POST', headers: { ...headers, connection: 'close' }, body, signal: AbortSignal.timeout(10_000) });
   await res.arrayBuffer();
   return res.status;
 };
