@@ -6,6 +6,10 @@ import { ApiError } from '../kernel/errors.js';
 import { callConnector, type CallDeps } from '../connectors/router.js';
 import type { TestControls } from '../connectors/test-controls.js';
 import type { ConnectorError } from '../connectors/types.js';
+import type { PayoutRow } from './payouts/outcome.js';
+import type { PayoutsRuntime } from './payouts/runtime.js';
+import { submitPayoutNow } from './payouts/submission.js';
+import type { Db } from '../storage/db.js';
 
 /** What the helpers need of the payments runtime. */
 export interface TestControlDeps {
@@ -29,4 +33,30 @@ export async function settleThroughTestControl<S extends { kind: string }>(
   const guarded = await callConnector(rt.call, connector, (_connector, signal) => control(controls, signal));
   if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') throw unavailable(connector, what);
   return guarded.result as S;
+}
+
+const POLL_MS = 20;
+
+/**
+ * The payout as it stands once a bank holds it, so that the payout helper works at any moment
+ * after create. A payout still pending is submitted now. One that another submission has claimed
+ * (right after create, or a worker's) is `processing` at no connector while that submission calls
+ * the banks, a state the API does not show: it is waited for, at most as long as the submission's
+ * connector calls can take and a second for its transactions. Past that its submitter died, the
+ * worker takes the payout over once its lease ends, and the helper answers as before
+ * (invalid_state: no bank has taken it yet).
+ */
+export async function payoutAtBank(db: Db, prt: PayoutsRuntime, row: PayoutRow, reload: () => Promise<PayoutRow>): Promise<PayoutRow> {
+  const deadline = Date.now() + row.route.length * prt.payments.config.connectorTimeoutMs + 1000;
+  for (;;) {
+    if (row.status === 'pending') {
+      await submitPayoutNow(db, prt, row.accountId, row.id);
+      row = await reload();
+    }
+    // Still pending: another submission holds the row while it claims it.
+    const atNoBank = row.status === 'pending' || (row.status === 'processing' && row.connector === null);
+    if (!atNoBank || Date.now() > deadline) return row;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    row = await reload();
+  }
 }

@@ -15,7 +15,7 @@
 // `payout` names the connectors; those able to send payouts are kept in order. Without such a rule
 // (or when none of its connectors can pay out) every payout-capable connector of the mode is used
 // in registry order — in test mode simulator_a then simulator_b, so fallback works out of the box.
-import { settleThroughTestControl } from '../test-controls.js';
+import { payoutAtBank, settleThroughTestControl } from '../test-controls.js';
 import { and, eq, type SQL } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { accounts, beneficiaries, payouts } from '../../storage/schema.js';
@@ -33,7 +33,6 @@ import { testHelpersOnly } from '../../ledger/balance.js';
 import type { PayoutsRuntime } from './runtime.js';
 import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js';
 import { applyPayoutUpdate, lockPayout, markCancelled, payoutView, updateFromPayoutState, type PayoutRow } from './outcome.js';
-import { submitPayoutNow } from './submission.js';
 import type { PayoutStatus } from './state.js';
 
 function byId(ctx: RequestContext, uuid: string): SQL {
@@ -202,11 +201,7 @@ export async function cancelPayout(db: Db, prt: PayoutsRuntime, ctx: RequestCont
  */
 export async function resolveTestPayout(db: Db, prt: PayoutsRuntime, ctx: RequestContext, id: string, outcome: 'paid' | 'failed' | 'returned'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
-  let row = await loadPayout(db, ctx, id);
-  if (row.status === 'pending') {
-    await submitPayoutNow(db, prt, row.accountId, row.id);
-    row = await loadPayout(db, ctx, id);
-  }
+  const row = await payoutAtBank(db, prt, await loadPayout(db, ctx, id), () => loadPayout(db, ctx, id));
   const allowed: PayoutStatus[] = outcome === 'returned' ? ['processing', 'paid'] : ['processing'];
   if (!allowed.includes(row.status)) throw invalidState('payout', row.status, allowed, `resolve (${outcome})`);
   if (row.connector === null) {
