@@ -5,15 +5,12 @@
 import { testCard } from './cards.js';
 import type { SimCharge, SimChargeRequest, SimMandate, SimRefund, SimRefundRequest } from './protocol.js';
 import { countRequest, ProcessorObjects, type Desk, type Made, type ProcessorContext } from './objects.js';
-import { simError, type SimResponse } from './wire.js';
+import { movesMoney, simError, type SimResponse } from './wire.js';
 
 function isChargeRequest(body: unknown): body is SimChargeRequest {
-  const b = body as SimChargeRequest | undefined;
+  const b = body as SimChargeRequest;
   return (
-    typeof b?.merchant_reference === 'string' &&
-    Number.isSafeInteger(b.amount_minor) &&
-    b.amount_minor > 0 &&
-    typeof b.currency === 'string' &&
+    movesMoney(body) &&
     // A direct debit names its mandate instead of a card.
     ((typeof b.mandate_id === 'string' && b.card === undefined) ||
       (typeof b.card?.pan === 'string' &&
@@ -51,11 +48,11 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     });
   }
 
-  create(body: unknown): Promise<SimResponse> {
-    if (!isChargeRequest(body)) return Promise.resolve(simError(400, 'BAD_REQUEST', 'merchant_reference, amount_minor, currency and card are required'));
+  async create(body: unknown): Promise<SimResponse> {
+    if (!isChargeRequest(body)) return simError(400, 'BAD_REQUEST', 'merchant_reference, amount_minor, currency and card are required');
     countRequest(this.requests, body.merchant_reference);
     const same = (held: SimCharge) => held.amount_minor === body.amount_minor && held.currency === body.currency;
-    return this.createOnce(body.merchant_reference, same, () => (body.mandate_id === undefined ? Promise.resolve(this.card(body)) : this.debit(body, body.mandate_id)));
+    return this.createOnce(body.merchant_reference, same, async () => (body.mandate_id === undefined ? this.card(body) : this.debit(body, body.mandate_id)));
   }
 
   private newCharge(body: SimChargeRequest): SimCharge {

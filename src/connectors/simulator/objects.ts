@@ -2,8 +2,8 @@
 // created once per merchant reference (a replay answers the object held, a different request under
 // the same reference a conflict), read by reference, moved by the control endpoint, and may have
 // an action of the processor's own due later (a pending object settling, a timed-out request's
-// outcome being reported). Every change the merchant did not ask for in the same call is reported
-// by webhook through the store's outbox.
+// outcome being reported). Every change of state is reported by webhook through the store's
+// outbox, but for a cancellation the merchant asked for (it has the answer).
 import { accountScenario } from './cards.js';
 import type { SimWebhook } from './protocol.js';
 import type { ProcessorProfile } from './profiles.js';
@@ -63,7 +63,7 @@ export class ProcessorObjects<T extends { merchant_reference: string; state: str
     return (await this.p.store.getByObjectId<T>(this.p.name, this.spec.kind, objectId))?.body;
   }
 
-  notFound(): SimResponse {
+  private notFound(): SimResponse {
     return simError(404, 'NOT_FOUND', `no ${this.spec.kind} with this merchant_reference`);
   }
 

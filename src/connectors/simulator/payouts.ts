@@ -6,15 +6,12 @@
 // first processor fails with an internal error. Payouts are idempotent by our payout id.
 import type { SimPayout, SimPayoutRequest } from './protocol.js';
 import { byAccountEnding, countRequest, ProcessorObjects, type Desk, type ProcessorContext } from './objects.js';
-import { simError, type SimResponse } from './wire.js';
+import { movesMoney, simError, type SimResponse } from './wire.js';
 
 function isPayoutRequest(body: unknown): body is SimPayoutRequest {
-  const b = body as SimPayoutRequest | undefined;
+  const b = body as SimPayoutRequest;
   return (
-    typeof b?.merchant_reference === 'string' &&
-    Number.isSafeInteger(b.amount_minor) &&
-    b.amount_minor > 0 &&
-    typeof b.currency === 'string' &&
+    movesMoney(body) &&
     typeof b.account?.country === 'string' &&
     typeof b.account.number === 'string' &&
     b.account.number.length >= 4 &&

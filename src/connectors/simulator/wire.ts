@@ -21,6 +21,12 @@ export interface SimResponse {
  */
 export const HOLD_LIMIT_MS = 60_000;
 
+/** What every request moving money carries: our reference, a positive amount in minor units, a currency. */
+export function movesMoney(body: unknown): body is { merchant_reference: string; amount_minor: number; currency: string } {
+  const b = body as { merchant_reference?: unknown; amount_minor?: unknown; currency?: unknown } | undefined;
+  return typeof b?.merchant_reference === 'string' && Number.isSafeInteger(b.amount_minor) && (b.amount_minor as number) > 0 && typeof b.currency === 'string';
+}
+
 export function simError(status: number, code: SimErrorCode, detail: string): SimResponse {
   const body: SimError = { error: { code, detail } };
   return { status, body };
