@@ -25,7 +25,7 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, runtime
   }
   let rt = runtime;
   if (!rt) {
-    const own = createPaymentsRuntime(config.payments, { idempotencyLockTimeoutS: config.idempotencyLockTimeoutS });
+    const own = createPaymentsRuntime(config.payments, { idempotencyLockTimeoutS: config.idempotencyLockTimeoutS, db });
     app.addHook('onClose', async () => own.close());
     rt = own;
   }
