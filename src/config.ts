@@ -1,7 +1,7 @@
 // Every setting the service reads, from the environment, validated once at start-up so a typo
 // fails loudly before the first request instead of surfacing as odd behaviour later.
 import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './lib/encryption.js';
-import { SIMULATED_PROCESSORS } from './connectors/simulator/processor.js';
+import { SIMULATED_PROCESSORS } from './connectors/simulator/profiles.js';
 
 export type Role = 'api' | 'worker';
 

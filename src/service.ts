@@ -25,7 +25,7 @@ export async function startService(
   await runMigrations(database);
   const rateLimiter = opts.rateLimiter ?? createRateLimiter(config.redisUrl);
   // One set of connectors (circuit breakers, in-process simulator) shared by the api and worker roles.
-  const payments = opts.payments ?? createRuntime(config);
+  const payments = opts.payments ?? createRuntime(config, { db: database.db });
   let app: App | undefined;
   let url: string | undefined;
   if (config.roles.includes('api')) {

@@ -9,6 +9,7 @@ import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { TransportError, type Connector, type MandateSetupRequest } from '../src/connectors/types.js';
+import type { TestControls } from '../src/connectors/test-controls.js';
 
 const SECRET = 'mandate-contract-secret';
 let server: SimulatorServer;
@@ -39,7 +40,7 @@ function setup(ending: string, overrides: Partial<MandateSetupRequest> = {}): Ma
   };
 }
 
-const connectors: [string, () => Connector][] = [
+const connectors: [string, () => Connector & TestControls][] = [
   ['simulator_a in process', () => createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: SECRET })],
   ['simulator_b in process', () => createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: SECRET })],
   ['simulator_a over HTTP', () => createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(server.url, http), familySecret: SECRET })],
@@ -47,7 +48,7 @@ const connectors: [string, () => Connector][] = [
 ];
 
 describe.each(connectors)('mandate contract: %s', (_label, make) => {
-  let c: Connector;
+  let c: Connector & TestControls;
   beforeAll(() => {
     c = make();
     expect(c.paymentMethodTypes).toContain('mandate');

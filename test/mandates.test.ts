@@ -278,7 +278,7 @@ describe('retrieve, list, revoke', () => {
     expect(res.body).toMatchObject({ status: 'revoked', revoked_by: 'merchant', version: mandate.version + 1 });
     expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.active', 'mandate.revoked']);
     const sim = manual.payments.connectors.simulator!.processors.get('simulator_a')!;
-    expect(sim.mandates.byReference.get(mandate.id)!.state).toBe('CANCELLED');
+    expect((await sim.mandates.get(mandate.id))!.state).toBe('CANCELLED');
   });
 
   it('a retried revoke with the same Idempotency-Key replays the answer', async () => {

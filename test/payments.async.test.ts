@@ -98,13 +98,10 @@ describe('pending card', () => {
 describe('timeout card', () => {
   it('stays pending after the timeout, with no fallback; ?refresh=true learns that it succeeded', async () => {
     const before = await balanceOf(api);
-    const started = Date.now();
     const { order, payment } = await orderAndPay(api, CARDS.timeout);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(manual.config.payments.connectorTimeoutMs);
     expect(payment).toMatchObject({ status: 'pending', connector: 'simulator_a', connector_reference: null });
     // The processor may have acted: the router must not try simulator_b.
     expect(payment.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'timeout', error_code: 'timeout' })]);
-    expect(payment.attempts[0].duration_ms).toBeGreaterThanOrEqual(manual.config.payments.connectorTimeoutMs - 5);
     expect(manual.payments.connectors.simulator!.processors.get('simulator_b')!.chargeRequests.has(payment.id)).toBe(false);
 
     const plain = await api.get(`/v1/payments/${payment.id}`);

@@ -104,8 +104,8 @@ describe('payments: scenarios that answer at once', () => {
     // Both simulated processors saw the request once; only simulator_b holds a charge.
     const simulator = service.payments.connectors.simulator!;
     expect(simulator.processors.get('simulator_a')!.chargeRequests.get(payment.id)).toBe(1);
-    expect(simulator.processors.get('simulator_a')!.charges.has(payment.id)).toBe(false);
-    expect(simulator.processors.get('simulator_b')!.charges.get(payment.id)?.state).toBe('CAPTURED');
+    expect(await simulator.processors.get('simulator_a')!.charges.has(payment.id)).toBe(false);
+    expect((await simulator.processors.get('simulator_b')!.charges.get(payment.id))?.state).toBe('CAPTURED');
   });
 
   it('the same card gives the same fingerprint; another card another one', async () => {

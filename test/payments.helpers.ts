@@ -56,7 +56,7 @@ export async function startPaymentsService(
     ...opts.overrides,
   };
   config.payments = testPaymentsConfig(opts.settings);
-  const payments = createRuntime(config, opts.runtime);
+  const payments = createRuntime(config, { db: testDb.database.db, ...opts.runtime });
   const service = await startService(config, {
     database: testDb.database,
     logger: opts.logs ? { level: 'info', stream: opts.logs } : false,

@@ -199,6 +199,7 @@ export interface InboundWebhook {
   now: Date;
 }
 
+/** A processor as the core uses it in production; test processors add TestControls (test-controls.ts). */
 export interface Connector {
   readonly name: string;
   /** Modes whose payments may use it: simulators serve test mode only. */
@@ -211,20 +212,14 @@ export interface Connector {
   refundStatus(request: StatusRequest, signal: AbortSignal): Promise<RefundStatusResult>;
   /** Verifies with the connector's secret and normalises; throws WebhookVerificationError. */
   parseWebhook(input: InboundWebhook): InboundEvent;
-  /** Test processors only: settle a pending charge now (POST /v1/test-helpers/payments/{id}/resolve). */
-  resolvePendingCharge?(reference: string, outcome: 'succeeded' | 'failed', signal: AbortSignal): Promise<ChargeStatusResult>;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
   setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
   mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;
   /** Cancels a mandate at our request (the merchant revoked it); later debits on it are refused. */
   cancelMandate?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;
-  /** Test processors only: settle a pending mandate, or have the bank revoke an active one (POST /v1/test-helpers/mandates/{id}/resolve). */
-  resolveTestMandate?(reference: string, outcome: 'active' | 'failed' | 'revoked', signal: AbortSignal): Promise<MandateStatusResult>;
   /** Payout processors: sends money to a bank account (idempotent by `reference`). */
   payout?(request: PayoutRequest, signal: AbortSignal): Promise<PayoutResult>;
   payoutStatus?(request: StatusRequest, signal: AbortSignal): Promise<PayoutStatusResult>;
-  /** Test processors only: settle a pending payout, or have the bank return a paid one (POST /v1/test-helpers/payouts/{id}/resolve). */
-  resolvePendingPayout?(reference: string, outcome: 'paid' | 'failed' | 'returned', signal: AbortSignal): Promise<PayoutStatusResult>;
 }
 
 /** Thrown by transports; the core turns it into a ConnectorError. */

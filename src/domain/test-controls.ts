@@ -1,25 +1,62 @@
 // Test helpers (`POST /v1/test-helpers/{payments,payouts,mandates}/{id}/resolve`) ask the simulated
-// processor holding the object to settle it now, through the processor's own test control; what
-// the processor then reports is applied like any other report.
+// processor holding the object to settle it now, through the processor's own test controls (which
+// the registry hands out by connector name, for the connectors that have them); what the processor
+// then reports is applied like any other report.
 import { ApiError } from '../kernel/errors.js';
 import { callConnector, type CallDeps } from '../connectors/router.js';
-import { connectorError, type Connector, type ConnectorError } from '../connectors/types.js';
+import type { TestControls } from '../connectors/test-controls.js';
+import type { ConnectorError } from '../connectors/types.js';
+import type { PayoutRow } from './payouts/outcome.js';
+import type { Runtime } from '../runtime.js';
+import { submitPayoutNow } from './payouts/submission.js';
+import type { Db } from '../storage/db.js';
 
-type Control<S> = ((signal: AbortSignal) => Promise<S | { kind: 'not_found' } | ConnectorError>) | undefined;
+/** What the helpers need of the payments runtime. */
+export interface TestControlDeps {
+  call: CallDeps;
+  connectors: { testControls(name: string): TestControls | undefined };
+}
 
-/** The state the processor settled on; processor_unavailable when it has no control or cannot answer. */
+function unavailable(connector: string, what: string): ApiError {
+  return new ApiError('processor_unavailable', { message: `The simulated processor ${connector} could not settle the ${what}; retry.` });
+}
+
+/** The state the processor settled on; processor_unavailable when it has no test controls or cannot answer. */
 export async function settleThroughTestControl<S extends { kind: string }>(
-  call: CallDeps,
+  rt: TestControlDeps,
   connector: string,
   what: string,
-  control: (c: Connector) => Control<S>,
+  control: (controls: TestControls, signal: AbortSignal) => Promise<S | { kind: 'not_found' } | ConnectorError>,
 ): Promise<S> {
-  const guarded = await callConnector(call, connector, async (c, signal) => {
-    const ask = control(c);
-    return ask ? ask(signal) : connectorError('request_rejected', `${connector} has no test controls`);
-  });
-  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') {
-    throw new ApiError('processor_unavailable', { message: `The simulated processor ${connector} could not settle the ${what}; retry.` });
-  }
+  const controls = rt.connectors.testControls(connector);
+  if (!controls) throw unavailable(connector, what);
+  const guarded = await callConnector(rt.call, connector, (_connector, signal) => control(controls, signal));
+  if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') throw unavailable(connector, what);
   return guarded.result as S;
+}
+
+const POLL_MS = 20;
+
+/**
+ * The payout as it stands once a bank holds it, so that the payout helper works at any moment
+ * after create. A payout still pending is submitted now. One that another submission has claimed
+ * (right after create, or a worker's) is `processing` at no connector while that submission calls
+ * the banks, a state the API does not show: it is waited for, at most as long as the submission's
+ * connector calls can take and a second for its transactions. Past that its submitter died, the
+ * worker takes the payout over once its lease ends, and the helper answers as before
+ * (invalid_state: no bank has taken it yet).
+ */
+export async function payoutAtBank(db: Db, rt: Runtime, row: PayoutRow, reload: () => Promise<PayoutRow>): Promise<PayoutRow> {
+  const deadline = Date.now() + row.route.length * rt.config.connectorTimeoutMs + 1000;
+  for (;;) {
+    if (row.status === 'pending') {
+      await submitPayoutNow(db, rt, row.accountId, row.id);
+      row = await reload();
+    }
+    // Still pending: another submission holds the row while it claims it.
+    const atNoBank = row.status === 'pending' || (row.status === 'processing' && row.connector === null);
+    if (!atNoBank || Date.now() > deadline) return row;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    row = await reload();
+  }
 }

@@ -99,7 +99,7 @@ const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
-  const rt = deps.payments ?? createRuntime(config);
+  const rt = deps.payments ?? createRuntime(config, { db: database.db });
   const app = Fastify({
     // A caller's logger settings (a test's capture stream) add to the defaults, never drop the redaction.
     logger: typeof deps.logger === 'object' ? { ...loggerOptions(config), ...deps.logger } : (deps.logger ?? loggerOptions(config)),

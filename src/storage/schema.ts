@@ -466,3 +466,47 @@ export const payouts = pgTable(
     index('payouts_due_idx').on(t.nextActionAt).where(sql`status IN ('pending', 'processing')`),
   ],
 );
+
+// ---- the built-in simulated processors' own books (src/connectors/simulator) ----
+// Not ours: what the simulated processors hold, as a real processor's database would, kept in the
+// service's database only so that a restarted process, or several processes, meet the same
+// simulated processor without a simulator server. No account column: a processor keys its books by
+// the merchant's reference (our object id), as the simulators' protocol does.
+
+/** Charges, refunds, mandates and payouts each simulated processor holds, by our reference. */
+export const simulatorObjects = pgTable(
+  'simulator_objects',
+  {
+    processor: text('processor').notNull(),
+    kind: text('kind', { enum: ['charge', 'refund', 'mandate', 'payout'] }).notNull(),
+    /** The merchant's reference (our id): the processor's idempotency key. */
+    reference: text('reference').notNull(),
+    /** The processor's own id of the object. */
+    objectId: text('object_id').notNull(),
+    /** The object in the processor's wire vocabulary (src/connectors/simulator/protocol.ts). */
+    body: jsonb('body').$type<Record<string, unknown>>().notNull(),
+    /** When the processor acts on its own: settles the object to due_state if still unsettled, and reports it by webhook. */
+    dueAt: ts('due_at'),
+    dueState: text('due_state'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.processor, t.kind, t.reference] }),
+    uniqueIndex('simulator_objects_object_id_key').on(t.processor, t.kind, t.objectId),
+    index('simulator_objects_due_idx').on(t.dueAt).where(sql`due_at IS NOT NULL`),
+  ],
+);
+
+/** Webhooks the simulated processors owe the service: sent when due, retried until delivered or given up. */
+export const simulatorReports = pgTable(
+  'simulator_reports',
+  {
+    eventId: text('event_id').primaryKey(),
+    processor: text('processor').notNull(),
+    /** The event as the processor sends it (signed at each attempt). */
+    body: jsonb('body').$type<Record<string, unknown>>().notNull(),
+    /** Next attempt; while an attempt runs, the end of its sender's lease. */
+    dueAt: ts('due_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (t) => [index('simulator_reports_due_idx').on(t.dueAt)],
+);

@@ -21,7 +21,7 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   '4000000000000101': {
     scenario: 'timeout',
     description:
-      'The processor charges but does not answer within CONNECTOR_TIMEOUT_MS: the payment stays pending until ?refresh=true, the worker or the webhook tells it succeeded.',
+      'The processor charges but never answers (in process the timeout comes at once): the payment stays pending until ?refresh=true, the worker, or the webhook sent SIMULATOR_PENDING_DELAY_MS after the caller gave up, tells it succeeded.',
   },
   '4000000000000119': {
     scenario: 'processor_error',
@@ -31,4 +31,21 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
 
 export function testCard(number: string): TestCard | undefined {
   return TEST_CARDS[number];
+}
+
+/**
+ * The bank account endings of API.md §6 (mandates and payouts): the last four digits of the
+ * account number, or of an IBAN's account part, which ends the IBAN.
+ */
+export const TEST_ACCOUNT_ENDINGS: Readonly<Record<string, TestCardScenario>> = {
+  '0000': 'success',
+  '0002': 'decline',
+  '0003': 'pending',
+  '0004': 'timeout',
+  '0005': 'processor_error',
+};
+
+/** Any other ending behaves like 0000. */
+export function accountScenario(accountNumber: string): TestCardScenario {
+  return TEST_ACCOUNT_ENDINGS[accountNumber.replace(/[^0-9]/g, '').slice(-4)] ?? 'success';
 }

@@ -2,6 +2,7 @@
 // default) or over HTTP (SIMULATOR_URL, a server from `npm run simulator`). It builds the
 // processor's requests, reads its answers through transformers.ts and verifies its webhooks.
 import { TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import type { TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';
 import { SIM_SIGNATURE_HEADER } from './protocol.js';
@@ -24,14 +25,6 @@ export interface SimulatorTransport {
   send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
 }
 
-function waitForAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    const fail = () => reject(new TransportError('timeout', 'the simulated processor did not answer in time'));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
-}
-
 /** `answer`, or a timeout error when `signal` aborts first; the listener goes when `answer` settles. */
 function beforeAbort<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
@@ -41,14 +34,24 @@ function beforeAbort<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Calls the host's processors directly; a hanging answer lasts until the caller's deadline. */
+/**
+ * Calls the host's processors directly. A request the processor leaves unanswered (the timeout
+ * scenario) fails at once with the timeout the caller would reach at its deadline: waiting for it
+ * in process would teach nothing (no answer is coming) and would make every timeout card take
+ * CONNECTOR_TIMEOUT_MS (10 s by default). The caller hangs up at once, so the processor reports
+ * the outcome its delay (SIMULATOR_PENDING_DELAY_MS) after this moment, when the caller has its
+ * `pending` answer. Over HTTP (server.ts) the connection is really held until the caller's deadline.
+ */
 export function inProcessTransport(host: SimulatorHost): SimulatorTransport {
   return {
     async send(method, path, body, signal) {
       if (signal.aborted) throw new TransportError('connect_timeout', 'no time left to call the simulated processor');
       // The processor gets its own copy, as it would over the wire.
       const answer = await beforeAbort(host.dispatch(method, path, body === undefined ? undefined : structuredClone(body)), signal);
-      if (answer.hang) return waitForAbort(signal);
+      if (answer.hang) {
+        await answer.hang.hungUp().catch(() => undefined);
+        throw new TransportError('timeout', 'the simulated processor did not answer (the timeout scenario, played at once in process)');
+      }
       return { status: answer.status, body: answer.body === undefined ? undefined : structuredClone(answer.body) };
     },
   };
@@ -61,65 +64,39 @@ export function httpTransport(baseUrl: string, client: HttpClient): SimulatorTra
 
 export const WEBHOOK_TOLERANCE_S = 300;
 
-export function createSimulatorConnector(opts: { name: string; transport: SimulatorTransport; familySecret: string }): Connector {
+const CHARGE_STATE_OF = { succeeded: 'CAPTURED', failed: 'REFUSED' } as const;
+const MANDATE_STATE_OF = { active: 'ACTIVE', failed: 'REJECTED', revoked: 'REVOKED_BY_PAYER' } as const;
+const PAYOUT_STATE_OF = { paid: 'PAID', failed: 'REJECTED', returned: 'RETURNED' } as const;
+
+/** A simulated processor: a connector, with its sandbox's test controls on the same object. */
+export function createSimulatorConnector(opts: { name: string; transport: SimulatorTransport; familySecret: string }): Connector & TestControls {
   const { name, transport } = opts;
   const secret = processorSecret(opts.familySecret, name);
   const path = (...parts: string[]) => `/${[name, ...parts].map(encodeURIComponent).join('/')}`;
+  /** One request to the processor, its answer read by `read`. */
+  const ask = async <R>(signal: AbortSignal, read: (status: number, body: unknown) => R, method: 'GET' | 'POST', parts: string[], body?: unknown): Promise<R> => {
+    const answer = await transport.send(method, path(...parts), body, signal);
+    return read(answer.status, answer.body);
+  };
   return {
     name,
     modes: ['test'],
     paymentMethodTypes: ['card', 'mandate'],
-    async charge(request, signal) {
-      const answer = await transport.send('POST', path('charges'), toChargeRequest(request), signal);
-      return chargeAnswer(answer.status, answer.body);
-    },
-    async chargeStatus(request, signal) {
-      const answer = await transport.send('GET', path('charges', request.reference), undefined, signal);
-      return chargeStatusAnswer(answer.status, answer.body);
-    },
-    async refund(request, signal) {
-      const answer = await transport.send('POST', path('refunds'), toRefundRequest(request), signal);
-      return refundAnswer(answer.status, answer.body);
-    },
-    async refundStatus(request, signal) {
-      const answer = await transport.send('GET', path('refunds', request.reference), undefined, signal);
-      return refundStatusAnswer(answer.status, answer.body);
-    },
-    async resolvePendingCharge(reference, outcome, signal) {
-      const state = outcome === 'succeeded' ? 'CAPTURED' : 'REFUSED';
-      const answer = await transport.send('POST', path('charges', reference, 'resolve'), { state }, signal);
-      return chargeStatusAnswer(answer.status, answer.body);
-    },
-    async setupMandate(request, signal) {
-      const answer = await transport.send('POST', path('mandates'), toMandateRequest(request), signal);
-      return mandateAnswer(answer.status, answer.body);
-    },
-    async mandateStatus(request, signal) {
-      const answer = await transport.send('GET', path('mandates', request.reference), undefined, signal);
-      return mandateStatusAnswer(answer.status, answer.body);
-    },
-    async cancelMandate(request, signal) {
-      const answer = await transport.send('POST', path('mandates', request.reference, 'cancel'), {}, signal);
-      return mandateStatusAnswer(answer.status, answer.body);
-    },
-    async resolveTestMandate(reference, outcome, signal) {
-      const state = outcome === 'active' ? 'ACTIVE' : outcome === 'failed' ? 'REJECTED' : 'REVOKED_BY_PAYER';
-      const answer = await transport.send('POST', path('mandates', reference, 'resolve'), { state }, signal);
-      return mandateStatusAnswer(answer.status, answer.body);
-    },
-    async payout(request, signal) {
-      const answer = await transport.send('POST', path('payouts'), toPayoutRequest(request), signal);
-      return payoutAnswer(answer.status, answer.body);
-    },
-    async payoutStatus(request, signal) {
-      const answer = await transport.send('GET', path('payouts', request.reference), undefined, signal);
-      return payoutStatusAnswer(answer.status, answer.body);
-    },
-    async resolvePendingPayout(reference, outcome, signal) {
-      const state = outcome === 'paid' ? 'PAID' : outcome === 'failed' ? 'REJECTED' : 'RETURNED';
-      const answer = await transport.send('POST', path('payouts', reference, 'resolve'), { state }, signal);
-      return payoutStatusAnswer(answer.status, answer.body);
-    },
+    charge: (request, signal) => ask(signal, chargeAnswer, 'POST', ['charges'], toChargeRequest(request)),
+    chargeStatus: (request, signal) => ask(signal, chargeStatusAnswer, 'GET', ['charges', request.reference]),
+    refund: (request, signal) => ask(signal, refundAnswer, 'POST', ['refunds'], toRefundRequest(request)),
+    refundStatus: (request, signal) => ask(signal, refundStatusAnswer, 'GET', ['refunds', request.reference]),
+    setupMandate: (request, signal) => ask(signal, mandateAnswer, 'POST', ['mandates'], toMandateRequest(request)),
+    mandateStatus: (request, signal) => ask(signal, mandateStatusAnswer, 'GET', ['mandates', request.reference]),
+    cancelMandate: (request, signal) => ask(signal, mandateStatusAnswer, 'POST', ['mandates', request.reference, 'cancel'], {}),
+    payout: (request, signal) => ask(signal, payoutAnswer, 'POST', ['payouts'], toPayoutRequest(request)),
+    payoutStatus: (request, signal) => ask(signal, payoutStatusAnswer, 'GET', ['payouts', request.reference]),
+    resolvePendingCharge: (reference, outcome, signal) =>
+      ask(signal, chargeStatusAnswer, 'POST', ['charges', reference, 'resolve'], { state: CHARGE_STATE_OF[outcome] }),
+    resolveTestMandate: (reference, outcome, signal) =>
+      ask(signal, mandateStatusAnswer, 'POST', ['mandates', reference, 'resolve'], { state: MANDATE_STATE_OF[outcome] }),
+    resolvePendingPayout: (reference, outcome, signal) =>
+      ask(signal, payoutStatusAnswer, 'POST', ['payouts', reference, 'resolve'], { state: PAYOUT_STATE_OF[outcome] }),
     parseWebhook(input: InboundWebhook): InboundEvent {
       const header = input.headers[SIM_SIGNATURE_HEADER];
       const check = verifySignature(

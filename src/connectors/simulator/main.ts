@@ -1,6 +1,8 @@
 // `npm run simulator`: the simulated processors as a standalone server. Point the service at it
 // with SIMULATOR_URL=http://127.0.0.1:<port>; its webhooks go to SIMULATOR_WEBHOOK_URL (the
-// service's base URL). Several service processes in test mode share one simulator this way.
+// service's base URL). Its books are in its own memory: the processor's own process outlives
+// service restarts, and stopping it resets the sandbox. (In process, the default, the simulated
+// processors keep their books in the service's database instead, shared by every process on it.)
 import { loadConfig } from '../../config.js';
 import { startSimulatorServer } from './server.js';
 

@@ -1,9 +1,9 @@
 // Pure mapping of the simulated processors' payout vocabulary (protocol.ts) onto ours (types.ts),
 // exhaustive like transformers.ts: a new processor state or rejection fails to compile until it is
 // given a meaning.
-import type { PayoutFailureCode, PayoutRequest, PayoutResult, PayoutState, PayoutStatusResult } from '../types.js';
+import type { PayoutFailureCode, PayoutRequest, PayoutState } from '../types.js';
 import { SIM_PAYOUT_STATES, type SimPayout, type SimPayoutRejection, type SimPayoutRequest, type SimPayoutState } from './protocol.js';
-import { errorCodeOf, errorOf } from './transformers.js';
+import { answersOf } from './answers.js';
 
 const FAILURE_OF_REJECTION = {
   ACCOUNT_CLOSED: 'account_closed',
@@ -56,12 +56,4 @@ export function payoutStateOf(payout: SimPayout): PayoutState {
   }
 }
 
-export function payoutAnswer(status: number, body: unknown): PayoutResult {
-  if ((status === 200 || status === 201) && isPayout(body)) return payoutStateOf(body);
-  return errorOf(status, body);
-}
-
-export function payoutStatusAnswer(status: number, body: unknown): PayoutStatusResult {
-  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
-  return payoutAnswer(status, body);
-}
+export const { answer: payoutAnswer, statusAnswer: payoutStatusAnswer } = answersOf(isPayout, payoutStateOf);

@@ -1,68 +1,19 @@
 // The simulated processors themselves — the far side of the simulator connector, as a processor's
-// sandbox would behave. Outcomes are chosen by the test card (cards.ts); charges and refunds are
-// idempotent by the merchant's reference (our payment or refund id), so a repeated call returns
-// the charge already made instead of charging again. Pending charges settle after a configured
-// delay (or when told to, through the control endpoint) and are reported by signed webhook.
-//
-// Clock, timers and the webhook poster are injected; state is in memory (one host per process, or
-// its own process with `npm run simulator`).
+// sandbox would behave: charges and refunds (charges.ts), mandates (mandates.ts) and payouts
+// (payouts.ts) behind one HTTP-shaped API, their books in a store (store.ts: the service's
+// database in process, memory in the simulator's own server), and what they do on their own later
+// (reports.ts). Clock and webhook poster are injected.
 import crypto from 'node:crypto';
-import { testCard, type TestCardScenario } from './cards.js';
-import type {
-  SimCharge,
-  SimChargeRequest,
-  SimError,
-  SimErrorCode,
-  SimRefund,
-  SimRefundRequest,
-  SimWebhook,
-} from './protocol.js';
-import { SIM_SIGNATURE_HEADER } from './protocol.js';
-import { processorSecret, signPayload } from './signing.js';
-import { SimulatedMandates } from './mandates.js';
-import { SimulatedPayouts } from './payouts.js';
+import { ChargeDesk, RefundDesk } from './charges.js';
+import { MandateDesk } from './mandates.js';
+import { PayoutDesk } from './payouts.js';
+import type { Desk, ProcessorContext } from './objects.js';
+import { SIMULATED_PROCESSORS, type ProcessorProfile } from './profiles.js';
+import { ReportPump, systemClock, type SimulatorClock, type WebhookPoster } from './reports.js';
+import { memoryStore, type SimKey, type SimulatorStore } from './store.js';
+import { simError, type SimResponse } from './wire.js';
 
-export interface SimResponse {
-  status: number;
-  body: unknown;
-  /** The processor acted but never answers (the timeout scenario). */
-  hang?: boolean;
-}
-
-export interface ProcessorProfile {
-  name: string;
-  /** Card scenarios this processor answers with an internal error instead of processing. */
-  errorsOn: readonly TestCardScenario[];
-}
-
-/** The built-in family: two processors, so that routing and fallback can be seen. */
-export const SIMULATED_PROCESSORS: readonly ProcessorProfile[] = [
-  { name: 'simulator_a', errorsOn: ['processor_error'] },
-  { name: 'simulator_b', errorsOn: [] },
-];
-
-export interface SimulatorClock {
-  now(): Date;
-  /** Runs fn after delayMs; returns a cancel function. */
-  schedule(delayMs: number, fn: () => void): () => void;
-}
-
-export const systemClock: SimulatorClock = {
-  now: () => new Date(),
-  schedule(delayMs, fn) {
-    const timer = setTimeout(fn, delayMs);
-    timer.unref();
-    return () => clearTimeout(timer);
-  },
-};
-
-export type WebhookPoster = (url: string, headers: Record<string, string>, body: string) => Promise<number>;
-
-const defaultPoster: WebhookPoster = async (url, headers, body) => {
-  const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
-  await res.arrayBuffer();
-  return res.status;
-};
+export { SIMULATED_PROCESSORS, systemClock, type ProcessorProfile, type SimulatorClock, type SimResponse, type WebhookPoster };
 
 export interface SimulatorOptions {
   familySecret: string;
@@ -75,57 +26,55 @@ export interface SimulatorOptions {
   profiles?: readonly ProcessorProfile[];
   /** Prefix of this instance's ids (default: random). */
   instanceId?: string;
+  /** Where the processors keep their books (default: this process's memory). */
+  store?: SimulatorStore;
 }
 
-const WEBHOOK_RETRY_DELAYS_MS = [250, 1000, 5000, 30_000];
-
-function error(status: number, code: SimErrorCode, detail: string): SimResponse {
-  const body: SimError = { error: { code, detail } };
-  return { status, body };
-}
-
-function isChargeRequest(body: unknown): body is SimChargeRequest {
-  const b = body as SimChargeRequest | undefined;
-  return (
-    typeof b?.merchant_reference === 'string' &&
-    Number.isSafeInteger(b.amount_minor) &&
-    b.amount_minor > 0 &&
-    typeof b.currency === 'string' &&
-    // A direct debit names its mandate instead of a card.
-    ((typeof b.mandate_id === 'string' && b.card === undefined) ||
-      (typeof b.card?.pan === 'string' &&
-        Number.isInteger(b.card.expiry_month) &&
-        Number.isInteger(b.card.expiry_year) &&
-        typeof b.card.security_code === 'string'))
-  );
-}
-
-function isRefundRequest(body: unknown): body is SimRefundRequest {
-  const b = body as SimRefundRequest | undefined;
-  return typeof b?.merchant_reference === 'string' && typeof b.charge_reference === 'string' && Number.isSafeInteger(b.amount_minor) && b.amount_minor > 0;
-}
-
-export class SimulatedProcessor {
-  readonly charges = new Map<string, SimCharge>();
-  readonly refunds = new Map<string, SimRefund>();
-  /** Charge requests received per merchant reference, replays included (tests count them). */
-  readonly chargeRequests = new Map<string, number>();
+export class SimulatedProcessor implements ProcessorContext {
   private sequence = 0;
+  /** The charges this processor holds (charges.ts). */
+  readonly charges: ChargeDesk;
+  readonly refunds: RefundDesk;
   /** Direct debit mandates held by this processor (mandates.ts). */
-  readonly mandates: SimulatedMandates;
+  readonly mandates: MandateDesk;
   /** Payouts sent by this processor (payouts.ts). */
-  readonly payouts: SimulatedPayouts;
+  readonly payouts: PayoutDesk;
+  private readonly desks: Record<string, Desk>;
 
   constructor(
     readonly profile: ProcessorProfile,
     private readonly host: SimulatorHost,
   ) {
-    this.mandates = new SimulatedMandates(this, host);
-    this.payouts = new SimulatedPayouts(this, host);
+    this.mandates = new MandateDesk(this);
+    this.charges = new ChargeDesk(this, (id) => this.mandates.getByObjectId(id));
+    this.refunds = new RefundDesk(this);
+    this.payouts = new PayoutDesk(this);
+    this.desks = { charges: this.charges, refunds: this.refunds, mandates: this.mandates, payouts: this.payouts };
   }
 
   get name() {
     return this.profile.name;
+  }
+
+  get store() {
+    return this.host.store;
+  }
+
+  get pendingDelayMs() {
+    return this.host.options.pendingDelayMs;
+  }
+
+  /** Charge requests received per merchant reference, replays included (tests count them). */
+  get chargeRequests() {
+    return this.charges.requests;
+  }
+
+  now(): Date {
+    return this.host.clock.now();
+  }
+
+  wake(at?: Date): void {
+    this.host.pump.wake(at);
   }
 
   nextId(kind: string): string {
@@ -133,194 +82,60 @@ export class SimulatedProcessor {
     return `${this.name}_${kind}_${this.host.instanceId}${String(this.sequence).padStart(8, '0')}`;
   }
 
-  createCharge(body: unknown): SimResponse {
-    if (!isChargeRequest(body)) return error(400, 'BAD_REQUEST', 'merchant_reference, amount_minor, currency and card are required');
-    this.chargeRequests.set(body.merchant_reference, (this.chargeRequests.get(body.merchant_reference) ?? 0) + 1);
-    const existing = this.charges.get(body.merchant_reference);
-    if (existing) {
-      if (existing.amount_minor !== body.amount_minor || existing.currency !== body.currency) {
-        return error(409, 'IDEMPOTENCY_CONFLICT', 'this merchant_reference was used for another charge');
-      }
-      return { status: 200, body: existing };
-    }
-    if (body.mandate_id !== undefined) {
-      const debit = this.mandates.debit(body as SimChargeRequest & { mandate_id: string }, {
-        charge_id: this.nextId('ch'),
-        merchant_reference: body.merchant_reference,
-        amount_minor: body.amount_minor,
-        currency: body.currency,
-        state: 'PENDING',
-        refusal: null,
-        refunded_minor: 0,
-        created_at: this.host.clock.now().toISOString(),
-      });
-      this.charges.set(debit.merchant_reference, debit);
-      return { status: 201, body: debit };
-    }
-    const card = testCard(body.card!.pan);
-    const scenario = card?.scenario;
-    if (scenario && this.profile.errorsOn.includes(scenario)) {
-      return error(500, 'INTERNAL_ERROR', 'the processor could not process the request; nothing was charged');
-    }
-    const now = this.host.clock.now();
-    const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
-    const charge: SimCharge = {
-      charge_id: this.nextId('ch'),
-      merchant_reference: body.merchant_reference,
-      amount_minor: body.amount_minor,
-      currency: body.currency,
-      state: 'CAPTURED',
-      refusal: null,
-      refunded_minor: 0,
-      created_at: now.toISOString(),
-    };
-    if (!card) {
-      charge.state = 'REFUSED';
-      charge.refusal = 'UNKNOWN_CARD';
-    } else if (expired) {
-      charge.state = 'REFUSED';
-      charge.refusal = 'EXPIRED_CARD';
-    } else if (card.scenario === 'decline') {
-      charge.state = 'REFUSED';
-      charge.refusal = card.decline === 'insufficient_funds' ? 'NOT_ENOUGH_BALANCE' : 'DO_NOT_HONOUR';
-    } else if (card.scenario === 'pending') {
-      charge.state = 'PENDING';
-      this.host.later(() => this.settleCharge(charge.merchant_reference, 'CAPTURED'));
-    }
-    this.charges.set(charge.merchant_reference, charge);
-    if (card?.scenario === 'timeout') {
-      // Charged, but the answer never comes: the merchant learns it by asking or by webhook.
-      this.host.later(() => this.host.notify(this.name, { event_type: 'charge.state_changed', charge }));
-      return { status: 0, body: undefined, hang: true };
-    }
-    return { status: 201, body: charge };
+  /** What falls due on its own: pending objects settling, timed-out requests being reported. */
+  runDue(key: SimKey): Promise<void> {
+    const desk = { charge: this.charges, refund: this.refunds, mandate: this.mandates, payout: this.payouts }[key.kind];
+    return desk.runDue(key.reference);
   }
 
-  getCharge(reference: string): SimResponse {
-    const charge = this.charges.get(reference);
-    return charge ? { status: 200, body: charge } : error(404, 'NOT_FOUND', 'no charge with this merchant_reference');
+  /** /{collection}, /{collection}/{reference} and /{collection}/{reference}/{action}, below the processor's name. */
+  async dispatch(method: string, parts: readonly string[], body: unknown): Promise<SimResponse | undefined> {
+    const [collection, reference, action] = parts;
+    if (collection === 'stats' && method === 'GET' && parts.length === 1) return { status: 200, body: await this.stats() };
+    const desk = collection === undefined ? undefined : this.desks[collection];
+    if (!desk) return undefined;
+    if (method === 'POST' && parts.length === 1) return desk.create(body);
+    if (method === 'GET' && parts.length === 2) return desk.read(reference!);
+    if (method === 'POST' && parts.length === 3) return desk.act?.(action!, reference!, body);
+    return undefined;
   }
 
-  /** Settles a pending charge (delay elapsed or control call) and reports it by webhook. */
-  settleCharge(reference: string, state: 'CAPTURED' | 'REFUSED'): SimResponse {
-    const charge = this.charges.get(reference);
-    if (!charge) return error(404, 'NOT_FOUND', 'no charge with this merchant_reference');
-    if (charge.state !== 'PENDING') return { status: 200, body: charge };
-    charge.state = state;
-    charge.refusal = state === 'REFUSED' ? (charge.mandate_id ? 'DEBIT_RETURNED' : 'DO_NOT_HONOUR') : null;
-    this.host.notify(this.name, { event_type: 'charge.state_changed', charge });
-    return { status: 200, body: charge };
-  }
-
-  createRefund(body: unknown): SimResponse {
-    if (!isRefundRequest(body)) return error(400, 'BAD_REQUEST', 'merchant_reference, charge_reference and amount_minor are required');
-    const existing = this.refunds.get(body.merchant_reference);
-    if (existing) return { status: 200, body: existing };
-    const charge = this.charges.get(body.charge_reference);
-    if (!charge) return error(404, 'NOT_FOUND', 'no charge with this charge_reference');
-    const refund: SimRefund = {
-      refund_id: this.nextId('re'),
-      merchant_reference: body.merchant_reference,
-      charge_id: charge.charge_id,
-      amount_minor: body.amount_minor,
-      state: 'REFUNDED',
-      refusal: null,
-      created_at: this.host.clock.now().toISOString(),
-    };
-    if (charge.state !== 'CAPTURED') {
-      refund.state = 'REFUND_REFUSED';
-      refund.refusal = 'CHARGE_NOT_CAPTURED';
-    } else if (charge.refunded_minor + body.amount_minor > charge.amount_minor) {
-      refund.state = 'REFUND_REFUSED';
-      refund.refusal = 'AMOUNT_EXCEEDS_CHARGE';
-    } else {
-      charge.refunded_minor += body.amount_minor;
-    }
-    this.refunds.set(refund.merchant_reference, refund);
-    return { status: 201, body: refund };
-  }
-
-  getRefund(reference: string): SimResponse {
-    const refund = this.refunds.get(reference);
-    return refund ? { status: 200, body: refund } : error(404, 'NOT_FOUND', 'no refund with this merchant_reference');
-  }
-
-  stats() {
+  async stats() {
     return {
-      charges: this.charges.size,
+      charges: await this.store.count(this.name, 'charge'),
       charge_requests: Object.fromEntries(this.chargeRequests),
-      refunds: this.refunds.size,
+      refunds: await this.store.count(this.name, 'refund'),
     };
   }
 }
 
-/** The processors of one simulator, their timers and their webhook sending. */
+/** The processors of one simulator, their books and what they do on their own. */
 export class SimulatorHost {
   readonly processors = new Map<string, SimulatedProcessor>();
   readonly clock: SimulatorClock;
-  private readonly cancels = new Set<() => void>();
-  private webhookSequence = 0;
-  private webhookBaseUrl: string | undefined;
-  private readonly postWebhook: WebhookPoster;
-  private closed = false;
+  readonly store: SimulatorStore;
+  readonly pump: ReportPump;
   /** Makes this simulator's ids unique across restarts and instances, as a processor's are. */
   readonly instanceId: string;
 
   constructor(readonly options: SimulatorOptions) {
     this.instanceId = options.instanceId ?? crypto.randomBytes(4).toString('hex');
     this.clock = options.clock ?? systemClock;
-    this.webhookBaseUrl = options.webhookBaseUrl;
-    this.postWebhook = options.postWebhook ?? defaultPoster;
+    this.store = options.store ?? memoryStore();
     for (const profile of options.profiles ?? SIMULATED_PROCESSORS) this.processors.set(profile.name, new SimulatedProcessor(profile, this));
+    this.pump = new ReportPump({
+      store: this.store,
+      clock: this.clock,
+      processors: [...this.processors.keys()],
+      familySecret: options.familySecret,
+      postWebhook: options.postWebhook,
+      runDue: (key) => this.processors.get(key.processor)!.runDue(key),
+    });
+    this.pump.setWebhookBaseUrl(options.webhookBaseUrl);
   }
 
   setWebhookBaseUrl(url: string | undefined): void {
-    this.webhookBaseUrl = url;
-  }
-
-  /** Runs fn once the pending delay has passed. */
-  later(fn: () => void, delayMs = this.options.pendingDelayMs): void {
-    if (this.closed) return;
-    const cancel = this.clock.schedule(delayMs, () => {
-      this.cancels.delete(cancel);
-      if (!this.closed) fn();
-    });
-    this.cancels.add(cancel);
-  }
-
-  notify(processor: string, event: Pick<SimWebhook, 'event_type' | 'charge' | 'refund' | 'mandate' | 'payout'>): void {
-    const base = this.webhookBaseUrl;
-    if (!base || this.closed) return;
-    this.webhookSequence += 1;
-    const webhook: SimWebhook = {
-      event_id: `${processor}_evt_${this.instanceId}${String(this.webhookSequence).padStart(8, '0')}`,
-      occurred_at: this.clock.now().toISOString(),
-      ...event,
-      ...(event.charge ? { charge: { ...event.charge } } : {}),
-      ...(event.mandate ? { mandate: { ...event.mandate } } : {}),
-    };
-    const body = JSON.stringify(webhook);
-    const url = `${base.replace(/\/$/, '')}/v1/connectors/${processor}/webhooks`;
-    const secret = processorSecret(this.options.familySecret, processor);
-    const send = (attempt: number) => {
-      const headers = {
-        'content-type': 'application/json',
-        [SIM_SIGNATURE_HEADER]: signPayload(secret, Math.floor(this.clock.now().getTime() / 1000), body),
-      };
-      this.postWebhook(url, headers, body).then(
-        (status) => {
-          if (status >= 200 && status < 300) return;
-          if (status >= 400 && status < 500 && status !== 409 && status !== 429) return;
-          retry(attempt);
-        },
-        () => retry(attempt),
-      );
-    };
-    const retry = (attempt: number) => {
-      const delay = WEBHOOK_RETRY_DELAYS_MS[attempt];
-      if (delay !== undefined) this.later(() => send(attempt + 1), delay);
-    };
-    send(0);
+    this.pump.setWebhookBaseUrl(url);
   }
 
   private async pause(): Promise<void> {
@@ -333,36 +148,11 @@ export class SimulatorHost {
     await this.pause();
     const parts = path.split('?')[0]!.split('/').filter(Boolean).map(decodeURIComponent);
     const processor = this.processors.get(parts[0] ?? '');
-    if (!processor) return error(404, 'NOT_FOUND', `no processor ${parts[0] ?? ''}`);
-    const [, collection, reference, action] = parts;
-    if (collection === 'charges') {
-      if (method === 'POST' && parts.length === 2) return processor.createCharge(body);
-      if (method === 'GET' && parts.length === 3) return processor.getCharge(reference!);
-      if (method === 'POST' && action === 'resolve' && parts.length === 4) {
-        const state = (body as { state?: string } | undefined)?.state;
-        if (state !== 'CAPTURED' && state !== 'REFUSED') return error(400, 'BAD_REQUEST', 'state must be CAPTURED or REFUSED');
-        return processor.settleCharge(reference!, state);
-      }
-    }
-    if (collection === 'refunds') {
-      if (method === 'POST' && parts.length === 2) return processor.createRefund(body);
-      if (method === 'GET' && parts.length === 3) return processor.getRefund(reference!);
-    }
-    if (collection === 'mandates') {
-      const answer = processor.mandates.dispatch(method, parts.slice(2), body);
-      if (answer) return answer;
-    }
-    if (collection === 'payouts') {
-      const answer = processor.payouts.dispatch(method, parts.slice(2), body);
-      if (answer) return answer;
-    }
-    if (collection === 'stats' && method === 'GET') return { status: 200, body: processor.stats() };
-    return error(404, 'NOT_FOUND', `no route ${method} ${path}`);
+    if (!processor) return simError(404, 'NOT_FOUND', `no processor ${parts[0] ?? ''}`);
+    return (await processor.dispatch(method, parts.slice(1), body)) ?? simError(404, 'NOT_FOUND', `no route ${method} ${path}`);
   }
 
   close(): void {
-    this.closed = true;
-    for (const cancel of this.cancels) cancel();
-    this.cancels.clear();
+    this.pump.close();
   }
 }

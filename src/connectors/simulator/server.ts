@@ -1,9 +1,12 @@
 // The simulated processors as their own HTTP server, so that timeouts, refused connections and a
 // processor that outlives a crashed service are real network behaviour. `npm run simulator` runs
-// it on its own (main.ts); tests start it in their own process.
+// it on its own (main.ts); tests start it in their own process. Its books are in its own memory
+// unless a store is given (store.ts): it is the processor's own process, which outlives service
+// restarts, and stopping it resets the sandbox.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SimulatorHost, type SimulatorOptions } from './processor.js';
+import { HOLD_LIMIT_MS } from './wire.js';
 
 export interface SimulatorServer {
   url: string;
@@ -29,9 +32,16 @@ export async function startSimulatorServer(options: SimulatorOptions & { port?: 
       host.dispatch(req.method ?? 'GET', req.url ?? '/', body).then(
         (answer) => {
           if (answer.hang) {
-            // Held open until the client gives up (its timeout) or the server closes.
+            // Held open until the client gives up (its timeout) or the server closes; the
+            // processor reports the outcome its delay after that.
+            const { hang } = answer;
+            const cut = setTimeout(() => res.destroy(), HOLD_LIMIT_MS);
             hanging.add(res);
-            res.on('close', () => hanging.delete(res));
+            res.on('close', () => {
+              clearTimeout(cut);
+              hanging.delete(res);
+              hang.hungUp().catch(() => undefined);
+            });
             return;
           }
           res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));

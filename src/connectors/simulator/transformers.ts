@@ -2,35 +2,24 @@
 // Every processor word is mapped exhaustively: a new processor state or code fails to compile
 // here until it is given a meaning.
 import {
-  connectorError,
   type ChargeRequest,
-  type ChargeResult,
   type ChargeState,
-  type ChargeStatusResult,
-  type ConnectorErrorCode,
   type InboundEvent,
   type MandateFailureCode,
-  type MandateResult,
   type MandateScheme,
   type MandateSetupRequest,
   type MandateState,
-  type MandateStatusResult,
   type PaymentFailureCode,
   type RefundFailureCode,
   type RefundRequest,
-  type RefundResult,
   type RefundState,
-  type RefundStatusResult,
 } from '../types.js';
 import {
   SIM_CHARGE_STATES,
-  SIM_ERROR_CODES,
   SIM_REFUND_STATES,
   type SimCharge,
   type SimChargeRequest,
   type SimChargeState,
-  type SimError,
-  type SimErrorCode,
   type SimRefund,
   type SimRefundRefusal,
   type SimRefundRequest,
@@ -45,6 +34,7 @@ import {
   type SimScheme,
 } from './protocol.js';
 import { isPayout, payoutStateOf } from './payout-transformers.js';
+import { answersOf } from './answers.js';
 
 const FAILURE_OF_REFUSAL = {
   DO_NOT_HONOUR: 'card_declined',
@@ -70,15 +60,6 @@ const FAILURE_OF_REFUND_REFUSAL = {
   CHARGE_NOT_CAPTURED: 'charge_not_refundable',
   AMOUNT_EXCEEDS_CHARGE: 'amount_above_refundable',
 } as const satisfies Record<SimRefundRefusal, RefundFailureCode>;
-
-const ERROR_OF_CODE = {
-  INTERNAL_ERROR: 'processor_error',
-  BAD_REQUEST: 'request_rejected',
-  NOT_FOUND: 'request_rejected',
-  // The processor holds something under our reference already: not a refusal to act, so the
-  // object is verified (status) rather than failed and tried elsewhere.
-  IDEMPOTENCY_CONFLICT: 'invalid_response',
-} as const satisfies Record<SimErrorCode, ConnectorErrorCode>;
 
 export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
   return {
@@ -124,11 +105,6 @@ function isRefund(body: unknown): body is SimRefund {
   );
 }
 
-export function errorCodeOf(body: unknown): SimErrorCode | undefined {
-  const code = (body as SimError | undefined)?.error?.code;
-  return (SIM_ERROR_CODES as readonly string[]).includes(code as string) ? (code as SimErrorCode) : undefined;
-}
-
 export function chargeStateOf(charge: SimCharge): ChargeState {
   const state: SimChargeState = charge.state;
   switch (state) {
@@ -161,34 +137,8 @@ export function refundStateOf(refund: SimRefund): RefundState {
   }
 }
 
-export function errorOf(status: number, body: unknown) {
-  const code = errorCodeOf(body);
-  if (code) return connectorError(ERROR_OF_CODE[code], `the processor answered ${status} ${code}`);
-  // Only the processor's own INTERNAL_ERROR says nothing was done. A bare 5xx may come from a proxy
-  // after the processor acted, so it is not retryable elsewhere: the outcome is verified later.
-  if (status >= 500) return connectorError('invalid_response', `the processor answered ${status} without saying whether it acted`);
-  return connectorError('invalid_response', `unexpected answer ${status} from the processor`);
-}
-
-export function chargeAnswer(status: number, body: unknown): ChargeResult {
-  if ((status === 200 || status === 201) && isCharge(body)) return chargeStateOf(body);
-  return errorOf(status, body);
-}
-
-export function chargeStatusAnswer(status: number, body: unknown): ChargeStatusResult {
-  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
-  return chargeAnswer(status, body);
-}
-
-export function refundAnswer(status: number, body: unknown): RefundResult {
-  if ((status === 200 || status === 201) && isRefund(body)) return refundStateOf(body);
-  return errorOf(status, body);
-}
-
-export function refundStatusAnswer(status: number, body: unknown): RefundStatusResult {
-  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
-  return refundAnswer(status, body);
-}
+export const { answer: chargeAnswer, statusAnswer: chargeStatusAnswer } = answersOf(isCharge, chargeStateOf);
+export const { answer: refundAnswer, statusAnswer: refundStatusAnswer } = answersOf(isRefund, refundStateOf);
 
 // ---- mandates ----
 
@@ -241,15 +191,7 @@ export function mandateStateOf(mandate: SimMandate): MandateState {
   }
 }
 
-export function mandateAnswer(status: number, body: unknown): MandateResult {
-  if ((status === 200 || status === 201) && isMandate(body)) return mandateStateOf(body);
-  return errorOf(status, body);
-}
-
-export function mandateStatusAnswer(status: number, body: unknown): MandateStatusResult {
-  if (status === 404 && errorCodeOf(body) === 'NOT_FOUND') return { kind: 'not_found' };
-  return mandateAnswer(status, body);
-}
+export const { answer: mandateAnswer, statusAnswer: mandateStatusAnswer } = answersOf(isMandate, mandateStateOf);
 
 /** Undefined when the payload is not one of the processor's event shapes. */
 export function inboundEventOf(webhook: unknown): InboundEvent | undefined {

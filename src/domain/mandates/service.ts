@@ -252,9 +252,7 @@ export async function resolveTestMandate(db: Db, rt: Runtime, ctx: RequestContex
   if (row.connector === null) throw invalidState('mandate', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
   const connector = row.connector;
   const reference = toPublicId('mdt', row.id);
-  const state = await settleThroughTestControl(rt.call, connector, 'mandate', (c) =>
-    c.resolveTestMandate ? (signal) => c.resolveTestMandate!(reference, outcome, signal) : undefined,
-  );
+  const state = await settleThroughTestControl(rt, connector, 'mandate', (c, signal) => c.resolveTestMandate(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<MandateRow>(db, rt, mandateKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, mandateView(after ?? row));

@@ -185,9 +185,7 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
   }
   const connector = row.connector;
   const reference = toPublicId('pay', row.id);
-  const state = await settleThroughTestControl(rt.call, connector, 'charge', (c) =>
-    c.resolvePendingCharge ? (signal) => c.resolvePendingCharge!(reference, outcome, signal) : undefined,
-  );
+  const state = await settleThroughTestControl(rt, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, paymentView(after ?? row));

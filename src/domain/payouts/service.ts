@@ -15,7 +15,7 @@
 // `payout` names the connectors; those able to send payouts are kept in order. Without such a rule
 // (or when none of its connectors can pay out) every payout-capable connector of the mode is used
 // in registry order — in test mode simulator_a then simulator_b, so fallback works out of the box.
-import { settleThroughTestControl } from '../test-controls.js';
+import { payoutAtBank, settleThroughTestControl } from '../test-controls.js';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { accounts, beneficiaries, payouts } from '../../storage/schema.js';
@@ -36,7 +36,6 @@ import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js
 import { markCancelled, payoutView, type PayoutRow } from './outcome.js';
 import { payoutKind } from './kind.js';
 import { applyState } from '../../movement/apply.js';
-import { submitPayoutNow } from './submission.js';
 import type { PayoutStatus } from './state.js';
 
 const PAYOUTS: Resource<typeof payouts> = { table: payouts, prefix: 'po', name: 'payout' };
@@ -168,11 +167,7 @@ export async function cancelPayout(db: Db, rt: Runtime, ctx: RequestContext, id:
  */
 export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'paid' | 'failed' | 'returned'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
-  let row = await loadOne(db, ctx, PAYOUTS, id);
-  if (row.status === 'pending') {
-    await submitPayoutNow(db, rt, row.accountId, row.id);
-    row = await loadOne(db, ctx, PAYOUTS, id);
-  }
+  const row = await payoutAtBank(db, rt, await loadOne(db, ctx, PAYOUTS, id), () => loadOne(db, ctx, PAYOUTS, id));
   const allowed: PayoutStatus[] = outcome === 'returned' ? ['processing', 'paid'] : ['processing'];
   if (!allowed.includes(row.status)) throw invalidState('payout', row.status, allowed, `resolve (${outcome})`);
   if (row.connector === null) {
@@ -180,9 +175,7 @@ export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext
   }
   const connector = row.connector;
   const reference = toPublicId('po', row.id);
-  const state = await settleThroughTestControl(rt.call, connector, 'payout', (c) =>
-    c.resolvePendingPayout ? (signal) => c.resolvePendingPayout!(reference, outcome, signal) : undefined,
-  );
+  const state = await settleThroughTestControl(rt, connector, 'payout', (c, signal) => c.resolvePendingPayout(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PayoutRow>(db, rt, payoutKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, payoutView(after ?? row));

@@ -1,0 +1,134 @@
+// A simulated processor's charges and refunds. The test card picks the outcome (cards.ts); a
+// direct debit (a charge naming a mandate) is pending until the bank settles it. Charges and
+// refunds are idempotent by the merchant's reference (our payment or refund id), so a repeated call
+// returns the charge already made instead of charging again.
+import { testCard } from './cards.js';
+import type { SimCharge, SimChargeRequest, SimMandate, SimRefund, SimRefundRequest } from './protocol.js';
+import { countRequest, ProcessorObjects, type Desk, type Made, type ProcessorContext } from './objects.js';
+import { movesMoney, simError, type SimResponse } from './wire.js';
+
+function isChargeRequest(body: unknown): body is SimChargeRequest {
+  const b = body as SimChargeRequest;
+  return (
+    movesMoney(body) &&
+    // A direct debit names its mandate instead of a card.
+    ((typeof b.mandate_id === 'string' && b.card === undefined) ||
+      (typeof b.card?.pan === 'string' &&
+        Number.isInteger(b.card.expiry_month) &&
+        Number.isInteger(b.card.expiry_year) &&
+        typeof b.card.security_code === 'string'))
+  );
+}
+
+function isRefundRequest(body: unknown): body is SimRefundRequest {
+  const b = body as SimRefundRequest | undefined;
+  return typeof b?.merchant_reference === 'string' && typeof b.charge_reference === 'string' && Number.isSafeInteger(b.amount_minor) && b.amount_minor > 0;
+}
+
+const SETTLED_CHARGE_STATES = ['CAPTURED', 'REFUSED'] as const;
+
+export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
+  /** Charge requests received per merchant reference, replays included (tests count them). */
+  readonly requests = new Map<string, number>();
+
+  constructor(
+    p: ProcessorContext,
+    /** The processor's mandates, by its own id (a debit names one). */
+    private readonly mandateById: (mandateId: string) => Promise<SimMandate | undefined>,
+  ) {
+    super(p, {
+      kind: 'charge',
+      objectId: (charge) => charge.charge_id,
+      settle(charge, to) {
+        if (charge.state !== 'PENDING') return false;
+        charge.state = to as SimCharge['state'];
+        charge.refusal = to === 'REFUSED' ? (charge.mandate_id ? 'DEBIT_RETURNED' : 'DO_NOT_HONOUR') : null;
+        return true;
+      },
+    });
+  }
+
+  async create(body: unknown): Promise<SimResponse> {
+    if (!isChargeRequest(body)) return simError(400, 'BAD_REQUEST', 'merchant_reference, amount_minor, currency and card are required');
+    countRequest(this.requests, body.merchant_reference);
+    const same = (held: SimCharge) => held.amount_minor === body.amount_minor && held.currency === body.currency;
+    return this.createOnce(body.merchant_reference, same, async () => (body.mandate_id === undefined ? this.card(body) : this.debit(body, body.mandate_id)));
+  }
+
+  private newCharge(body: SimChargeRequest): SimCharge {
+    return {
+      charge_id: this.p.nextId('ch'),
+      merchant_reference: body.merchant_reference,
+      amount_minor: body.amount_minor,
+      currency: body.currency,
+      state: 'CAPTURED',
+      refusal: null,
+      refunded_minor: 0,
+      created_at: this.p.now().toISOString(),
+    };
+  }
+
+  private card(body: SimChargeRequest): Made<SimCharge> | SimResponse {
+    const card = testCard(body.card!.pan);
+    if (card && this.p.profile.errorsOn.includes(card.scenario)) {
+      return simError(500, 'INTERNAL_ERROR', 'the processor could not process the request; nothing was charged');
+    }
+    const now = this.p.now();
+    const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
+    const charge = this.newCharge(body);
+    const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
+    if (!card) return refuse('UNKNOWN_CARD');
+    if (expired) return refuse('EXPIRED_CARD');
+    if (card.scenario === 'decline') return refuse(card.decline === 'insufficient_funds' ? 'NOT_ENOUGH_BALANCE' : 'DO_NOT_HONOUR');
+    if (card.scenario === 'pending') return { object: { ...charge, state: 'PENDING' }, settlesTo: 'CAPTURED' };
+    // The timeout card: charged, but the answer never comes; the merchant learns it by asking or by webhook.
+    return { object: charge, hang: card.scenario === 'timeout' };
+  }
+
+  /** A debit against a mandate: pending until the bank settles it, refused unless the mandate is active. */
+  private async debit(body: SimChargeRequest, mandateId: string): Promise<Made<SimCharge>> {
+    const mandate = await this.mandateById(mandateId);
+    const charge = { ...this.newCharge(body), mandate_id: mandateId };
+    if (!mandate || mandate.state !== 'ACTIVE' || mandate.currency !== body.currency) {
+      return { object: { ...charge, state: 'REFUSED', refusal: 'MANDATE_NOT_ACTIVE' } };
+    }
+    return { object: { ...charge, state: 'PENDING' }, settlesTo: 'CAPTURED' };
+  }
+
+  act(action: string, reference: string, body: unknown) {
+    return action === 'resolve' ? this.resolveControl(SETTLED_CHARGE_STATES, reference, body) : undefined;
+  }
+}
+
+export class RefundDesk extends ProcessorObjects<SimRefund> implements Desk {
+  constructor(p: ProcessorContext) {
+    super(p, { kind: 'refund', objectId: (refund) => refund.refund_id, settle: () => false });
+  }
+
+  /** Refunds are answered at once; the charge is locked meanwhile, so concurrent refunds never exceed it. */
+  async create(body: unknown): Promise<SimResponse> {
+    if (!isRefundRequest(body)) return simError(400, 'BAD_REQUEST', 'merchant_reference, charge_reference and amount_minor are required');
+    const charge = { processor: this.p.name, kind: 'charge' as const, reference: body.charge_reference };
+    return this.p.store.transaction(async (books) => {
+      const entry = await books.get<SimCharge>(charge, { lock: true });
+      // Looked for under the charge's lock, so that a concurrent replay finds the refund it made.
+      const held = await books.get<SimRefund>({ processor: this.p.name, kind: 'refund', reference: body.merchant_reference });
+      if (held) return { status: 200, body: held.body };
+      if (!entry) return simError(404, 'NOT_FOUND', 'no charge with this charge_reference');
+      const refund: SimRefund = {
+        refund_id: this.p.nextId('re'),
+        merchant_reference: body.merchant_reference,
+        charge_id: entry.body.charge_id,
+        amount_minor: body.amount_minor,
+        state: 'REFUNDED',
+        refusal: null,
+        created_at: this.p.now().toISOString(),
+      };
+      if (entry.body.state !== 'CAPTURED') Object.assign(refund, { state: 'REFUND_REFUSED', refusal: 'CHARGE_NOT_CAPTURED' });
+      else if (entry.body.refunded_minor + body.amount_minor > entry.body.amount_minor) Object.assign(refund, { state: 'REFUND_REFUSED', refusal: 'AMOUNT_EXCEEDS_CHARGE' });
+      else await books.update({ ...entry, body: { ...entry.body, refunded_minor: entry.body.refunded_minor + body.amount_minor } });
+      await books.insert({ processor: this.p.name, kind: 'refund', reference: refund.merchant_reference, objectId: refund.refund_id, body: refund, dueAt: null, dueState: null });
+      return { status: 201, body: refund };
+    });
+  }
+}

@@ -1,0 +1,22 @@
+// What a test processor offers besides the production Connector interface: settling, now, an
+// object it holds pending, as its sandbox's control endpoint would (the test helpers
+// POST /v1/test-helpers/{payments,payouts,mandates}/{id}/resolve). Only the simulated processors
+// implement it; the registry hands it out by connector name (Connectors.testControls), so nothing
+// in production code can reach it through a Connector.
+import type { ChargeStatusResult, Connector, MandateStatusResult, PayoutStatusResult } from './types.js';
+
+export interface TestControls {
+  /** Settles a pending charge now. */
+  resolvePendingCharge(reference: string, outcome: 'succeeded' | 'failed', signal: AbortSignal): Promise<ChargeStatusResult>;
+  /** Settles a pending mandate, or has the bank revoke an active one. */
+  resolveTestMandate(reference: string, outcome: 'active' | 'failed' | 'revoked', signal: AbortSignal): Promise<MandateStatusResult>;
+  /** Settles a pending payout, or has the bank return a paid one. */
+  resolvePendingPayout(reference: string, outcome: 'paid' | 'failed' | 'returned', signal: AbortSignal): Promise<PayoutStatusResult>;
+}
+
+const CONTROLS = ['resolvePendingCharge', 'resolveTestMandate', 'resolvePendingPayout'] as const satisfies readonly (keyof TestControls)[];
+
+/** A connector that is also a test processor (the simulators implement both interfaces on one object). */
+export function hasTestControls(connector: Connector): connector is Connector & TestControls {
+  return CONTROLS.every((name) => typeof (connector as Partial<TestControls>)[name] === 'function');
+}
