@@ -63,43 +63,31 @@ async function debitBody(api: Api) {
 
 const CARD_OF: Record<Scenario, string> = { success: CARDS.success, pending: CARDS.pending, timeout: CARDS.timeout };
 const ENDING_OF: Record<Scenario, '0000' | '0003' | '0004'> = { success: ENDINGS.success, pending: ENDINGS.pending, timeout: ENDINGS.timeout };
-const capturedCharge = (sim: SimulatorHost, id: string, connector: string) => ({ ...processor(sim, connector).charges.get(id)!, state: 'CAPTURED' });
-const paymentAbandoned = { strandedAt: 'payment_created', status: 'failed', failureCode: 'processing_error', sent: 0 } as const;
+
+/** Cards and direct debits are one kind (payments), differing in their body and first state. */
+function payment(name: string, body: MovementCase['body'], status: 'succeeded' | 'pending'): MovementCase {
+  return {
+    name,
+    resource: 'payments',
+    simObject: 'charge',
+    body,
+    sentByWorker: false,
+    created: { status, events: ['payment.created', `payment.${status}`] },
+    sent: (sim, id) => sum(sim, (p) => p.chargeRequests.get(id) ?? 0),
+    crash: { scenario: 'success', crashAfter: 'payment_created', resumedBy: 'retry', status },
+    adopt: { scenario: 'success', crashAfter: 'payment_connector_answered', resumedBy: 'retry', status },
+    abandon: { strandedAt: 'payment_created', status: 'failed', failureCode: 'processing_error', sent: 0 },
+    pendingBy: 'scenario',
+    settledAtProcessor: (sim, id, connector) => ({ ...processor(sim, connector).charges.get(id)!, state: 'CAPTURED' }),
+    settledStatus: 'succeeded',
+    helper: { outcome: 'succeeded', status: 'succeeded' },
+  };
+}
 
 export const MOVEMENTS: MovementCase[] = [
-  {
-    name: 'payment (card)',
-    resource: 'payments',
-    simObject: 'charge',
-    body: async (api, scenario) => ({ payment_order: (await newOrder(api)).id, payment_method: cardMethod(CARD_OF[scenario]) }),
-    sentByWorker: false,
-    created: { status: 'succeeded', events: ['payment.created', 'payment.succeeded'] },
-    sent: (sim, id) => sum(sim, (p) => p.chargeRequests.get(id) ?? 0),
-    crash: { scenario: 'success', crashAfter: 'payment_created', resumedBy: 'retry', status: 'succeeded' },
-    adopt: { scenario: 'success', crashAfter: 'payment_connector_answered', resumedBy: 'retry', status: 'succeeded' },
-    abandon: paymentAbandoned,
-    pendingBy: 'scenario',
-    settledAtProcessor: capturedCharge,
-    settledStatus: 'succeeded',
-    helper: { outcome: 'succeeded', status: 'succeeded' },
-  },
-  {
-    name: 'mandate debit (payment with a mandate)',
-    resource: 'payments',
-    simObject: 'charge',
-    body: debitBody,
-    sentByWorker: false,
-    // A debit is always pending at first: the bank settles it later.
-    created: { status: 'pending', events: ['payment.created', 'payment.pending'] },
-    sent: (sim, id) => sum(sim, (p) => p.chargeRequests.get(id) ?? 0),
-    crash: { scenario: 'success', crashAfter: 'payment_created', resumedBy: 'retry', status: 'pending' },
-    adopt: { scenario: 'success', crashAfter: 'payment_connector_answered', resumedBy: 'retry', status: 'pending' },
-    abandon: paymentAbandoned,
-    pendingBy: 'scenario',
-    settledAtProcessor: capturedCharge,
-    settledStatus: 'succeeded',
-    helper: { outcome: 'succeeded', status: 'succeeded' },
-  },
+  payment('payment (card)', async (api, scenario) => ({ payment_order: (await newOrder(api)).id, payment_method: cardMethod(CARD_OF[scenario]) }), 'succeeded'),
+  // A debit is always pending at first: the bank settles it later.
+  payment('mandate debit (payment with a mandate)', debitBody, 'pending'),
   {
     name: 'refund',
     resource: 'refunds',
