@@ -3,10 +3,7 @@
 // and the same request is retried with the same Idempotency-Key. It must resume and never charge
 // twice: one payment, one charge at the simulated processor (its own server, which outlives the
 // crash), the order paid, the balance credited once. PostgreSQL only (several processes).
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
@@ -15,50 +12,7 @@ import { checkLedger } from '../src/ledger/check.js';
 import { parseId } from '../src/kernel/ids.js';
 import { call, createTenant, createTestDatabase, isPostgres, orderBody, type Tenant, type TestDatabase } from './helpers.js';
 import { CARDS, cardMethod, query } from './payments.helpers.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-interface Child {
-  process: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
-
-async function startChild(env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', ROLES: 'api', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 45_000);
-    child.stdout!.on('data', () => {
-      const match = /Listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`service exited during start-up:\n${output}`));
-    });
-  });
-  return { process: child, url, exited, output: () => output };
-}
-
-async function stopChild(child: Child | undefined) {
-  if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
-  child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
-  await child.exited;
-  clearTimeout(timer);
-}
+import { startChild, stopChild, type Child } from './processes.helpers.js';
 
 describe.skipIf(!isPostgres)('a service killed between the phases resumes on retry and never charges twice', () => {
   let testDb: TestDatabase;
