@@ -67,7 +67,7 @@ const get = async (kind: MovementCase, api: Api, id: string) => (await api.get(`
 
 /** Exactly once: sent `sent` times, no event and no journal entry twice, the ledger balanced. */
 async function expectOnce(kind: MovementCase, tenant: Tenant, api: Api, id: string, sent = 1) {
-  expect(kind.sent(sim(), id), 'requests at the processors').toBe(sent);
+  expect(await kind.sent(sim(), id), 'requests at the processors').toBe(sent);
   const types = await eventTypesOf(api, id);
   expect(types.length, types.join(',')).toBe(new Set(types).size);
   const entries = await query(testDb, sql`SELECT type, count(*)::int AS n FROM journal_entries WHERE source_id = ${parseId(PREFIX[kind.resource], id)!} GROUP BY type`);
@@ -162,8 +162,8 @@ async function crashAndResume(kind: MovementCase, step: CrashStep) {
 
   const stranded = await newest(api, kind.resource);
   expectUntaken(kind, stranded);
-  step.book?.(sim(), stranded.id, body);
-  const sentBefore = kind.sent(sim(), stranded.id);
+  await step.book?.(sim(), stranded.id, body);
+  const sentBefore = await kind.sent(sim(), stranded.id);
 
   let resumed;
   if (step.resumedBy === 'retry') {
@@ -221,7 +221,7 @@ describe.each(MOVEMENTS)('the movement contract: $name', (kind) => {
   it(`abandon: stranded with no connector, past its deadline the worker ${rule}`, async () => {
     const { tenant, api } = await newTenant();
     const stranded = await strand(kind, tenant, api);
-    expect(kind.sent(sim(), stranded.id)).toBe(0);
+    expect(await kind.sent(sim(), stranded.id)).toBe(0);
     await workerPass();
     expect((await get(kind, api, stranded.id)).status, 'not before its deadline').toBe(stranded.status);
     offsetMs += LATER_MS;
@@ -239,7 +239,7 @@ describe.each(MOVEMENTS)('the movement contract: $name', (kind) => {
       event_id: `evt_${crypto.randomUUID()}`,
       event_type: `${kind.simObject}.state_changed`,
       occurred_at: now().toISOString(),
-      [kind.simObject]: kind.settledAtProcessor(sim(), pending.id, connector),
+      [kind.simObject]: await kind.settledAtProcessor(sim(), pending.id, connector),
     });
     const signature = signPayload(processorSecret(DEVELOPMENT_SIMULATOR_SECRET, connector), Math.floor(now().getTime() / 1000), body);
     const deliver = () => call(service.url, 'POST', `/v1/connectors/${connector}/webhooks`, { rawBody: body, headers: { 'content-type': 'application/json', [SIM_SIGNATURE_HEADER]: signature } });
@@ -252,7 +252,7 @@ describe.each(MOVEMENTS)('the movement contract: $name', (kind) => {
     const [row] = await query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${pending.id}`);
     expect(row!.n).toBe(1);
     expect((await eventTypesOf(api, pending.id)).filter((t) => t.endsWith(`.${kind.settledStatus}`))).toHaveLength(1);
-    await expectOnce(kind, tenant, api, pending.id, kind.sent(sim(), pending.id));
+    await expectOnce(kind, tenant, api, pending.id, await kind.sent(sim(), pending.id));
   });
 
   it.skipIf(isNone(kind.helper))(title(kind.helper, 'test helper: a pending one resolves through its test helper'), async () => {

@@ -22,7 +22,7 @@ export interface CrashStep {
   crashAfter?: CrashPoint;
   requestsSoFar?: (sim: SimulatorHost) => number;
   /** Books it at the processor as the lost answer would have (kinds with no crash point after the answer). */
-  book?: (sim: SimulatorHost, id: string, body: Record<string, unknown>) => void;
+  book?: (sim: SimulatorHost, id: string, body: Record<string, unknown>) => Promise<unknown>;
   resumedBy: 'retry' | 'worker';
   status: string;
 }
@@ -38,7 +38,7 @@ export interface MovementCase {
   sentByWorker: boolean;
   created: { status: string; events: string[] };
   /** Requests (refunds: holders) at the processors for this object: the money moved once is 1. */
-  sent(sim: SimulatorHost, id: string): number;
+  sent(sim: SimulatorHost, id: string): Promise<number>;
   crash: CrashStep | None;
   adopt: CrashStep | None;
   /** Stranded with no connector (its request or submitter died), then past its deadline: the kind's rule. */
@@ -46,13 +46,15 @@ export interface MovementCase {
   /** How a pending one is made for the inbound event and the test helper. */
   pendingBy: 'scenario' | 'crash';
   /** The processor's settled object, as its webhook carries it. */
-  settledAtProcessor(sim: SimulatorHost, id: string, connector: string): Record<string, unknown>;
+  settledAtProcessor(sim: SimulatorHost, id: string, connector: string): Promise<Record<string, unknown>>;
   settledStatus: string;
   helper: { outcome: string; status: string } | None;
 }
 
-const sum = (sim: SimulatorHost, count: (p: ReturnType<SimulatorHost['processors']['get']> & object) => number) =>
-  [...sim.processors.values()].reduce((n, p) => n + count(p), 0);
+type Processor = ReturnType<SimulatorHost['processors']['get']> & object;
+const sum = (sim: SimulatorHost, count: (p: Processor) => number) => [...sim.processors.values()].reduce((n, p) => n + count(p), 0);
+/** The same over what the processors hold in their books (read asynchronously). */
+const sumHeld = async (sim: SimulatorHost, count: (p: Processor) => Promise<number>) => (await Promise.all([...sim.processors.values()].map(count))).reduce((n, c) => n + c, 0);
 const processor = (sim: SimulatorHost, name: string) => sim.processors.get(name)!;
 
 async function debitBody(api: Api) {
@@ -73,12 +75,12 @@ function payment(name: string, body: MovementCase['body'], status: 'succeeded' |
     body,
     sentByWorker: false,
     created: { status, events: ['payment.created', `payment.${status}`] },
-    sent: (sim, id) => sum(sim, (p) => p.chargeRequests.get(id) ?? 0),
+    sent: async (sim, id) => sum(sim, (p) => p.chargeRequests.get(id) ?? 0),
     crash: { scenario: 'success', crashAfter: 'payment_created', resumedBy: 'retry', status },
     adopt: { scenario: 'success', crashAfter: 'payment_connector_answered', resumedBy: 'retry', status },
     abandon: { strandedAt: 'payment_created', status: 'failed', failureCode: 'processing_error', sent: 0 },
     pendingBy: 'scenario',
-    settledAtProcessor: (sim, id, connector) => ({ ...processor(sim, connector).charges.get(id)!, state: 'CAPTURED' }),
+    settledAtProcessor: async (sim, id, connector) => ({ ...(await processor(sim, connector).charges.get(id))!, state: 'CAPTURED' }),
     settledStatus: 'succeeded',
     helper: { outcome: 'succeeded', status: 'succeeded' },
   };
@@ -96,14 +98,14 @@ export const MOVEMENTS: MovementCase[] = [
     sentByWorker: false,
     created: { status: 'succeeded', events: ['refund.created', 'refund.succeeded'] },
     // The simulator counts no refund requests: the processors holding it (it dedupes by our id).
-    sent: (sim, id) => sum(sim, (p) => (p.refunds.has(id) ? 1 : 0)),
+    sent: (sim, id) => sumHeld(sim, async (p) => ((await p.refunds.has(id)) ? 1 : 0)),
     crash: { scenario: 'success', crashAfter: 'refund_created', resumedBy: 'retry', status: 'succeeded' },
     // No crash point after the refund's answer, and a refund is never located: its resume sends it
     // again with the refund id as the processor's idempotency key. Booked first, it must be refunded once.
     adopt: {
       scenario: 'success',
       crashAfter: 'refund_created',
-      book: (sim, id, body) => processor(sim, 'simulator_a').createRefund({ merchant_reference: id, charge_reference: body.payment, amount_minor: body.amount }),
+      book: (sim, id, body) => processor(sim, 'simulator_a').refunds.create({ merchant_reference: id, charge_reference: body.payment, amount_minor: body.amount }),
       resumedBy: 'retry',
       status: 'succeeded',
     },
@@ -111,7 +113,7 @@ export const MOVEMENTS: MovementCase[] = [
     abandon: { strandedAt: 'refund_created', status: 'succeeded', sent: 1 },
     // The simulator answers refunds at once: only a crashed request leaves one pending.
     pendingBy: 'crash',
-    settledAtProcessor: (_sim, id) => ({
+    settledAtProcessor: async (_sim, id) => ({
       refund_id: 'simulator_a_re_contract',
       merchant_reference: id,
       charge_id: null,
@@ -133,14 +135,14 @@ export const MOVEMENTS: MovementCase[] = [
     },
     sentByWorker: true,
     created: { status: 'paid', events: ['payout.created', 'payout.processing', 'payout.paid'] },
-    sent: (sim, id) => sum(sim, (p) => p.payouts.requests.get(id) ?? 0),
+    sent: async (sim, id) => sum(sim, (p) => p.payouts.requests.get(id) ?? 0),
     // No CRASH_AFTER point: the only window between its phases is the bank call, killed while the
     // bank (0004) has paid and not answered; the worker's recovery locates the payout and adopts it.
     crash: { scenario: 'timeout', requestsSoFar: (sim) => sum(sim, (p) => p.payouts.requests.size), resumedBy: 'worker', status: 'paid' },
     adopt: { none: 'a payout has one crash window, its bank call: the crash step kills it after the bank paid and asserts the adoption' },
     abandon: { strandedAt: 'payout_claimed', status: 'paid', sent: 1 },
     pendingBy: 'scenario',
-    settledAtProcessor: (sim, id, connector) => ({ ...processor(sim, connector).payouts.byReference.get(id)!, state: 'PAID' }),
+    settledAtProcessor: async (sim, id, connector) => ({ ...(await processor(sim, connector).payouts.get(id))!, state: 'PAID' }),
     settledStatus: 'paid',
     helper: { outcome: 'paid', status: 'paid' },
   },
@@ -151,7 +153,7 @@ export const MOVEMENTS: MovementCase[] = [
     body: async (_api, scenario) => mandateBody('sepa_core', ENDING_OF[scenario]),
     sentByWorker: false,
     created: { status: 'active', events: ['mandate.created', 'mandate.active'] },
-    sent: (sim, id) => sum(sim, (p) => p.mandates.setupRequests.get(id) ?? 0),
+    sent: async (sim, id) => sum(sim, (p) => p.mandates.setupRequests.get(id) ?? 0),
     crash: { scenario: 'success', crashAfter: 'mandate_created', resumedBy: 'retry', status: 'active' },
     // No crash point after the bank's answer: the mandate is booked at the processor as a lost answer would leave it.
     adopt: {
@@ -159,7 +161,7 @@ export const MOVEMENTS: MovementCase[] = [
       crashAfter: 'mandate_created',
       book: (sim, id, body) => {
         const account = body.bank_account as { country: string; iban: string };
-        processor(sim, 'simulator_a').mandates.create({
+        return processor(sim, 'simulator_a').mandates.create({
           merchant_reference: id,
           scheme: 'SEPA_CORE',
           currency: 'EUR',
@@ -172,7 +174,7 @@ export const MOVEMENTS: MovementCase[] = [
     },
     abandon: { strandedAt: 'mandate_created', status: 'failed', failureCode: 'processing_error', sent: 0 },
     pendingBy: 'scenario',
-    settledAtProcessor: (sim, id, connector) => ({ ...processor(sim, connector).mandates.byReference.get(id)!, state: 'ACTIVE' }),
+    settledAtProcessor: async (sim, id, connector) => ({ ...(await processor(sim, connector).mandates.get(id))!, state: 'ACTIVE' }),
     settledStatus: 'active',
     helper: { outcome: 'active', status: 'active' },
   },
