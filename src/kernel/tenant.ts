@@ -131,3 +131,14 @@ async function missing<T extends TenantTable>(db: Db, ctx: RequestContext, resou
   const error = await notFound(db, ctx, resource.table, parseId(resource.prefix, id), resource.name, id);
   return param === 'id' ? error : new ApiError('resource_missing', { param, message: error.message });
 }
+
+/**
+ * The retrieve and list of a resource whose API object is its view, with the list's own filters.
+ * Filters run before the paging parameters are checked, so a malformed id filter is named first.
+ */
+export function tenantReads<T extends TenantTable, V, Q extends ListParams>(resource: Resource<T>, view: (row: RowOf<T>) => V, filters: (query: Q) => (SQL | undefined)[]) {
+  return {
+    retrieve: async (db: Db, ctx: RequestContext, id: string): Promise<V> => view(await loadOne(db, ctx, resource, id)),
+    list: (db: Db, ctx: RequestContext, query: Q): Promise<Page<V>> => listPage(db, ctx, resource, query, filters(query), view),
+  };
+}

@@ -98,6 +98,15 @@ export function viewHead<O extends string, R extends { id: string; livemode: boo
   return { id: toPublicId(prefix, row.id), object, livemode: row.livemode, status: row.status as R['status'] };
 }
 
+/** The opening fields of a movement of money: the head, then its amount and currency. */
+export function moneyViewHead<O extends string, R extends { id: string; livemode: boolean; status: string; amount: number; currency: string }>(
+  prefix: IdPrefix,
+  object: O,
+  row: R,
+) {
+  return { ...viewHead(prefix, object, row), amount: row.amount, currency: row.currency };
+}
+
 /** …and the ones it closes with. */
 export function viewTail(row: { metadata: Record<string, string>; version: number; createdAt: Date; updatedAt: Date }) {
   return { metadata: row.metadata, version: row.version, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };

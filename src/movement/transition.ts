@@ -65,3 +65,13 @@ export function ledgerEntry<T extends 'payment' | 'refund' | 'payout'>(
 ) {
   return { accountId: row.accountId, livemode: row.livemode, currency: row.currency, amount: row.amount, source: { type, id: row.id }, createdAt: now };
 }
+
+/** The effect of posting the movement's amount to the ledger with `post` (a journal.ts entry). */
+export function booking<Row extends { accountId: string; livemode: boolean; currency: string; amount: number; id: string }>(
+  post: (tx: Executor, entry: ReturnType<typeof ledgerEntry>) => Promise<unknown>,
+  type: 'payment' | 'refund' | 'payout',
+): Effect<Row> {
+  return async (tx, _ctx, row, now) => {
+    await post(tx, ledgerEntry(type, row, now));
+  };
+}

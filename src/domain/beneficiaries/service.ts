@@ -17,8 +17,7 @@ import { bankAccountColumns, bankAccountViewOfRow } from '../../lib/bank-account
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import type { Page } from '../../kernel/pagination.js';
-import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
+import { changeOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
 import { beneficiaryStates, type BeneficiaryStatus } from './state.js';
@@ -87,17 +86,10 @@ export async function createBeneficiary(db: Db, rt: Runtime, ctx: RequestContext
   });
 }
 
-export async function retrieveBeneficiary(db: Db, ctx: RequestContext, id: string): Promise<BeneficiaryView> {
-  return beneficiaryView(await loadOne(db, ctx, BENEFICIARIES, id));
-}
-
-export async function listBeneficiaries(db: Db, ctx: RequestContext, params: ListBeneficiariesQuery): Promise<Page<BeneficiaryView>> {
-  const filters = [
-    params.status ? eq(beneficiaries.status, params.status as BeneficiaryStatus) : undefined,
-    params.fingerprint ? eq(beneficiaries.bankFingerprint, params.fingerprint) : undefined,
-  ];
-  return listPage(db, ctx, BENEFICIARIES, params, filters, beneficiaryView);
-}
+export const { retrieve: retrieveBeneficiary, list: listBeneficiaries } = tenantReads(BENEFICIARIES, beneficiaryView, (q: ListBeneficiariesQuery) => [
+  q.status ? eq(beneficiaries.status, q.status as BeneficiaryStatus) : undefined,
+  q.fingerprint ? eq(beneficiaries.bankFingerprint, q.fingerprint) : undefined,
+]);
 
 /** Every change of a beneficiary goes through here, so none forgets to move the version or announce itself. */
 async function saveBeneficiary(tx: Executor, ctx: RequestContext, row: BeneficiaryRow, changes: Partial<BeneficiaryRow>, eventType: string, now: Date): Promise<Outcome> {

@@ -8,8 +8,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../events/service.js';
-import type { Page } from '../../kernel/pagination.js';
-import { changeOne, listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
+import { changeOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
@@ -116,17 +115,10 @@ export async function createPaymentOrder(db: Db, ctx: RequestContext, input: Cre
   });
 }
 
-export async function retrievePaymentOrder(db: Db, ctx: RequestContext, id: string): Promise<PaymentOrderView> {
-  return paymentOrderView(await loadOne(db, ctx, PAYMENT_ORDERS, id));
-}
-
-export async function listPaymentOrders(db: Db, ctx: RequestContext, params: ListPaymentOrdersQuery): Promise<Page<PaymentOrderView>> {
-  const filters = [
-    params.status ? eq(paymentOrders.status, params.status as PaymentOrderStatus) : undefined,
-    params.reference ? eq(paymentOrders.reference, params.reference) : undefined,
-  ];
-  return listPage(db, ctx, PAYMENT_ORDERS, params, filters, paymentOrderView);
-}
+export const { retrieve: retrievePaymentOrder, list: listPaymentOrders } = tenantReads(PAYMENT_ORDERS, paymentOrderView, (q: ListPaymentOrdersQuery) => [
+  q.status ? eq(paymentOrders.status, q.status as PaymentOrderStatus) : undefined,
+  q.reference ? eq(paymentOrders.reference, q.reference) : undefined,
+]);
 
 const EVENT_FOR_STATUS: Partial<Record<PaymentOrderStatus, string>> = {
   paid: 'payment_order.paid',

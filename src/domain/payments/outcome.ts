@@ -12,7 +12,7 @@ import { recordEvent } from '../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { paymentSucceeded } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
+import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentStatus } from './state.js';
@@ -24,9 +24,7 @@ export type PaymentRow = typeof payments.$inferSelect;
 
 export function paymentView(row: PaymentRow): PaymentView {
   return {
-    ...viewHead('pay', 'payment', row),
-    amount: row.amount,
-    currency: row.currency,
+    ...moneyViewHead('pay', 'payment', row),
     amount_refunded: row.amountRefunded,
     payment_order: toPublicId('ord', row.paymentOrderId),
     payment_method: methodView(row.paymentMethod),

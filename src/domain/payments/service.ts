@@ -21,8 +21,8 @@ import { claimDeferred, respond, setRecoveryPoint } from '../../idempotency/stor
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
-import { idParam, type Page } from '../../kernel/pagination.js';
-import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
+import { idParam } from '../../kernel/pagination.js';
+import { loadOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { routingRules } from '../routing/service.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './at-once.js';
@@ -162,14 +162,10 @@ export async function retrievePayment(db: Db, rt: Runtime, ctx: RequestContext, 
   return paymentView(opts.refresh ? await refresh(db, rt, ctx, row) : row);
 }
 
-export async function listPayments(db: Db, ctx: RequestContext, params: ListPaymentsQuery): Promise<Page<PaymentView>> {
-  const orderUuid = params.payment_order ? idParam('ord', 'payment_order', params.payment_order) : undefined;
-  const filters = [
-    params.status ? eq(payments.status, params.status as PaymentStatus) : undefined,
-    orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined,
-  ];
-  return listPage(db, ctx, PAYMENTS, params, filters, paymentView);
-}
+export const { list: listPayments } = tenantReads(PAYMENTS, paymentView, (q: ListPaymentsQuery) => {
+  const orderUuid = q.payment_order ? idParam('ord', 'payment_order', q.payment_order) : undefined;
+  return [q.status ? eq(payments.status, q.status as PaymentStatus) : undefined, orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined];
+});
 
 /**
  * Test helper: tells the simulated processor to settle the pending charge, then applies what the

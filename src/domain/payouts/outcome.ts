@@ -11,20 +11,18 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { lockAvailableBalance, payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
+import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { PayoutFailureCode } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutStatus } from './state.js';
-import { ledgerEntry, moveTo as move, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import { booking, moveTo as move, save, withAttempts, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
 
 export type PayoutRow = typeof payouts.$inferSelect;
 
 export function payoutView(row: PayoutRow): PayoutView {
   return {
-    ...viewHead('po', 'payout', row),
-    amount: row.amount,
-    currency: row.currency,
+    ...moneyViewHead('po', 'payout', row),
     beneficiary: toPublicId('ben', row.beneficiaryId),
     reference: row.reference,
     description: row.description,
@@ -52,18 +50,10 @@ const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus> = {
   states: payoutStates,
   view: payoutView,
   effects: {
-    async paid(tx, _ctx, payout, now) {
-      await payoutPaid(tx, ledgerEntry('payout', payout, now));
-    },
-    async failed(tx, _ctx, payout, now) {
-      await payoutReleased(tx, ledgerEntry('payout', payout, now));
-    },
-    async cancelled(tx, _ctx, payout, now) {
-      await payoutReleased(tx, ledgerEntry('payout', payout, now));
-    },
-    async returned(tx, _ctx, payout, now) {
-      await payoutReturned(tx, ledgerEntry('payout', payout, now));
-    },
+    paid: booking(payoutPaid, 'payout'),
+    failed: booking(payoutReleased, 'payout'),
+    cancelled: booking(payoutReleased, 'payout'),
+    returned: booking(payoutReturned, 'payout'),
   },
 };
 
@@ -71,9 +61,9 @@ function moveTo(tx: Executor, ctx: RequestContext, row: PayoutRow, to: PayoutSta
   return move(tx, PAYOUT_TRANSITIONS, ctx, row, to, operation, now, set);
 }
 
-/** pending → processing: the payout is about to be sent; a status check may take over after `leaseMs`. */
-export function markProcessing(tx: Executor, ctx: RequestContext, row: PayoutRow, now: Date, leaseMs: number): Promise<PayoutRow> {
-  return moveTo(tx, ctx, row, 'processing', 'submit', now, { nextActionAt: new Date(now.getTime() + leaseMs) });
+/** pending → processing: the payout is about to be sent; a status check may take over at `leaseUntil`. */
+export function markProcessing(tx: Executor, ctx: RequestContext, row: PayoutRow, now: Date, leaseUntil: Date): Promise<PayoutRow> {
+  return moveTo(tx, ctx, row, 'processing', 'submit', now, { nextActionAt: leaseUntil });
 }
 
 /** pending → cancelled, at the merchant's request: the reserved amount returns to available. */

@@ -25,14 +25,14 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
-import { idParam, type Page } from '../../kernel/pagination.js';
-import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
+import { idParam } from '../../kernel/pagination.js';
+import { changeOne, loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { routingRules, usableConnectors } from '../routing/service.js';
 import { planRoute } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
-import type { CreatePayoutBody, ListPayoutsQuery, PayoutView } from './schema.js';
+import type { CreatePayoutBody, ListPayoutsQuery } from './schema.js';
 import { markCancelled, payoutView, type PayoutRow } from './outcome.js';
 import { payoutKind } from './kind.js';
 import { applyState } from '../../movement/apply.js';
@@ -137,19 +137,14 @@ export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, inp
   return outcome;
 }
 
-export async function retrievePayout(db: Db, ctx: RequestContext, id: string): Promise<PayoutView> {
-  return payoutView(await loadOne(db, ctx, PAYOUTS, id));
-}
-
-export async function listPayouts(db: Db, ctx: RequestContext, params: ListPayoutsQuery): Promise<Page<PayoutView>> {
-  const beneficiaryUuid = params.beneficiary ? idParam('ben', 'beneficiary', params.beneficiary) : undefined;
-  const filters = [
-    params.status ? eq(payouts.status, params.status as PayoutStatus) : undefined,
+export const { retrieve: retrievePayout, list: listPayouts } = tenantReads(PAYOUTS, payoutView, (q: ListPayoutsQuery) => {
+  const beneficiaryUuid = q.beneficiary ? idParam('ben', 'beneficiary', q.beneficiary) : undefined;
+  return [
+    q.status ? eq(payouts.status, q.status as PayoutStatus) : undefined,
     beneficiaryUuid ? eq(payouts.beneficiaryId, beneficiaryUuid) : undefined,
-    params.reference ? eq(payouts.reference, params.reference) : undefined,
+    q.reference ? eq(payouts.reference, q.reference) : undefined,
   ];
-  return listPage(db, ctx, PAYOUTS, params, filters, payoutView);
-}
+});
 
 /**
  * Cancels a pending payout; the reserved amount returns to available. Submission locks the same

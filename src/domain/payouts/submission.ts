@@ -14,7 +14,7 @@
 // sent again (the banks dedupe by our id, so this never pays twice). With a connector, its status
 // is applied; a payout the connector never received is sent to it again. Outcomes also arrive by
 // the bank's webhook.
-import type { Db } from '../../storage/db.js';
+import type { Db, Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
 import { systemContext } from '../events/service.js';
 import type { Runtime } from '../../runtime.js';
@@ -35,18 +35,21 @@ function submissionLeaseMs(rt: Runtime, routeLength: number): number {
   return 2 * (Math.max(1, routeLength) * connectorTimeoutMs + statusCheckIntervalMs);
 }
 
+/**
+ * Claims due payouts of `status`, their lease pushed forward: pending ones (or just `only`) are
+ * moved to processing (phase 1), processing ones are taken for a status check.
+ */
+function claimPayouts(db: Db, rt: Runtime, status: 'pending' | 'processing', opts: { only?: { accountId: string; id: string }; batch?: number } = {}) {
+  const now = rt.now();
+  const lease = (row: PayoutRow) => new Date(now.getTime() + submissionLeaseMs(rt, row.route.length));
+  const submit = (tx: Executor, row: PayoutRow) => markProcessing(tx, systemContext(row.accountId, row.livemode), row, now, lease(row));
+  const batch = opts.batch ?? rt.payouts.batchSize;
+  return claimDue<PayoutRow>(db, { table: payouts, due: 'nextActionAt', status, now, batch, only: opts.only, ...(status === 'pending' ? { take: submit } : { leaseUntil: lease }) });
+}
+
 /** Phase 1: claims due pending payouts (or just `only`) and marks them processing. */
 export function claimForSubmission(db: Db, rt: Runtime, opts: { only?: { accountId: string; id: string }; batch?: number } = {}): Promise<PayoutRow[]> {
-  const now = rt.now();
-  return claimDue<PayoutRow>(db, {
-    table: payouts,
-    due: 'nextActionAt',
-    status: 'pending',
-    now,
-    batch: opts.batch ?? rt.payouts.batchSize,
-    only: opts.only,
-    take: (tx, row) => markProcessing(tx, systemContext(row.accountId, row.livemode), row, now, submissionLeaseMs(rt, row.route.length)),
-  });
+  return claimPayouts(db, rt, 'pending', opts);
 }
 
 /** Phases 2 and 3 for a claimed payout. */
@@ -64,26 +67,13 @@ export async function submitPayoutNow(db: Db, rt: Runtime, accountId: string, id
   return claimed ? sendPayout(db, rt, claimed) : undefined;
 }
 
-/** Claims processing payouts whose check time has come, pushing it forward as a lease. */
-function claimForCheck(db: Db, rt: Runtime): Promise<PayoutRow[]> {
-  const now = rt.now();
-  return claimDue<PayoutRow>(db, {
-    table: payouts,
-    due: 'nextActionAt',
-    status: 'processing',
-    now,
-    batch: rt.payouts.batchSize,
-    leaseUntil: (row) => new Date(now.getTime() + submissionLeaseMs(rt, row.route.length)),
-  });
-}
-
 /** One worker pass over payouts: submits due pending ones, then verifies due processing ones. */
 export async function runPayoutJobs(db: Db, rt: Runtime): Promise<{ submitted: number; checked: number }> {
   const claimed = await claimForSubmission(db, rt);
   // In parallel: one bank that does not answer (the timeout scenario) must not hold up the others.
   // A failed submission is retried at its next check; it must not stop this pass's checks.
   const sendFailure = await checkAll(claimed, (row) => sendPayout(db, rt, row)).catch((err: unknown) => err);
-  const due = await claimForCheck(db, rt);
+  const due = await claimPayouts(db, rt, 'processing');
   await checkAll(due, (row) =>
     checkMovement(db, rt, payoutKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: () => payoutRequest(db, rt, row as PayoutRow) }),
   );

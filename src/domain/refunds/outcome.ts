@@ -11,18 +11,16 @@ import { recordEvent } from '../events/service.js';
 import { refundFailed, refundSettled } from '../../ledger/journal.js';
 import type { RefundFailureCode } from '../../connectors/types.js';
 import type { RefundView } from './schema.js';
-import { viewHead, viewTail } from '../../movement/kind.js';
+import { moneyViewHead, viewTail } from '../../movement/kind.js';
 import { refundStates, type RefundStatus } from './state.js';
-import { ledgerEntry, moveTo, save, type Transitions } from '../../movement/transition.js';
+import { booking, ledgerEntry, moveTo, save, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
 
 export type RefundRow = typeof refunds.$inferSelect;
 
 export function refundView(row: RefundRow): RefundView {
   return {
-    ...viewHead('ref', 'refund', row),
-    amount: row.amount,
-    currency: row.currency,
+    ...moneyViewHead('ref', 'refund', row),
     payment: toPublicId('pay', row.paymentId),
     reason: row.reason as RefundView['reason'],
     connector: row.connector,
@@ -45,9 +43,7 @@ const REFUND_TRANSITIONS: Transitions<RefundRow, RefundStatus> = {
   states: refundStates,
   view: refundView,
   effects: {
-    async succeeded(tx, _ctx, refund, now) {
-      await refundSettled(tx, ledgerEntry('refund', refund, now));
-    },
+    succeeded: booking(refundSettled, 'refund'),
     async failed(tx, _ctx, refund, now) {
       // The money never left: the payment may be refunded by that much again.
       await tx

@@ -17,13 +17,13 @@ import { setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
-import { idParam, type Page } from '../../kernel/pagination.js';
-import { listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
+import { idParam } from '../../kernel/pagination.js';
+import { ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockAvailableBalance, refundCreated } from '../../ledger/journal.js';
 import type { PaymentRow } from '../payments/outcome.js';
 import { lockRow } from '../../movement/apply.js';
 import type { Runtime } from '../../runtime.js';
-import type { CreateRefundBody, ListRefundsQuery, RefundView } from './schema.js';
+import type { CreateRefundBody, ListRefundsQuery } from './schema.js';
 import type { RefundStatus } from './state.js';
 import { refundView } from './outcome.js';
 import { refundKind, refundRequest } from './kind.js';
@@ -114,15 +114,7 @@ async function resumeRefund(db: Db, rt: Runtime, ctx: RequestContext, uuid: stri
   return sendAndFinish(db, rt, refundKind, ctx, row, refundRequest(row));
 }
 
-export async function retrieveRefund(db: Db, ctx: RequestContext, id: string): Promise<RefundView> {
-  return refundView(await loadOne(db, ctx, REFUNDS, id));
-}
-
-export async function listRefunds(db: Db, ctx: RequestContext, params: ListRefundsQuery): Promise<Page<RefundView>> {
-  const paymentUuid = params.payment ? idParam('pay', 'payment', params.payment) : undefined;
-  const filters = [
-    params.status ? eq(refunds.status, params.status as RefundStatus) : undefined,
-    paymentUuid ? eq(refunds.paymentId, paymentUuid) : undefined,
-  ];
-  return listPage(db, ctx, REFUNDS, params, filters, refundView);
-}
+export const { retrieve: retrieveRefund, list: listRefunds } = tenantReads(REFUNDS, refundView, (q: ListRefundsQuery) => {
+  const paymentUuid = q.payment ? idParam('pay', 'payment', q.payment) : undefined;
+  return [q.status ? eq(refunds.status, q.status as RefundStatus) : undefined, paymentUuid ? eq(refunds.paymentId, paymentUuid) : undefined];
+});
