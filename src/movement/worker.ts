@@ -56,6 +56,13 @@ export async function claimDue<Row>(db: Db, q: ClaimQuery<Row>): Promise<Row[]> 
   });
 }
 
+/** Claims pending movements of `table` whose next_status_check_at has come, the next check one interval on as their lease. */
+export function claimPendingChecks<Row>(db: Db, rt: Runtime, table: MovementTable, batch: number): Promise<Row[]> {
+  const now = rt.now();
+  const next = new Date(now.getTime() + rt.config.statusCheckIntervalMs);
+  return claimDue<Row>(db, { table, due: 'nextStatusCheckAt', status: 'pending', now, batch, leaseUntil: () => next });
+}
+
 export interface CheckPolicy {
   /** Overdue: its request is certainly over, and any retry past its deadline. */
   overdue: boolean;

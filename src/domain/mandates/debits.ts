@@ -2,6 +2,7 @@
 // (expiry) counts. Called inside the transaction that applies the payment's success (outcome.ts).
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
+import type { MandateRow } from './outcome.js';
 import { mandates } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
@@ -27,7 +28,6 @@ export async function recordMandateDebit(tx: Executor, accountId: string, method
     .where(and(eq(mandates.accountId, accountId), eq(mandates.id, uuid)));
 }
 
-export type MandateRow = typeof mandates.$inferSelect;
 
 /**
  * Inside the transaction that creates a direct-debit payment: locks the mandate (shared, so that

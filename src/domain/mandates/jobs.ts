@@ -13,17 +13,11 @@ import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import { checkAll, checkMovement, claimDue } from '../../movement/worker.js';
+import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
 import { ABANDONED_MANDATE, expireMandate, type MandateRow } from './outcome.js';
 import { mandateKind } from './kind.js';
 
 const DAY_MS = 86_400_000;
-
-function claim(db: Db, rt: Runtime, batch: number): Promise<MandateRow[]> {
-  const now = rt.now();
-  const next = new Date(now.getTime() + rt.config.statusCheckIntervalMs);
-  return claimDue<MandateRow>(db, { table: mandates, due: 'nextStatusCheckAt', status: 'pending', now, batch, leaseUntil: () => next });
-}
 
 function checkMandate(db: Db, rt: Runtime, row: MandateRow): Promise<void> {
   return checkMovement(db, rt, mandateKind, row, {
@@ -57,7 +51,7 @@ export async function expireDormantMandates(db: Db, rt: Runtime, now: Date, batc
 
 /** One pass: status checks of due pending mandates, then expiry; returns what each did. */
 export async function runMandateJobs(db: Db, rt: Runtime, now: Date, batch = 50): Promise<{ checked: number; expired: number }> {
-  const due = await claim(db, rt, batch);
+  const due = await claimPendingChecks<MandateRow>(db, rt, mandates, batch);
   await checkAll(due, (row) => checkMandate(db, rt, row));
   return { checked: due.length, expired: await expireDormantMandates(db, rt, now) };
 }

@@ -31,6 +31,7 @@ import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody, ListPaymentsQuery, PaymentView } from './schema.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import type { MandateRow } from '../mandates/outcome.js';
 import {
   cardPaymentMethod,
   chargeRequest,
@@ -49,7 +50,7 @@ import { applyState, finishRequest } from '../../movement/apply.js';
 import { askStatus, fromExecution, routeCall } from '../../movement/calls.js';
 import { resume } from '../../movement/saga.js';
 import { paymentStates, type PaymentStatus } from './state.js';
-import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod, type MandateRow } from '../mandates/debits.js';
+import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod } from '../mandates/debits.js';
 import { loadMandate } from '../mandates/service.js';
 
 

@@ -10,24 +10,16 @@
 import type { Db } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
-import { checkAll, checkMovement, claimDue } from '../../movement/worker.js';
+import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import type { MovementTable } from '../../movement/kind.js';
 import type { PaymentRow } from './outcome.js';
 import { ABANDONED, paymentKind, unbooked } from './kind.js';
 import { refundKind, refundRequest } from '../refunds/kind.js';
 import type { RefundRow } from '../refunds/outcome.js';
 
-/** Claims pending rows of `table` whose next_status_check_at has come, pushing it forward as a lease. */
-function claimPending<Row>(db: Db, rt: Runtime, table: MovementTable, batch: number) {
-  const now = rt.now();
-  const next = new Date(now.getTime() + rt.config.statusCheckIntervalMs);
-  return claimDue<Row>(db, { table, due: 'nextStatusCheckAt', status: 'pending', now, batch, leaseUntil: () => next });
-}
-
 /** One pass: checks up to `batch` due payments and refunds; returns how many were checked. */
 export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<{ payments: number; refunds: number }> {
-  const duePayments = await claimPending<PaymentRow>(db, rt, payments, batch);
+  const duePayments = await claimPendingChecks<PaymentRow>(db, rt, payments, batch);
   await checkAll(duePayments, (row) =>
     checkMovement(db, rt, paymentKind, row, {
       overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
@@ -37,7 +29,7 @@ export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<
       unbooked,
     }),
   );
-  const dueRefunds = await claimPending<RefundRow>(db, rt, refunds, batch);
+  const dueRefunds = await claimPendingChecks<RefundRow>(db, rt, refunds, batch);
   await checkAll(dueRefunds, (row) =>
     checkMovement(db, rt, refundKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: async () => refundRequest(row) }),
   );
