@@ -180,3 +180,24 @@ export async function sweepExpiredKeys(db: Db, batch = 1000): Promise<number> {
 export function claimDeferred(ctx: RequestContext): Promise<Outcome | undefined> {
   return ctx.deferredIdempotency ? ctx.deferredIdempotency.claim() : Promise.resolve(undefined);
 }
+
+/**
+ * The key's parts of the one-statement fast paths (payment order create, card payment), so that
+ * what a claimed, finished or answered key row holds is written down here only. Each argument is
+ * a placeholder (`$n`) or a CTE name in the caller's statement.
+ */
+export const fastPathKeySql = {
+  /** A key inserted already finished with its answer; inserts nothing when the key exists. */
+  insertFinished: (p: { account: string; livemode: string; key: string; fingerprint: string; status: number; body: string; requestId: string; retentionS: string }) =>
+    `INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
+  VALUES (${p.account}, ${p.livemode}, ${p.key}, ${p.fingerprint}, 'finished', NULL, ${p.status}, ${p.body}, ${p.requestId}, now() + make_interval(secs => ${p.retentionS}::int))
+  ON CONFLICT DO NOTHING`,
+  /** A key claimed (locked by this request) at `recoveryPoint`, once per row of `from`; a key that exists raises a unique violation. */
+  insertClaimed: (from: string, p: { account: string; livemode: string; key: string; fingerprint: string; recoveryPoint: string; requestId: string; retentionS: string }) =>
+    `INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, request_id, expires_at)
+SELECT ${p.account}, ${p.livemode}, ${p.key}, ${p.fingerprint}, ${p.recoveryPoint}, now(), ${p.requestId}, now() + make_interval(secs => ${p.retentionS}::int) FROM ${from}`,
+  /** Stores the answer on a key this request still owns (as respond() does), once per row of `from`. */
+  answer: (from: string, p: { account: string; livemode: string; key: string; status: number; body: string; requestId: string }) =>
+    `UPDATE idempotency_keys SET response_status = ${p.status}, response_body = ${p.body}, recovery_point = 'finished', locked_at = NULL
+  FROM ${from} WHERE account_id = ${p.account} AND livemode = ${p.livemode} AND key = ${p.key} AND request_id = ${p.requestId} AND response_status IS NULL`,
+};

@@ -11,6 +11,7 @@
 import type { Executor } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
 import { newId } from '../../kernel/ids.js';
+import { fastPathKeySql } from '../../idempotency/store.js';
 import type { paymentOrders } from '../../storage/schema.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { PaymentOrderView } from './schema.js';
@@ -24,9 +25,7 @@ export interface DeferredClaim {
 const CREATE_ORDER: RawStatement = {
   name: 'create_payment_order_v1',
   text: `WITH claimed AS (
-  INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
-  VALUES ($1, $2, $3, $4, 'finished', NULL, 201, $5, $6, now() + make_interval(secs => $7::int))
-  ON CONFLICT DO NOTHING
+  ${fastPathKeySql.insertFinished({ account: '$1', livemode: '$2', key: '$3', fingerprint: '$4', status: 201, body: '$5', requestId: '$6', retentionS: '$7' })}
   RETURNING 1
 ), inserted AS (
   INSERT INTO payment_orders (account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name,

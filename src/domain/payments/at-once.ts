@@ -19,6 +19,7 @@
 import type { Db } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
 import { newId, parseId } from '../../kernel/ids.js';
+import { fastPathKeySql } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
@@ -61,8 +62,7 @@ const CREATE_PAYMENT: RawStatement = {
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $19, $20, $5
   FROM pay, (VALUES ($13::uuid, 'payment_order.processing', $14::text, $15::jsonb), ($16::uuid, 'payment.created', $17::text, $18::jsonb)) AS e(id, type, object_id, data)
 )
-INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, request_id, expires_at)
-SELECT $1, $2, $20, $21, $22, now(), $19, now() + make_interval(secs => $23::int) FROM pay
+${fastPathKeySql.insertClaimed('pay', { account: '$1', livemode: '$2', key: '$20', fingerprint: '$21', recoveryPoint: '$22', requestId: '$19', retentionS: '$23' })}
 RETURNING 1 AS created`,
 };
 
@@ -94,8 +94,7 @@ const FINISH_SUCCEEDED: RawStatement = {
 ), answered AS (
   -- entry, lines, balances and ev write whenever ord returned its row (they have no condition of
   -- their own), so counting pay against answered is enough for the guard below.
-  UPDATE idempotency_keys SET response_status = 201, response_body = $28, recovery_point = 'finished', locked_at = NULL
-  FROM ord WHERE account_id = $1 AND livemode = $2 AND key = $26 AND request_id = $25 AND response_status IS NULL
+  ${fastPathKeySql.answer('ord', { account: '$1', livemode: '$2', key: '$26', status: 201, body: '$28', requestId: '$25' })}
   RETURNING 1
 )
 SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) THEN (SELECT count(*) FROM answered)::int
