@@ -11,6 +11,7 @@ import {
   createTestDatabase,
   LogCapture,
   orderBody,
+  rawRequest,
   startTestService,
   type ApiResponse,
   type TestDatabase,
@@ -20,11 +21,13 @@ import {
 let testDb: TestDatabase;
 let service: TestService;
 let api: ReturnType<typeof client>;
+let tenantKey: string;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
   service = await startTestService(testDb);
   const tenant = await createTenant(testDb.database);
+  tenantKey = tenant.testKey;
   api = client(service.url, tenant.testKey);
 });
 afterAll(async () => {
@@ -91,6 +94,75 @@ describe('errors: routing', () => {
   it('a malformed or wrong-prefix id in a path → 404 resource_missing', async () => {
     for (const id of ['nope', 'evt_01jd8x3v0pe7wbz0m4k6f2n9qa', 'ord_', 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', 'ord_ZZZ']) {
       expectError(await api.get(`/v1/payment-orders/${id}`), 404, { type: 'validation', code: 'resource_missing', param: 'id' });
+    }
+  });
+});
+
+describe('errors: before any route runs (router and HTTP parser)', () => {
+  const get = (path: string, headers: string[] = []) => rawRequest(service.url, [`GET ${path} HTTP/1.1`, 'Host: localhost', ...headers].join('\r\n'));
+
+  it.each(['/v1/%', '/v1/%ff/x', '/v1/payment-orders/%E0%A4%A', '/v1/payment-orders/ord_%zz', '/%', '/v1/events/%C0%AF'])(
+    'a malformed %%-escape in the path (%s) → 400 path_invalid, with or without a key',
+    async (path) => {
+      expectError(await get(path), 400, { type: 'validation', code: 'path_invalid' });
+      expectError(await get(path, [`Authorization: Bearer ${tenantKey}`]), 400, { type: 'validation', code: 'path_invalid' });
+    },
+  );
+
+  it.each([['/v1/payment-orders/', ''], ['/v1/events/', ''], ['/v1/payments/', ''], ['/v1/payment-orders/', '/cancel']])(
+    'a path parameter over 100 characters (%s…%s) → 414 path_too_long',
+    async (prefix, suffix) => {
+      const res = await get(`${prefix}${'a'.repeat(101)}${suffix}`, [`Authorization: Bearer ${tenantKey}`]);
+      expectError(res, 414, { type: 'validation', code: 'path_too_long' });
+    },
+  );
+
+  it.each([
+    ['a NUL byte in a header value', 'Idempotency-Key: a\u0000b'],
+    ['a DEL byte in a header value', 'Idempotency-Key: a\u007fb'],
+    ['a NUL byte in the Authorization header', 'Authorization: Bearer sk_test_\u0000'],
+    ['a control character in a header name', 'X-Bad\u0001Name: 1'],
+    ['a space before the colon', 'Content-Type : application/json'],
+  ])('%s → 400 request_malformed, typed, with a request id', async (_label, header) => {
+    const error = expectError(await get('/v1/payment-orders', [`Authorization: Bearer ${tenantKey}`, header]), 400, {
+      type: 'validation',
+      code: 'request_malformed',
+    });
+    expect(error.message).toMatch(/not valid HTTP/);
+  });
+
+  it.each([
+    ['an unknown method', 'BREW /v1/payment-orders HTTP/1.1'],
+    ['a bad HTTP version', 'GET /v1/payment-orders HTTP/9.9'],
+    ['a space in the path', 'GET /v1/payment orders HTTP/1.1'],
+  ])('%s → 400 request_malformed', async (_label, line) => {
+    expectError(await rawRequest(service.url, `${line}\r\nHost: localhost`), 400, { type: 'validation', code: 'request_malformed' });
+  });
+
+  it('headers over 16 KiB → 431 headers_too_large', async () => {
+    expectError(await get('/v1/payment-orders', [`X-Padding: ${'x'.repeat(20_000)}`]), 431, { type: 'validation', code: 'headers_too_large' });
+  });
+
+  it('a conflicting Content-Length and Transfer-Encoding (smuggling) → 400 request_malformed', async () => {
+    const head = ['POST /v1/payment-orders HTTP/1.1', 'Host: localhost', 'Content-Length: 4', 'Transfer-Encoding: chunked'].join('\r\n');
+    expectError(await rawRequest(service.url, head, '0\r\n\r\n'), 400, { type: 'validation', code: 'request_malformed' });
+  });
+
+  it('each answer is logged once with its request id', async () => {
+    const logs = new LogCapture();
+    const logged = await startTestService(testDb, {}, { logs });
+    try {
+      const parser = await rawRequest(logged.url, 'GET /v1/events HTTP/1.1\r\nHost: localhost\r\nIdempotency-Key: a\u0000b');
+      const router = await rawRequest(logged.url, 'GET /v1/%ff HTTP/1.1\r\nHost: localhost');
+      const lines = logs.lines.map((l) => JSON.parse(l));
+      for (const res of [parser, router]) {
+        const id = res.body.error.request_id;
+        expect(lines.filter((l) => l.request_id === id), logs.text).toHaveLength(1);
+      }
+      expect(lines.find((l) => l.request_id === parser.body.error.request_id)).toMatchObject({ status: 400, code: 'request_malformed' });
+      expect(lines.find((l) => l.request_id === router.body.error.request_id)).toMatchObject({ status: 400 });
+    } finally {
+      await logged.close();
     }
   });
 });

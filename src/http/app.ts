@@ -35,6 +35,7 @@ import { EventSchema } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
 import { registerPayoutsModule } from './routes/payouts-module.js';
 import { createRuntime, type Runtime } from '../runtime.js';
+import { clientErrorHandler, sendRouterError } from './framework-errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -109,6 +110,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // What fails before any route matches gets the typed body too (framework-errors.ts).
+    frameworkErrors: sendRouterError,
+    clientErrorHandler: clientErrorHandler(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (!deps.payments) app.addHook('onClose', async () => rt.close());
