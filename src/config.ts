@@ -17,6 +17,8 @@ export interface Config {
   databasePoolSize: number;
   host: string;
   port: number;
+  /** Where GET /metrics listens (METRICS_HOST, METRICS_PORT); port 0: nowhere. */
+  metrics: { host: string; port: number };
   roles: Role[];
   logLevel: string;
   redisUrl: string | undefined;
@@ -252,6 +254,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1),
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),
+    metrics: { host: env.METRICS_HOST || '127.0.0.1', port: int(env, 'METRICS_PORT', 9464) },
     roles: roles(env.ROLES),
     logLevel: env.LOG_LEVEL || 'info',
     redisUrl: env.REDIS_URL || undefined,

@@ -6,6 +6,7 @@ import type { Config, CrashPoint, PaymentsConfig, PayoutsConfig } from './config
 import { createConnectors, type ConnectorOptions, type Connectors } from './connectors/registry.js';
 import type { CallDeps, RoutingRule } from './connectors/router.js';
 import { createEncryptor, type Encryptor } from './lib/encryption.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
 
 export interface Runtime {
   /** Payments, refunds, mandates and the connectors' settings. */
@@ -22,6 +23,8 @@ export interface Runtime {
   encryptor: Encryptor;
   /** HMAC key of card and bank account fingerprints (CARD_FINGERPRINT_KEY), derived per merchant account. */
   fingerprintKey: Buffer;
+  /** This process's metrics (its own registry: several runtimes may share a test process). */
+  metrics: Metrics;
   /** Fault injection (CRASH_AFTER): dies on the spot, as a power cut would, at the named point. */
   crashPoint(point: CrashPoint): void;
   close(): void;
@@ -30,6 +33,7 @@ export interface Runtime {
 export interface RuntimeOptions extends ConnectorOptions {
   now?: () => Date;
   random?: () => number;
+  metrics?: Metrics;
 }
 
 export type RuntimeConfig = Pick<Config, 'payments' | 'payouts' | 'encryptionKeys' | 'idempotencyLockTimeoutS'>;
@@ -38,17 +42,20 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
   const now = opts.now ?? (() => new Date());
   const payments = config.payments;
   const connectors = createConnectors(payments, { nowMs: opts.nowMs ?? (() => now().getTime()), ...opts });
+  const metrics = opts.metrics ?? createMetrics();
+  metrics.watchCircuits(() => connectors.registry.names().map((name) => [name, connectors.breaker.state(name)]));
   return {
     config: payments,
     payouts: config.payouts,
     connectors,
-    call: { registry: connectors.registry, breaker: connectors.breaker, timeoutMs: payments.connectorTimeoutMs, now },
+    call: { registry: connectors.registry, breaker: connectors.breaker, timeoutMs: payments.connectorTimeoutMs, now, metrics },
     now,
     random: opts.random ?? Math.random,
     idempotencyLockTimeoutS: config.idempotencyLockTimeoutS,
     routingCache: new Map(),
     encryptor: createEncryptor(config.encryptionKeys),
     fingerprintKey: payments.cardFingerprintKey,
+    metrics,
     crashPoint(point) {
       if (payments.crashAfter === point) process.kill(process.pid, 'SIGKILL');
     },

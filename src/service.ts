@@ -9,11 +9,15 @@ import { createAuthenticator } from './http/auth.js';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.js';
 import { startWorker } from './worker/worker.js';
 import { createRuntime, type Runtime } from './runtime.js';
+import { startMetricsServer } from './metrics/server.js';
+import { poolUse } from './metrics/pool.js';
 
 export interface Service {
   database: Database;
   app?: App;
   url?: string;
+  /** Where GET /metrics answers (absent: METRICS_PORT=0, or its port was taken). */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -54,17 +58,23 @@ export async function startService(
           webhookHistoryRetentionDays: config.webhooks.historyRetentionDays,
           payments,
           payouts: payments,
+          metrics: payments.metrics,
         },
         config.workerIntervalMs,
       )
     : undefined;
+  const pool = poolUse(database);
+  if (pool) payments.metrics.watchPool(pool);
+  const metricsServer = await startMetricsServer(payments.metrics, config.metrics, app?.log ?? pino(loggerOptions(config)));
   return {
     database,
     app,
     url,
+    metricsUrl: metricsServer?.url,
     async close() {
       await app?.close();
       await worker?.stop();
+      await metricsServer?.close();
       await rateLimiter.close();
       if (!opts.payments) payments.close();
       if (!opts.database) await database.close();

@@ -17,7 +17,7 @@ import { processorSecret, signPayload } from '../src/connectors/simulator/signin
 import { isRetryable, WebhookVerificationError, type Connector, type ConnectorErrorCode } from '../src/connectors/types.js';
 import type { TestControls } from '../src/connectors/test-controls.js';
 import { chargeAnswer } from '../src/connectors/simulator/transformers.js';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
+import { client, createTenant, createTestDatabase, freePort, type TestDatabase } from './helpers.js';
 import { CARDS, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
 
 const SECRET = 'contract-family-secret';
@@ -162,16 +162,8 @@ describe('network failures, classified by whether the processor can have acted',
     };
   }
 
-  async function closedPort(): Promise<number> {
-    const s = net.createServer();
-    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-    const port = (s.address() as net.AddressInfo).port;
-    await new Promise((resolve) => s.close(resolve));
-    return port;
-  }
-
   it('a refused connection is connection_refused (retryable)', async () => {
-    const connector = createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await closedPort()}`, http), familySecret: SECRET });
+    const connector = createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await freePort()}`, http), familySecret: SECRET });
     const guarded = await callConnector(deps(connector), 'simulator_a', (c, s) => c.charge({ reference: reference(), amount: 1, currency: 'EUR', card: card(CARDS.success) }, s));
     expect(guarded).toMatchObject({ result: { kind: 'error', code: 'connection_refused' } });
   });

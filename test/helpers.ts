@@ -76,6 +76,8 @@ export async function startTestService(
     ...loadConfig({}),
     databaseUrl: testDb.url,
     port: 0,
+    // No metrics listener unless a test asks for one: test files run in parallel.
+    metrics: { host: '127.0.0.1', port: 0 },
     roles: ['api'],
     // Generous defaults so that ordinary tests never meet the limiter; rate-limit tests set their own.
     rateLimit: { live: { perSecond: 10_000, burst: 10_000 }, test: { perSecond: 10_000, burst: 10_000 } },
@@ -157,6 +159,15 @@ export function orderBody(overrides: Record<string, unknown> = {}) {
     customer: { email: 'jane@example.com', name: 'Jane Doe' },
     ...overrides,
   };
+}
+
+/** A loopback port free a moment ago, its listener closed: nothing answers there until a test binds it. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /**

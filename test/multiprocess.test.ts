@@ -22,7 +22,7 @@ interface ServiceProcess {
 async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', ROLES: 'api', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', METRICS_PORT: '0', ROLES: 'api', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -51,6 +51,7 @@ export async function startPaymentsService(
     ...loadConfig({}),
     databaseUrl: testDb.url,
     port: 0,
+    metrics: { host: '127.0.0.1', port: 0 },
     roles: ['api'],
     rateLimit: { live: { perSecond: 10_000, burst: 10_000 }, test: { perSecond: 10_000, burst: 10_000 } },
     ...opts.overrides,

@@ -27,7 +27,7 @@ interface Child {
 async function startChild(env: Record<string, string>): Promise<Child> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
+    env: { ...process.env, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,8 +1,7 @@
-import net from 'node:net';
 import { sql } from 'drizzle-orm';
 import { parseId } from '../src/kernel/ids.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { client, createTenant, createTestDatabase, freePort, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
 import { deliverAt, Receiver, verifies, verify, webhookOptions } from './webhooks.helpers.js';
 import { attemptDelivery } from '../src/webhooks/attempt.js';
 import { claimDeliveries, dispatchEvents } from '../src/webhooks/queue.js';
@@ -44,14 +43,6 @@ async function newEvent(api: ReturnType<typeof client>) {
   const events = await api.get('/v1/events?type=payment_order.created&limit=1');
   expect(events.body.data[0].data.object.id).toBe(order.body.id);
   return { order: order.body, event: events.body.data[0] };
-}
-
-async function freePortClosed(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('webhook delivery', () => {
@@ -187,7 +178,7 @@ describe('webhook delivery', () => {
     expect(new Set(receiver.forEvent(event.id).map((r) => r.headers['webhook-id']))).toEqual(new Set([event.id]));
 
     // refused: nobody listens on the port; then the endpoint moves to the live receiver
-    const port = await freePortClosed();
+    const port = await freePort();
     await api.request('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { body: { url: `http://127.0.0.1:${port}/x` } });
     const second = await newEvent(api);
     const t1 = new Date();

@@ -25,6 +25,7 @@ function startWorkerProcess(env: Record<string, string> = {}): ChildProcess {
       ...process.env,
       DATABASE_URL: testDb.url!,
       ROLES: 'worker',
+      METRICS_PORT: '0',
       LOG_LEVEL: 'warn',
       DATABASE_POOL_SIZE: '5',
       WEBHOOK_POLL_INTERVAL_MS: '10',

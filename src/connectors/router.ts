@@ -8,6 +8,7 @@
 // callConnector: one call to one connector under the core's rules (circuit breaker, deadline,
 // transport failures in our words). The movement core (src/movement/calls.ts) tries a route with it.
 import type { CircuitBreaker } from './circuit-breaker.js';
+import type { Metrics } from '../metrics/registry.js';
 import {
   connectorError,
   TransportError,
@@ -72,6 +73,8 @@ export interface CallDeps {
   breaker: CircuitBreaker;
   timeoutMs: number;
   now: () => Date;
+  /** Call latency and skips are counted here, the one way every connector call goes. */
+  metrics?: Pick<Metrics, 'connectorCall' | 'connectorSkipped'>;
 }
 
 export const ATTEMPT_OUTCOMES = ['succeeded', 'pending', 'declined', 'error', 'timeout', 'skipped'] as const;
@@ -90,18 +93,23 @@ export type Guarded<T> = { result: T | ConnectorError; durationMs: number; start
 /**
  * One call to one connector under the core's rules: skipped while its circuit is open, bounded by
  * the timeout, transport failures turned into our error codes, the outcome fed to the breaker.
+ * `operation` names the call in the metrics (`payment.send`, `refund.status`, …).
  */
 export async function callConnector<T extends { kind: string }>(
   deps: CallDeps,
   name: string,
   call: (connector: Connector, signal: AbortSignal) => Promise<T | ConnectorError>,
+  operation = 'call',
 ): Promise<Guarded<T>> {
   const startedAt = deps.now();
   const connector = deps.registry.get(name);
   if (!connector) {
     return { result: connectorError('request_rejected', `connector ${name} is not configured`), durationMs: 0, startedAt };
   }
-  if (!deps.breaker.tryAcquire(name)) return { skipped: true, startedAt };
+  if (!deps.breaker.tryAcquire(name)) {
+    deps.metrics?.connectorSkipped(name);
+    return { skipped: true, startedAt };
+  }
   const started = process.hrtime.bigint();
   let result: T | ConnectorError;
   // A deadline cleared as soon as the call ends: AbortSignal.timeout would still fire later, and
@@ -122,6 +130,7 @@ export async function callConnector<T extends { kind: string }>(
   const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.kind === 'error') deps.breaker.onFailure(name);
   else deps.breaker.onSuccess(name);
+  deps.metrics?.connectorCall(name, operation, result.kind === 'error' ? (result as ConnectorError).code : 'ok', durationMs / 1000);
   return { result, durationMs, startedAt };
 }
 

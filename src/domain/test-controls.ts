@@ -30,7 +30,7 @@ export async function settleThroughTestControl<S extends { kind: string }>(
 ): Promise<S> {
   const controls = rt.connectors.testControls(connector);
   if (!controls) throw unavailable(connector, what);
-  const guarded = await callConnector(rt.call, connector, (_connector, signal) => control(controls, signal));
+  const guarded = await callConnector(rt.call, connector, (_connector, signal) => control(controls, signal), `${what}.test_control`);
   if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') throw unavailable(connector, what);
   return guarded.result as S;
 }

@@ -34,7 +34,7 @@ export async function routeCall<S extends { kind: string }>(call: CallDeps, kind
   let last: S | ConnectorError = connectorError('processor_error', 'every connector of the route is unavailable (circuit open)');
   let unreached = true;
   for (const name of plan) {
-    const guarded = await callConnector<S>(call, name, (connector, signal) => kind.send(connector, request, signal));
+    const guarded = await callConnector<S>(call, name, (connector, signal) => kind.send(connector, request, signal), `${kind.object}.send`);
     attempts.push(attemptFor(kind, name, guarded));
     if ('skipped' in guarded) continue;
     unreached = false;
@@ -63,7 +63,7 @@ export async function askStatus<S extends { kind: string }>(
   row: MovementRow,
 ): Promise<{ report: S | { kind: 'not_found' }; attempt: Attempt } | undefined> {
   const request = { reference: toPublicId(kind.prefix, row.id), connectorReference: name === row.connector ? row.connectorReference : null };
-  const guarded = await callConnector<S | { kind: 'not_found' }>(call, name, (c, signal) => kind.status(c, request, signal));
+  const guarded = await callConnector<S | { kind: 'not_found' }>(call, name, (c, signal) => kind.status(c, request, signal), `${kind.object}.status`);
   if ('skipped' in guarded || guarded.result.kind === 'error') return undefined;
   return { report: guarded.result as S | { kind: 'not_found' }, attempt: attemptFor(kind, name, guarded) };
 }

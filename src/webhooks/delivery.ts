@@ -20,9 +20,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import { attemptDelivery, type AttemptDeps, type Completed } from './attempt.js';
 import { claimDeliveries, dispatchEvents, type ClaimedDelivery } from './queue.js';
 import { recordOutcomes, type RecordDeps } from './record.js';
+import type { Metrics } from '../metrics/registry.js';
 
 export interface DeliveryDeps extends AttemptDeps, RecordDeps {
   log: Pick<FastifyBaseLogger, 'info' | 'error'>;
+  metrics?: Pick<Metrics, 'webhookRecorded' | 'webhookLag' | 'workerFailure'>;
 }
 
 // --- the loops -----------------------------------------------------------------------------------
@@ -128,6 +130,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       } catch (err) {
         failures++;
         log.error({ err }, `webhook ${name} failed; retrying`);
+        deps.metrics?.workerFailure(`webhook_${name}`);
         // Unrecorded outcomes are not worth waiting for forever at shutdown: their leases expire.
         if (stopped && failures >= 3) break;
         await idle.sleep(Math.min(1000 * failures, 10_000));

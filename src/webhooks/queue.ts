@@ -49,6 +49,19 @@ export async function dispatchEvents(db: Db, now: Date, batch: number): Promise<
   return { events: Number(row?.events ?? 0), deliveries: Number(row?.deliveries ?? 0) };
 }
 
+/**
+ * What waits in the database (metrics): events not yet fanned out, and deliveries due now (one
+ * leased to a worker is not due until its lease runs out). Both read through partial indexes.
+ */
+export async function webhookBacklog(db: Db, now: Date): Promise<{ events: number; deliveries: number }> {
+  const [row] = rowsOf(
+    await db.execute(sql`
+      SELECT (SELECT count(*) FROM events WHERE dispatched_at IS NULL)::int AS events,
+             (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${now.toISOString()}::timestamptz)::int AS deliveries`),
+  );
+  return { events: Number(row?.events ?? 0), deliveries: Number(row?.deliveries ?? 0) };
+}
+
 // --- 2. claim ------------------------------------------------------------------------------------
 
 export interface ClaimedDelivery {

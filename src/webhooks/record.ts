@@ -9,12 +9,14 @@ import { systemContext } from '../domain/events/service.js';
 import { setEndpointStatus } from '../domain/webhooks/service.js';
 import type { Completed } from './attempt.js';
 import { nextRetryDelayMs, type RetryPolicy } from './retry.js';
+import type { Metrics, WebhookResult } from '../metrics/registry.js';
 
 export interface RecordDeps {
   db: Db;
   config: WebhookConfig;
   now: () => Date;
   random: () => number;
+  metrics?: Pick<Metrics, 'webhookRecorded' | 'webhookLag'>;
 }
 
 // --- 4. record -----------------------------------------------------------------------------------
@@ -129,6 +131,7 @@ export async function recordOutcomes(deps: RecordDeps, batch: Completed[]): Prom
   const unhealthy = [...health.values()].filter((h) => h.gone || !h.ok);
   if (unhealthy.length === 0) {
     await deps.db.execute(recordBatch);
+    countRecorded(deps, decided);
     return;
   }
   await deps.db.transaction(async (tx) => {
@@ -152,4 +155,19 @@ export async function recordOutcomes(deps: RecordDeps, batch: Completed[]): Prom
       }
     }
   });
+  countRecorded(deps, decided);
+}
+
+const RESULTS: Record<Decision['status'], WebhookResult> = { succeeded: 'succeeded', pending: 'retrying', failed: 'failed', cancelled: 'cancelled' };
+
+/** Once recorded (a batch whose record fails is recorded, and counted, on its retry). */
+function countRecorded(deps: RecordDeps, decided: { done: Completed; decision: Decision }[]) {
+  if (!deps.metrics) return;
+  for (const { done, decision } of decided) {
+    deps.metrics.webhookRecorded(RESULTS[decision.status]);
+    // Commit to first attempt: the event's first delivery, not a retry or a redelivery.
+    if (done.kind === 'attempt' && done.claimed.attempts === 0 && done.claimed.trigger === 'event' && done.claimed.event) {
+      deps.metrics.webhookLag((done.startedAt.getTime() - done.claimed.event.createdAt.getTime()) / 1000);
+    }
+  }
 }

@@ -13,6 +13,8 @@ import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { createSender, type Resolver, type Sender } from '../webhooks/sender.js';
 import { runDeliveryPass, startDeliveryEngine, type DeliveryDeps } from '../webhooks/delivery.js';
+import { webhookBacklog } from '../webhooks/queue.js';
+import type { Metrics } from '../metrics/registry.js';
 
 export interface WorkerDeps {
   db: Db;
@@ -25,6 +27,8 @@ export interface WorkerDeps {
   webhookHistoryRetentionDays?: number;
   /** Submission and status checks of payouts; without it the worker does not send payouts. */
   payouts?: Runtime;
+  /** Pass durations and failures, webhook deliveries and backlog; without it nothing is counted. */
+  metrics?: Metrics;
 }
 
 export interface WebhookWorkerOptions {
@@ -46,6 +50,7 @@ function deliveryDeps(deps: WorkerDeps, webhooks: WebhookWorkerOptions, sender: 
     sender,
     now: deps.now ?? (() => new Date()),
     random: webhooks.random ?? Math.random,
+    metrics: deps.metrics,
   };
 }
 
@@ -95,13 +100,19 @@ export function startWorker(deps: WorkerDeps, intervalMs: number): { stop(): Pro
   const webhookSender = deps.webhooks ? ownSender(deps.webhooks) : undefined;
   const engine = deps.webhooks && webhookSender ? startDeliveryEngine(deliveryDeps(deps, deps.webhooks, webhookSender.sender)) : undefined;
   const periodic = { ...deps, webhooks: undefined };
+  if (deps.webhooks) deps.metrics?.watchWebhookBacklog(() => webhookBacklog(deps.db, deps.now?.() ?? new Date()));
   const loop = async () => {
     while (!stopped) {
+      const started = performance.now();
       running = runWorkerOnce(periodic).then(
         (done) => {
+          deps.metrics?.workerPass('periodic', (performance.now() - started) / 1000);
           if (done.expiredOrders || done.sweptKeys) deps.log.info(done, 'worker pass');
         },
-        (err) => deps.log.error({ err }, 'worker pass failed'),
+        (err) => {
+          deps.metrics?.workerFailure('periodic');
+          deps.log.error({ err }, 'worker pass failed');
+        },
       );
       await running;
       await new Promise((resolve) => setTimeout(resolve, intervalMs).unref());
