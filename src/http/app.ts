@@ -35,7 +35,8 @@ import { EventSchema } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
 import { registerPayoutsModule } from './routes/payouts-module.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { clientErrorHandler, sendRouterError } from './framework-errors.js';
+import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
+import { countRequests, countUnrouted } from './metrics.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -101,6 +102,7 @@ const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
   const rt = deps.payments ?? createRuntime(config, { db: database.db });
+  const unrouted = countUnrouted(rt.metrics);
   const app = Fastify({
     // A caller's logger settings (a test's capture stream) add to the defaults, never drop the redaction.
     logger: typeof deps.logger === 'object' ? { ...loggerOptions(config), ...deps.logger } : (deps.logger ?? loggerOptions(config)),
@@ -111,8 +113,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
     // What fails before any route matches gets the typed body too (framework-errors.ts).
-    frameworkErrors: sendRouterError,
-    clientErrorHandler: clientErrorHandler(),
+    frameworkErrors: routerErrorHandler(unrouted),
+    clientErrorHandler: clientErrorHandler(unrouted),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (!deps.payments) app.addHook('onClose', async () => rt.close());
@@ -173,6 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.addHook('preHandler', idempotencyHook(database.db, config, rt.encryptor));
+  countRequests(app, rt.metrics);
 
   app.addHook('onResponse', async (req, reply) => {
     const started = (req as { startedAtNs?: bigint }).startedAtNs;

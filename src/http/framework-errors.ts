@@ -21,14 +21,19 @@ export function routerError(error: FastifyError): ApiError {
   }
 }
 
-/** fastify's `frameworkErrors` option: the request has an id and a logger, but no route matched. */
-export function sendRouterError(error: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
-  const apiError = routerError(error);
-  if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
-  reply.header('request-id', req.id);
-  void sendOutcome(reply, { status: apiError.status, body: JSON.stringify(apiError.body(req.id)) });
-  // No route, so no onResponse hook: the request's one log line is written here.
-  req.log.info({ method: req.method, status: apiError.status, code: apiError.code }, 'request');
+/**
+ * fastify's `frameworkErrors` option: the request has an id and a logger, but no route matched, so
+ * no hook runs — the request's one log line is written here, and `answered` learns the answer.
+ */
+export function routerErrorHandler(answered?: (method: string, status: number) => void) {
+  return (error: FastifyError, req: FastifyRequest, reply: FastifyReply): void => {
+    const apiError = routerError(error);
+    if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
+    reply.header('request-id', req.id);
+    void sendOutcome(reply, { status: apiError.status, body: JSON.stringify(apiError.body(req.id)) });
+    req.log.info({ method: req.method, status: apiError.status, code: apiError.code }, 'request');
+    answered?.(req.method, apiError.status);
+  };
 }
 
 /** A parser error of Node's HTTP server in the catalogue's words. */
@@ -54,7 +59,7 @@ export function clientError(err: NodeJS.ErrnoException): ApiError {
  * stands, typed and with a fresh request id, and the connection is closed since the parser cannot
  * resume on it. `answered` learns the status.
  */
-export function clientErrorHandler(answered?: (status: number) => void) {
+export function clientErrorHandler(answered?: (method: undefined, status: number) => void) {
   return function (this: unknown, err: NodeJS.ErrnoException, socket: Duplex): void {
     // A reset connection, or one whose answer has begun, cannot take one more.
     const current = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
@@ -73,6 +78,6 @@ export function clientErrorHandler(answered?: (status: number) => void) {
         `connection: close\r\n\r\n${body}`,
     );
     (this as { log: { info(obj: object, msg: string): void } }).log.info({ request_id: requestId, status: error.status, code: error.code, reason: err.code }, 'client error');
-    answered?.(error.status);
+    answered?.(undefined, error.status);
   };
 }

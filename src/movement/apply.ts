@@ -34,7 +34,11 @@ export interface ApplyInput {
   unless?: (row: MovementRow) => boolean;
 }
 
-/** Locks the movement and applies `update`; the row as it now stands (undefined when it does not exist). */
+/**
+ * Locks the movement and applies `update`; the row as it now stands (undefined when it does not
+ * exist). A change of status is counted in the metrics (payments_total, …) once its transaction
+ * has committed — or, in a caller's transaction, once the apply step is done.
+ */
 export async function applyUpdate<Row extends MovementRow>(
   db: Db,
   rt: Runtime,
@@ -44,11 +48,16 @@ export async function applyUpdate<Row extends MovementRow>(
   input: ApplyInput,
   tx?: Executor,
 ): Promise<Row | undefined> {
-  return inTransaction(db, tx, async (t) => {
+  let moved: Row | undefined;
+  const after = await inTransaction(db, tx, async (t) => {
     const row = await lockRow<Row>(t, kind.table, ctx.accountId, ctx.livemode, uuid);
     if (!row || input.update === undefined || input.unless?.(row)) return row;
-    return (await kind.apply(t, ctx, row, input.update, input.attempts ?? [], rt)) as Row;
+    const applied = (await kind.apply(t, ctx, row, input.update, input.attempts ?? [], rt)) as Row;
+    if (applied.status !== row.status) moved = applied;
+    return applied;
   });
+  if (moved) rt.metrics.movement(kind.object, moved.status, moved.connector);
+  return after;
 }
 
 /** A connector's report of the movement's state; another connector's movement is not its to settle. */

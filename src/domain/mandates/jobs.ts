@@ -34,18 +34,19 @@ export async function expireDormantMandates(db: Db, rt: Runtime, now: Date, batc
   const cutoff = new Date(now.getTime() - rt.config.mandateDormancyDays * DAY_MS);
   let expired = 0;
   for (;;) {
-    const n = await db.transaction(async (tx) => {
-      const due = await tx
+    const due = await db.transaction(async (tx) => {
+      const rows = await tx
         .select()
         .from(mandates)
         .where(and(eq(mandates.status, 'active'), lte(mandates.lastActivityAt, cutoff)))
         .limit(batch)
         .for('update', { skipLocked: true });
-      for (const row of due) await expireMandate(tx, row, now);
-      return due.length;
+      for (const row of rows) await expireMandate(tx, row, now);
+      return rows;
     });
-    expired += n;
-    if (n < batch) return expired;
+    for (const row of due) rt.metrics.movement('mandate', 'expired', row.connector);
+    expired += due.length;
+    if (due.length < batch) return expired;
   }
 }
 

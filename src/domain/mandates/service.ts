@@ -228,10 +228,15 @@ export async function revokeMandate(db: Db, rt: Runtime, ctx: RequestContext, id
     const after = await applyMandateUpdate(tx, ctx, locked, update, [], rt);
     return { outcome: await respond(tx, ctx, 200, mandateView(after)), row: after };
   });
+  rt.metrics.movement('mandate', 'revoked', row.connector);
   if (row.connector) {
     const reference = toPublicId('mdt', row.id);
-    await callConnector(rt.call, row.connector, (c, signal) =>
-      c.cancelMandate ? c.cancelMandate({ reference, connectorReference: row.connectorReference }, signal) : Promise.resolve({ kind: 'not_found' as const }),
+    await callConnector(
+      rt.call,
+      row.connector,
+      (c, signal) =>
+        c.cancelMandate ? c.cancelMandate({ reference, connectorReference: row.connectorReference }, signal) : Promise.resolve({ kind: 'not_found' as const }),
+      'mandate.revoke',
     );
   }
   return outcome;

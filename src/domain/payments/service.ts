@@ -133,7 +133,11 @@ export async function chargeAndFinish(
   const update = fromExecution<PaymentUpdate>(paymentKind, execution);
   if (opts.atOnce && update.kind === 'succeeded' && !isMandateMethod(created.payment.paymentMethod)) {
     const done = await finishSucceededAtOnce(db, ctx, created, update, execution.attempts, rt.now());
-    if (done) return done;
+    if (done) {
+      // The one status change that bypasses the movement core's apply step (apply.ts counts the rest).
+      rt.metrics.movement('payment', 'succeeded', update.connector);
+      return done;
+    }
   }
   return finishRequest(db, rt, paymentKind, ctx, created.payment.id, { update, attempts: execution.attempts });
 }

@@ -151,7 +151,12 @@ export const { retrieve: retrievePayout, list: listPayouts } = tenantReads(PAYOU
  * row, so whichever commits first wins: a payout already sent answers invalid_state.
  */
 export async function cancelPayout(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
-  return changeOne(db, ctx, PAYOUTS, id, async (tx, row) => respond(tx, ctx, 200, payoutView(await markCancelled(tx, ctx, row, rt.now()))));
+  const { outcome, row } = await changeOne(db, ctx, PAYOUTS, id, async (tx, locked) => {
+    const cancelled = await markCancelled(tx, ctx, locked, rt.now());
+    return { outcome: await respond(tx, ctx, 200, payoutView(cancelled)), row: cancelled };
+  });
+  rt.metrics.movement('payout', 'cancelled', row.connector);
+  return outcome;
 }
 
 /**
