@@ -144,6 +144,20 @@ export const Redelivery = Type.Object({
   webhook_endpoints: Type.Array(Type.String(), { description: 'Endpoints a new delivery was queued for (same webhook-id as before).' }),
 });
 
+export const WebhookTest = Type.Object(
+  {
+    id: Type.String({ examples: ['wht_01jd8x3v0pe7wbz0m4k6f2n9qa'], description: 'A new id per scenario run; both requests of out_of_order carry the same one.' }),
+    object: Type.Literal('webhook_test'),
+    scenario: Type.String({ enum: [...WEBHOOK_TEST_SCENARIOS] }),
+    version: Type.Integer({ description: 'Like any object\'s version: out_of_order sends version 2, then version 1.' }),
+  },
+  {
+    $id: 'WebhookTest',
+    title: 'WebhookTest',
+    description: 'The synthetic object of a webhook_endpoint.test event, sent by the test-mode delivery scenarios.',
+  },
+);
+
 export const SendTestBody = Type.Object(
   { scenario: Type.String({ enum: [...WEBHOOK_TEST_SCENARIOS] }) },
   { additionalProperties: false },
