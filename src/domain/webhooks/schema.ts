@@ -17,7 +17,7 @@ const Url = Type.String({
 const EventTypePattern = Type.String({
   pattern: '^(\\*|[a-z][a-z_]*(\\.[a-z_]+)*(\\.\\*)?)$',
   maxLength: 100,
-  description: 'An event type, `<resource>.*` for every event of a resource, or `*` for all.',
+  description: 'An event type (GET /v1/event-types), `<resource>.*` for every event of a resource, or `*` for all. A name or pattern that matches no event type is refused.',
   examples: ['payment_order.paid', 'payment.*', '*'],
 });
 
