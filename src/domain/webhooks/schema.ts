@@ -168,7 +168,14 @@ export const WebhookTestResult = Type.Object({
   object: Type.Literal('webhook_test'),
   scenario: Type.String({ enum: [...WEBHOOK_TEST_SCENARIOS] }),
   webhook_endpoint: Type.String(),
-  passed: Type.Boolean({ description: 'Every request got the answer expected of a correct receiver (2xx to accept, anything else to reject).' }),
+  passed: Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      'true: every answer was what a correct receiver gives, and the answers show all the scenario checks (deliver, invalid_signature, ' +
+      'stale_timestamp). false: some answer was not. null: every answer was right, but what the scenario is about happens inside the ' +
+      'receiver and no answer can show it (duplicate: acting once; out_of_order: keeping version 2); check receiver_should against your records.',
+  }),
+  answers_as_expected: Type.Boolean({ description: 'Every request got the answer a correct receiver gives: 2xx to what it should accept, 4xx to what it should refuse.' }),
+  receiver_should: Type.String({ description: 'What a correct receiver does with these requests, naming their ids.' }),
   requests: Type.Array(
     Type.Object({
       webhook_id: Type.String(),
@@ -182,5 +189,5 @@ export const WebhookTestResult = Type.Object({
       duration_ms: Type.Integer(),
     }),
   ),
-  description: Type.String({ description: 'What the scenario checks.' }),
+  description: Type.String({ description: 'What was sent.' }),
 });
