@@ -35,9 +35,9 @@ interface RouteCase {
   url: string;
   /**
    * create: makes a new `resource`; list: lists `resource`; read: reads the object `:id` (or a list
-   * under it); write: changes or acts on the object `:id`.
+   * under it); write: changes or acts on the object `:id`; reference: the same data for every key.
    */
-  kind: 'create' | 'list' | 'read' | 'write';
+  kind: 'create' | 'list' | 'read' | 'write' | 'reference';
   resource: Resource;
   /** The status the caller's own object gets. */
   ok?: number;
@@ -59,6 +59,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', url: '/v1/events/:id', kind: 'read', resource: 'event', ok: 200 },
   { method: 'GET', url: '/v1/events/:id/deliveries', kind: 'read', resource: 'event', ok: 200 },
   { method: 'POST', url: '/v1/events/:id/redeliver', kind: 'write', resource: 'event', ok: 202, idempotency: 'optional' },
+  { method: 'GET', url: '/v1/event-types', kind: 'reference', resource: 'event' },
   // webhook endpoints
   { method: 'POST', url: '/v1/webhook-endpoints', kind: 'create', resource: 'webhook_endpoint', body: (me) => endpointBody(me) },
   { method: 'GET', url: '/v1/webhook-endpoints', kind: 'list', resource: 'webhook_endpoint' },
@@ -288,6 +289,12 @@ describe('isolation and authentication over every route', () => {
           const peek = await call(service.url, 'GET', RESOURCES[route.resource].path(res.body.id), { key: keys[other] });
           expectTyped(peek, 404, 'validation', 'resource_missing');
         }
+      }
+
+      if (route.kind === 'reference') {
+        const res = await send(route, me, key);
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.data.length).toBeGreaterThan(0);
       }
 
       if (route.kind === 'list') {

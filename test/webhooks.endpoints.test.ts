@@ -171,6 +171,35 @@ describe('webhook endpoints', () => {
     expect((await test.post('/v1/webhook-endpoints', body({ url: 'http://127.0.0.1:9/x' }))).status).toBe(201);
   });
 
+  it('refuses event types and patterns that match no event type, naming the closest valid one', async () => {
+    const api = client(service.url, (await createTenant(testDb.database, 'Events')).testKey);
+    const cases: [string[], string, string][] = [
+      [['payment.succeded'], 'enabled_events.0', '"payment.succeeded"'],
+      [['payment_order.*', 'paymnt.*'], 'enabled_events.1', '"payment.*"'],
+      [['refund.created', 'payment.succeeded.*'], 'enabled_events.1', 'matches no event type'],
+      [['webhook_endpoint.deleted'], 'enabled_events.0', '"webhook_endpoint.enabled"'],
+    ];
+    for (const [events, param, said] of cases) {
+      const res = await api.post('/v1/webhook-endpoints', body({ enabled_events: events }));
+      expect(res.status, events.join()).toBe(400);
+      expect(res.body.error).toMatchObject({ type: 'validation', code: 'parameter_invalid', param });
+      expect(res.body.error.message).toContain(said);
+    }
+    expect((await api.get('/v1/webhook-endpoints')).body.data).toEqual([]);
+
+    const every = (await api.get('/v1/event-types')).body.data.map((t: { name: string }) => t.name);
+    const created = await api.post('/v1/webhook-endpoints', body({ enabled_events: every }));
+    expect(created.status).toBe(201);
+    for (const events of [['*'], ['payment.*', 'payment_order.*', 'webhook_endpoint.test']]) {
+      const patched = await api.request('PATCH', `/v1/webhook-endpoints/${created.body.id}`, { body: { enabled_events: events } });
+      expect(patched.status).toBe(200);
+      expect(patched.body.enabled_events).toEqual(events);
+    }
+    const refused = await api.request('PATCH', `/v1/webhook-endpoints/${created.body.id}`, { body: { enabled_events: ['refund.*', 'refund.sucess'] } });
+    expect(refused.body.error).toMatchObject({ code: 'parameter_invalid', param: 'enabled_events.1', message: expect.stringContaining('"refund.succeeded"') });
+    expect((await api.get(`/v1/webhook-endpoints/${created.body.id}`)).body).toMatchObject({ enabled_events: ['payment.*', 'payment_order.*', 'webhook_endpoint.test'], version: 3 });
+  });
+
   it('live mode requires https and refuses local, private and metadata destinations', async () => {
     for (const url of [
       'http://example.com/hooks',

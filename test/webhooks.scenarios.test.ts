@@ -52,7 +52,7 @@ describe('test-mode delivery scenarios', () => {
     const before = receiver.requests.length;
     const res = await send('deliver');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ object: 'webhook_test', scenario: 'deliver', webhook_endpoint: endpoint.id, passed: true });
+    expect(res.body).toMatchObject({ object: 'webhook_test', scenario: 'deliver', webhook_endpoint: endpoint.id, passed: true, answers_as_expected: true });
     expect(res.body.requests).toHaveLength(1);
     expect(res.body.requests[0]).toMatchObject({ event_type: 'webhook_endpoint.test', signature_valid: true, expected: 'accept', response_status: 200, error: null });
     const got = receiver.requests.slice(before);
@@ -65,9 +65,11 @@ describe('test-mode delivery scenarios', () => {
   it('duplicate: the same webhook-id twice, acted on once', async () => {
     const before = processed;
     const res = await send('duplicate');
-    expect(res.body.passed).toBe(true);
+    // Two 2xx answers do not show that the receiver acted once: not reported as passed.
+    expect(res.body).toMatchObject({ passed: null, answers_as_expected: true, description: expect.stringMatching(/twice/) });
     const [a, b] = res.body.requests;
     expect(a.webhook_id).toBe(b.webhook_id);
+    expect(res.body.receiver_should).toContain(`act on ${a.webhook_id} once`);
     expect(processed - before).toBe(1);
     const bodies = receiver.requests.slice(-2).map((r) => r.body);
     expect(bodies[0]).toBe(bodies[1]);
@@ -75,11 +77,26 @@ describe('test-mode delivery scenarios', () => {
 
   it('out_of_order: version 2 arrives before version 1; the receiver keeps version 2', async () => {
     const res = await send('out_of_order');
-    expect(res.body.passed).toBe(true);
+    expect(res.body).toMatchObject({ passed: null, answers_as_expected: true });
     expect(res.body.requests.map((r: any) => r.object_version)).toEqual([2, 1]);
     expect(res.body.requests[0].webhook_id).not.toBe(res.body.requests[1].webhook_id);
     const objectId = verify(endpoint.secret, receiver.requests.at(-1)!).data.object.id;
     expect(latest.get(objectId)).toBe(2);
+    expect(res.body.receiver_should).toContain(`keep version 2 of ${objectId}`);
+  });
+
+  it('duplicate and out_of_order: a receiver that refuses the second request fails them', async () => {
+    let answered = 0;
+    receiver.answer = () => ({ status: answered++ % 2 === 1 ? 409 : 200 });
+    try {
+      for (const scenario of ['duplicate', 'out_of_order']) {
+        const res = await send(scenario);
+        expect(res.body).toMatchObject({ passed: false, answers_as_expected: false });
+        expect(res.body.requests.map((r: any) => [r.expected, r.response_status])).toEqual([['accept', 200], ['accept', 409]]);
+      }
+    } finally {
+      receiver.answer = correctReceiver;
+    }
   });
 
   it('invalid_signature: a receiver that verifies refuses it', async () => {
@@ -101,7 +118,7 @@ describe('test-mode delivery scenarios', () => {
     receiver.answer = () => ({ status: 200 });
     try {
       const res = await send('invalid_signature');
-      expect(res.body.passed).toBe(false);
+      expect(res.body).toMatchObject({ passed: false, answers_as_expected: false, receiver_should: expect.stringMatching(/^Refuse it \(4xx\)/) });
       expect(res.body.requests[0].response_status).toBe(200);
     } finally {
       receiver.answer = correctReceiver;

@@ -23,6 +23,8 @@ function topHelp(): string {
     COMMANDS.map((c) => `  ${c.name}${c.synopsis ? ' ' + c.synopsis : ''}\n      ${c.summary}`).join('\n') +
     '\n  listen --forward-to URL [--api-key sk_test_…] [--events TYPE]\n' +
     '      Forward one mode\'s events, signed, to a local URL while you develop (see listen --help)\n' +
+    '  trigger <event-type> | trigger --list\n' +
+    '      Make an event of that type happen in test mode, through the API (see trigger --help)\n' +
     '  ledger check\n      Recompute balances from the journal and report any difference\n' +
     '\nResults are printed as JSON on stdout. Errors are printed as "error: ..." on stderr, with exit code 2\n' +
     'for usage and onboarding errors and 1 for anything else. `<command> --help` describes one command.\n'

@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { newWebhookSecret, signedHeaders, SECRET_PREFIX } from '../webhooks/signing.js';
 import { createSender, type Sender } from '../webhooks/sender.js';
-import { UsageError, requireInteger } from './args.js';
+import { UsageError, apiTarget, requireInteger } from './args.js';
 
 export interface ListenOptions {
   apiUrl: string;
@@ -66,10 +66,7 @@ export function parseListenArgs(argv: string[], env: NodeJS.ProcessEnv): ListenO
   const forwardTo = v['forward-to'];
   if (!forwardTo) throw new UsageError('--forward-to is required');
   if (!/^https?:\/\//.test(forwardTo) || !URL.canParse(forwardTo)) throw new UsageError('--forward-to must be an http or https URL');
-  const apiKey = v['api-key'] ?? env.API_KEY;
-  if (!apiKey) throw new UsageError('--api-key (or the API_KEY environment variable) is required');
-  const apiUrl = (v['api-url'] ?? env.API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  if (!URL.canParse(apiUrl)) throw new UsageError('--api-url must be a URL');
+  const { apiKey, apiUrl } = apiTarget(v, env);
   const secret = v.secret ?? newWebhookSecret();
   if (!secret.startsWith(SECRET_PREFIX) || Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64').length < 24) {
     throw new UsageError('--secret must look like whsec_<base64 of at least 24 bytes>');

@@ -29,9 +29,9 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerPaymentOrderRoutes } from './routes/payment-orders.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerWebhookRoutes } from './routes/webhook-endpoints.js';
-import { WebhookDeliveryAttempt, WebhookEndpoint, WebhookEndpointWithSecret } from '../domain/webhooks/schema.js';
+import { WebhookDeliveryAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookTest } from '../domain/webhooks/schema.js';
 import { createSender } from '../webhooks/sender.js';
-import { EventSchema } from './routes/events.js';
+import { EVENT_SCHEMAS, EventSchema, EventTypeSchema, eventWebhooks } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
 import { registerPayoutsModule } from './routes/payouts-module.js';
 import { createRuntime, type Runtime } from '../runtime.js';
@@ -122,12 +122,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setSchemaErrorFormatter((errors, context) => validationError(errors, context) as unknown as Error);
   app.addSchema(ErrorResponse);
   app.addSchema(PaymentOrder);
-  app.addSchema(EventSchema);
+  // Events are answered, never validated: their schemas are for the document only.
+  for (const schema of [EventSchema, ...EVENT_SCHEMAS, EventTypeSchema, WebhookTest]) app.addSchema(schema);
   for (const schema of [WebhookEndpoint, WebhookEndpointWithSecret, WebhookDeliveryAttempt]) {
     app.addSchema(schema);
     addSharedSchema(schema);
   }
-  for (const schema of [ErrorResponse, PaymentOrder, EventSchema]) addSharedSchema(schema);
+  for (const schema of [ErrorResponse, PaymentOrder]) addSharedSchema(schema);
 
   // An empty body on a JSON POST (a bare `/cancel`) means "no parameters", not a parse error.
   const jsonParser = app.getDefaultJsonParser('error', 'error');
@@ -234,6 +235,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
       security: [{ bearerAuth: [] }],
+      webhooks: eventWebhooks(),
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

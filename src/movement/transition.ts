@@ -10,13 +10,17 @@ import type { Attempt } from '../connectors/router.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { StateMachine } from '../kernel/state-machine.js';
 import { recordEvent } from '../domain/events/service.js';
+import type { EventObject, EventStatus, EventType } from '../domain/events/types.js';
 import type { Executor } from '../storage/db.js';
 import type { MovementRow, MovementTable } from './kind.js';
 
 export type Effect<Row> = (tx: Executor, ctx: RequestContext, row: Row, now: Date) => Promise<void>;
 
-export interface Transitions<Row extends MovementRow, Status extends string> {
-  object: string;
+/** The statuses of `Status` that have an event `${O}.${status}` in the catalogue: what `moveTo` may reach. */
+export type EventfulStatus<O extends EventObject, Status extends string> = Extract<Status, EventStatus<O>>;
+
+export interface Transitions<Row extends MovementRow, Status extends string, O extends EventObject> {
+  object: O;
   table: MovementTable & { version: PgColumn };
   states: StateMachine<Status>;
   view(row: Row): { id: string } & Record<string, unknown>;
@@ -25,7 +29,7 @@ export interface Transitions<Row extends MovementRow, Status extends string> {
 }
 
 /** Writes `set` on the locked row with its version bumped; no status change, no event. */
-export async function save<Row extends MovementRow>(tx: Executor, t: Transitions<Row, string>, row: Row, now: Date, set: Partial<Row>): Promise<Row> {
+export async function save<Row extends MovementRow>(tx: Executor, t: Transitions<Row, string, EventObject>, row: Row, now: Date, set: Partial<Row>): Promise<Row> {
   const [updated] = await tx
     .update(t.table)
     .set({ ...set, version: sql`${t.table.version} + 1`, updatedAt: now } as never)
@@ -35,20 +39,21 @@ export async function save<Row extends MovementRow>(tx: Executor, t: Transitions
 }
 
 /** Moves the locked row to `to` as the table allows (a typed invalid_state otherwise), with its effects and event. */
-export async function moveTo<Row extends MovementRow, Status extends string>(
+export async function moveTo<Row extends MovementRow, Status extends string, O extends EventObject>(
   tx: Executor,
-  t: Transitions<Row, Status>,
+  t: Transitions<Row, Status, O>,
   ctx: RequestContext,
   row: Row,
-  to: Status,
+  to: EventfulStatus<O, Status>,
   operation: string,
   now: Date,
   set: Partial<Row> = {},
 ): Promise<Row> {
   t.states.assert(row.status as Status, to, operation);
-  const after = await save(tx, t as Transitions<Row, string>, row, now, { ...set, status: to } as Partial<Row>);
+  const after = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
   await t.effects?.[to]?.(tx, ctx, after, now);
-  await recordEvent(tx, ctx, `${t.object}.${to}`, t.view(after), now);
+  // `to` is typed so that this name is in the catalogue; the compiler cannot follow a generic template.
+  await recordEvent(tx, ctx, `${t.object}.${to}` as EventType, t.view(after), now);
   return after;
 }
 

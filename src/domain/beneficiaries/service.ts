@@ -17,6 +17,7 @@ import { bankAccountColumns, bankAccountViewOfRow } from '../../lib/bank-account
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
+import type { EventType } from '../events/types.js';
 import { changeOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
@@ -92,7 +93,7 @@ export const { retrieve: retrieveBeneficiary, list: listBeneficiaries } = tenant
 ]);
 
 /** Every change of a beneficiary goes through here, so none forgets to move the version or announce itself. */
-async function saveBeneficiary(tx: Executor, ctx: RequestContext, row: BeneficiaryRow, changes: Partial<BeneficiaryRow>, eventType: string, now: Date): Promise<Outcome> {
+async function saveBeneficiary(tx: Executor, ctx: RequestContext, row: BeneficiaryRow, changes: Partial<BeneficiaryRow>, eventType: EventType, now: Date): Promise<Outcome> {
   if (Object.keys(changes).length === 0) return respond(tx, ctx, 200, beneficiaryView(row));
   const [updated] = await tx
     .update(beneficiaries)

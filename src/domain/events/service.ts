@@ -8,11 +8,12 @@ import { newId, toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import type { ListParams, Page } from '../../kernel/pagination.js';
 import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
+import type { EventType } from './types.js';
 
 export interface EventView {
   id: string;
   object: 'event';
-  type: string;
+  type: EventType;
   livemode: boolean;
   created_at: string;
   data: { object: Record<string, unknown> };
@@ -27,7 +28,8 @@ export function eventView(row: EventRow): EventView {
   return {
     id: toPublicId('evt', row.id),
     object: 'event',
-    type: row.type,
+    // Rows are written only by recordEvent and the fast paths, both held to the catalogue.
+    type: row.type as EventType,
     livemode: row.livemode,
     created_at: row.createdAt.toISOString(),
     data: row.data,
@@ -43,7 +45,7 @@ export function systemContext(accountId: string, livemode: boolean): RequestCont
 export async function recordEvent(
   tx: Executor,
   ctx: RequestContext,
-  type: string,
+  type: EventType,
   snapshot: { id: string } & Record<string, unknown>,
   at: Date,
 ): Promise<void> {

@@ -53,7 +53,7 @@ export const ABANDONED_MANDATE: MandateUpdate = {
 };
 
 /** A mandate's transition table; reaching a status moves nothing else. */
-const MANDATE_TRANSITIONS: Transitions<MandateRow, MandateStatus> = { object: 'mandate', table: mandates, states: mandateStates, view: mandateView };
+const MANDATE_TRANSITIONS: Transitions<MandateRow, MandateStatus, 'mandate'> = { object: 'mandate', table: mandates, states: mandateStates, view: mandateView };
 
 /** active → expired, by the worker's clock (jobs.ts). */
 export function expireMandate(tx: Executor, row: MandateRow, now: Date): Promise<MandateRow> {

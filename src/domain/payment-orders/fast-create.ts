@@ -15,6 +15,7 @@ import { fastPathKeySql } from '../../idempotency/store.js';
 import type { paymentOrders } from '../../storage/schema.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { PaymentOrderView } from './schema.js';
+import type { EventType } from '../events/types.js';
 
 export interface DeferredClaim {
   key: string;
@@ -22,6 +23,7 @@ export interface DeferredClaim {
   retentionS: number;
 }
 
+// The event type is checked against the catalogue at compile time (`satisfies`); the text is plain SQL.
 const CREATE_ORDER: RawStatement = {
   name: 'create_payment_order_v1',
   text: `WITH claimed AS (
@@ -34,7 +36,7 @@ const CREATE_ORDER: RawStatement = {
   RETURNING 1
 )
 INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
-SELECT $1, $18, $2, 'payment_order.created', $19, $20::jsonb, $6, $3, $17 FROM inserted
+SELECT $1, $18, $2, '${'payment_order.created' satisfies EventType}', $19, $20::jsonb, $6, $3, $17 FROM inserted
 RETURNING 1 AS created`,
 };
 

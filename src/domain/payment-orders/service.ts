@@ -8,6 +8,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../events/service.js';
+import type { EventType } from '../events/types.js';
 import { changeOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
@@ -120,12 +121,6 @@ export const { retrieve: retrievePaymentOrder, list: listPaymentOrders } = tenan
   q.reference ? eq(paymentOrders.reference, q.reference) : undefined,
 ]);
 
-const EVENT_FOR_STATUS: Partial<Record<PaymentOrderStatus, string>> = {
-  paid: 'payment_order.paid',
-  cancelled: 'payment_order.cancelled',
-  expired: 'payment_order.expired',
-};
-
 /**
  * Moves a locked order to `to` (the caller holds the row lock), bumps its version and writes the
  * event. The transition table decides; an invalid move is a typed invalid_state error.
@@ -150,8 +145,8 @@ export async function transitionPaymentOrder(
 }
 
 /** The event an order's move to `status` writes. */
-export function paymentOrderEventType(status: PaymentOrderStatus): string {
-  return EVENT_FOR_STATUS[status] ?? `payment_order.${status}`;
+export function paymentOrderEventType(status: PaymentOrderStatus): EventType {
+  return `payment_order.${status}`;
 }
 
 export async function lockPaymentOrder(tx: Executor, ctx: RequestContext, uuid: string): Promise<Row | undefined> {

@@ -28,6 +28,7 @@ import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '.
 import { routingRules } from '../routing/service.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
+import type { EventType } from '../events/types.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 import {
   cardPaymentMethod,
@@ -46,6 +47,8 @@ const READ_ORDER: RawStatement = {
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
 
+// Event types in statement texts are written `${'…' satisfies EventType}`: checked against the
+// catalogue at compile time, the same text at run time.
 const CREATE_PAYMENT: RawStatement = {
   name: 'payment_create_v1',
   text: `WITH ord AS (
@@ -60,7 +63,7 @@ const CREATE_PAYMENT: RawStatement = {
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $19, $20, $5
-  FROM pay, (VALUES ($13::uuid, 'payment_order.processing', $14::text, $15::jsonb), ($16::uuid, 'payment.created', $17::text, $18::jsonb)) AS e(id, type, object_id, data)
+  FROM pay, (VALUES ($13::uuid, '${'payment_order.processing' satisfies EventType}', $14::text, $15::jsonb), ($16::uuid, '${'payment.created' satisfies EventType}', $17::text, $18::jsonb)) AS e(id, type, object_id, data)
 )
 ${fastPathKeySql.insertClaimed('pay', { account: '$1', livemode: '$2', key: '$20', fingerprint: '$21', recoveryPoint: '$22', requestId: '$19', retentionS: '$23' })}
 RETURNING 1 AS created`,
@@ -90,7 +93,7 @@ const FINISH_SUCCEEDED: RawStatement = {
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $25, $26, $8
-  FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, 'payment.succeeded', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
+  FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, '${'payment.succeeded' satisfies EventType}', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
 ), answered AS (
   -- entry, lines, balances and ev write whenever ord returned its row (they have no condition of
   -- their own), so counting pay against answered is enough for the guard below.

@@ -55,7 +55,7 @@ export type PaymentUpdate =
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
 /** A payment's transition table with its effects: its order follows, a success is booked. */
-const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus> = {
+const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
   object: 'payment',
   table: payments,
   states: paymentStates,

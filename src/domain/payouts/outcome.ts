@@ -15,7 +15,7 @@ import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { PayoutFailureCode } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutStatus } from './state.js';
-import { booking, moveTo as move, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import { booking, moveTo as move, save, withAttempts, type EventfulStatus, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
 
 export type PayoutRow = typeof payouts.$inferSelect;
@@ -44,7 +44,7 @@ export type PayoutUpdate =
   | { kind: 'returned'; connector: string; connectorReference: string; failureCode: PayoutFailureCode; failureMessage: string };
 
 /** A payout's transition table with its effects on the ledger. */
-const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus> = {
+const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus, 'payout'> = {
   object: 'payout',
   table: payouts,
   states: payoutStates,
@@ -57,7 +57,7 @@ const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus> = {
   },
 };
 
-function moveTo(tx: Executor, ctx: RequestContext, row: PayoutRow, to: PayoutStatus, operation: string, now: Date, set: Partial<PayoutRow>): Promise<PayoutRow> {
+function moveTo(tx: Executor, ctx: RequestContext, row: PayoutRow, to: EventfulStatus<'payout', PayoutStatus>, operation: string, now: Date, set: Partial<PayoutRow>): Promise<PayoutRow> {
   return move(tx, PAYOUT_TRANSITIONS, ctx, row, to, operation, now, set);
 }
 

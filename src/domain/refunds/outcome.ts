@@ -37,7 +37,7 @@ export type RefundUpdate =
   | { kind: 'failed'; connectorReference: string | null; failureCode: RefundFailureCode; failureMessage: string };
 
 /** A refund's transition table with its effects on the ledger and on its payment. */
-const REFUND_TRANSITIONS: Transitions<RefundRow, RefundStatus> = {
+const REFUND_TRANSITIONS: Transitions<RefundRow, RefundStatus, 'refund'> = {
   object: 'refund',
   table: refunds,
   states: refundStates,

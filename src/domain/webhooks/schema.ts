@@ -17,7 +17,7 @@ const Url = Type.String({
 const EventTypePattern = Type.String({
   pattern: '^(\\*|[a-z][a-z_]*(\\.[a-z_]+)*(\\.\\*)?)$',
   maxLength: 100,
-  description: 'An event type, `<resource>.*` for every event of a resource, or `*` for all.',
+  description: 'An event type (GET /v1/event-types), `<resource>.*` for every event of a resource, or `*` for all. A name or pattern that matches no event type is refused.',
   examples: ['payment_order.paid', 'payment.*', '*'],
 });
 
@@ -144,6 +144,20 @@ export const Redelivery = Type.Object({
   webhook_endpoints: Type.Array(Type.String(), { description: 'Endpoints a new delivery was queued for (same webhook-id as before).' }),
 });
 
+export const WebhookTest = Type.Object(
+  {
+    id: Type.String({ examples: ['wht_01jd8x3v0pe7wbz0m4k6f2n9qa'], description: 'A new id per scenario run; both requests of out_of_order carry the same one.' }),
+    object: Type.Literal('webhook_test'),
+    scenario: Type.String({ enum: [...WEBHOOK_TEST_SCENARIOS] }),
+    version: Type.Integer({ description: 'Like any object\'s version: out_of_order sends version 2, then version 1.' }),
+  },
+  {
+    $id: 'WebhookTest',
+    title: 'WebhookTest',
+    description: 'The synthetic object of a webhook_endpoint.test event, sent by the test-mode delivery scenarios.',
+  },
+);
+
 export const SendTestBody = Type.Object(
   { scenario: Type.String({ enum: [...WEBHOOK_TEST_SCENARIOS] }) },
   { additionalProperties: false },
@@ -154,7 +168,14 @@ export const WebhookTestResult = Type.Object({
   object: Type.Literal('webhook_test'),
   scenario: Type.String({ enum: [...WEBHOOK_TEST_SCENARIOS] }),
   webhook_endpoint: Type.String(),
-  passed: Type.Boolean({ description: 'Every request got the answer expected of a correct receiver (2xx to accept, anything else to reject).' }),
+  passed: Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      'true: every answer was what a correct receiver gives, and the answers show all the scenario checks (deliver, invalid_signature, ' +
+      'stale_timestamp). false: some answer was not. null: every answer was right, but what the scenario is about happens inside the ' +
+      'receiver and no answer can show it (duplicate: acting once; out_of_order: keeping version 2); check receiver_should against your records.',
+  }),
+  answers_as_expected: Type.Boolean({ description: 'Every request got the answer a correct receiver gives: 2xx to what it should accept, 4xx to what it should refuse.' }),
+  receiver_should: Type.String({ description: 'What a correct receiver does with these requests, naming their ids.' }),
   requests: Type.Array(
     Type.Object({
       webhook_id: Type.String(),
@@ -168,5 +189,5 @@ export const WebhookTestResult = Type.Object({
       duration_ms: Type.Integer(),
     }),
   ),
-  description: Type.String({ description: 'What the scenario checks.' }),
+  description: Type.String({ description: 'What was sent.' }),
 });

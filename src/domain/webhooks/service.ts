@@ -12,6 +12,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
+import { checkEventPatterns } from '../events/types.js';
 import type { Page } from '../../kernel/pagination.js';
 import { changeOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
 import { newWebhookSecret } from '../../webhooks/signing.js';
@@ -89,6 +90,7 @@ export async function createWebhookEndpoint(
   now = new Date(),
 ): Promise<Outcome> {
   const url = checkUrl(input.url, ctx.livemode, settings.config);
+  checkEventPatterns(input.enabled_events, 'enabled_events');
   const { uuid } = newId('we');
   const secret = newWebhookSecret();
   return db.transaction(async (tx) => {
@@ -179,6 +181,7 @@ export async function updateWebhookEndpoint(
   now = new Date(),
 ): Promise<Outcome> {
   const url = input.url === undefined ? undefined : checkUrl(input.url, ctx.livemode, settings.config);
+  if (input.enabled_events !== undefined) checkEventPatterns(input.enabled_events, 'enabled_events');
   return changeOne(db, ctx, WEBHOOK_ENDPOINTS, id, async (tx, row) => {
     const changes: Partial<EndpointRow> = {};
     if (url !== undefined) changes.url = url;

@@ -1,6 +1,7 @@
 // Test-mode delivery scenarios (POST /v1/test-helpers/webhook-endpoints/{id}/send): synthetic
-// `webhook_endpoint.test` events sent straight to one endpoint, shaped to prove that a receiver
+// `webhook_endpoint.test` events sent straight to one endpoint, shaped to exercise how a receiver
 // verifies signatures, refuses stale timestamps, deduplicates by webhook-id and orders by version.
+// Only the first two show in its answers; the others are reported with what the receiver must do.
 // They are sent from the API process while the request waits (at most two requests of at most
 // WEBHOOK_TIMEOUT_MS each), are not stored as events and do not go through the delivery queue.
 import crypto from 'node:crypto';
@@ -19,12 +20,41 @@ import type { WebhookTestScenario } from './state.js';
 /** Older than the five minutes the Standard Webhooks libraries tolerate. */
 export const STALE_TIMESTAMP_AGE_S = 10 * 60;
 
-const DESCRIPTIONS: Record<WebhookTestScenario, string> = {
-  deliver: 'One correctly signed event; a receiver should verify it and answer 2xx.',
-  duplicate: 'The same event (same webhook-id) twice; a receiver should answer 2xx to both and act once.',
-  out_of_order: 'Version 2 of an object, then version 1; a receiver should answer 2xx to both and keep version 2.',
-  invalid_signature: 'A request signed with a secret that is not the endpoint\'s; a receiver should refuse it (4xx).',
-  stale_timestamp: `A correctly signed request whose webhook-timestamp is ${STALE_TIMESTAMP_AGE_S / 60} minutes old; a receiver should refuse it (4xx).`,
+interface Scenario {
+  /** What is sent. */
+  sent: string;
+  /** What a correct receiver does with it, naming this run's ids. */
+  receiverShould(ids: { eventId: string; objectId: string }): string;
+  /**
+   * Whether the answers show all of it. Acting once on a duplicate, or keeping the newer version,
+   * happens inside the receiver: a 2xx says only that it took the requests.
+   */
+  answersShowAll: boolean;
+}
+
+const SCENARIOS: Record<WebhookTestScenario, Scenario> = {
+  deliver: { sent: 'One correctly signed event.', receiverShould: () => 'Verify the signature and answer 2xx.', answersShowAll: true },
+  duplicate: {
+    sent: 'The same event (same webhook-id, same body) twice.',
+    receiverShould: ({ eventId }) => `Answer 2xx to both requests and act on ${eventId} once: the second is a retry, deduplicate by webhook-id.`,
+    answersShowAll: false,
+  },
+  out_of_order: {
+    sent: 'Version 2 of an object, then version 1 of the same object (two webhook-ids).',
+    receiverShould: ({ objectId }) =>
+      `Answer 2xx to both requests and keep version 2 of ${objectId}: version 1 arrived last but is older; order updates by data.object.version, not by arrival.`,
+    answersShowAll: false,
+  },
+  invalid_signature: {
+    sent: "One event signed with a secret that is not the endpoint's.",
+    receiverShould: () => 'Refuse it (4xx): the signature does not verify with the endpoint\'s secret.',
+    answersShowAll: true,
+  },
+  stale_timestamp: {
+    sent: `One correctly signed event whose webhook-timestamp is ${STALE_TIMESTAMP_AGE_S / 60} minutes old.`,
+    receiverShould: () => 'Refuse it (4xx): a timestamp more than five minutes away may be a replay.',
+    answersShowAll: true,
+  },
 };
 
 interface Planned {
@@ -78,38 +108,44 @@ export async function sendTestScenario(
   const endpoint = await loadOne(db, ctx, WEBHOOK_ENDPOINTS, id);
   const secrets = signingSecrets(settings.encryptor, endpoint, now);
   const requests = [];
-  for (const planned of plan(scenario, ctx, now)) {
-    const body = JSON.stringify(planned.event);
-    const keys = planned.forged ? [SECRET_PREFIX + crypto.randomBytes(32).toString('base64')] : secrets;
+  const planned = plan(scenario, ctx, now);
+  for (const request of planned) {
+    const body = JSON.stringify(request.event);
+    const keys = request.forged ? [SECRET_PREFIX + crypto.randomBytes(32).toString('base64')] : secrets;
     const result = await settings.sender.send({
       url: endpoint.url,
-      headers: { ...signedHeaders(keys, planned.event.id, planned.timestampS, body) },
+      headers: { ...signedHeaders(keys, request.event.id, request.timestampS, body) },
       body,
       timeoutMs: settings.config.timeoutMs,
       guarded: isGuarded(false, settings.config),
     });
     requests.push({
-      webhook_id: planned.event.id,
-      webhook_timestamp: planned.timestampS,
-      event_type: planned.event.type,
-      object_version: planned.event.data.object.version as number,
-      signature_valid: !planned.forged,
-      expected: planned.expected,
+      webhook_id: request.event.id,
+      webhook_timestamp: request.timestampS,
+      event_type: request.event.type,
+      object_version: request.event.data.object.version as number,
+      signature_valid: !request.forged,
+      expected: request.expected,
       response_status: result.statusCode,
       error: result.errorCode ? { code: result.errorCode, message: result.errorMessage ?? '' } : null,
       duration_ms: result.durationMs,
     });
   }
-  const passed = requests.every((r) =>
+  const answersAsExpected = requests.every((r) =>
     r.response_status === null ? false : r.expected === 'accept' ? r.response_status >= 200 && r.response_status < 300 : r.response_status >= 400,
   );
+  const run = SCENARIOS[scenario];
+  const first = planned[0]!.event;
   const payload = {
     object: 'webhook_test',
     scenario,
     webhook_endpoint: id,
-    passed,
+    // Never true on answers alone when the answers cannot show what the scenario is about.
+    passed: answersAsExpected ? (run.answersShowAll ? true : null) : false,
+    answers_as_expected: answersAsExpected,
+    receiver_should: run.receiverShould({ eventId: first.id, objectId: first.data.object.id as string }),
     requests,
-    description: DESCRIPTIONS[scenario],
+    description: run.sent,
   };
   return db.transaction((tx) => respond(tx, ctx, 200, payload));
 }

@@ -169,7 +169,8 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
         summary: 'Test mode: send a delivery scenario to an endpoint and report what it answered',
         description:
           'Scenarios: deliver, duplicate (same webhook-id twice), out_of_order (version 2 before version 1), invalid_signature, ' +
-          'stale_timestamp. The requests are sent while this call waits; the answer shows each one and what the receiver answered.',
+          'stale_timestamp. The requests are sent while this call waits; the answer shows each one, what the receiver answered and what ' +
+          'a correct receiver does (receiver_should). `passed` is null when the answers were right but cannot show the rest (duplicate, out_of_order).',
         params: EndpointId,
         body: SendTestBody,
         headers: OptionalIdempotencyKey,

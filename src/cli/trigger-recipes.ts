@@ -1,0 +1,180 @@
+// What `cli trigger` does for each event type it can produce: the public-API calls a test-mode
+// integrator would make to cause that event (test cards and test bank accounts choose the
+// outcome), answering the id of the object the event is about. Types missing here cannot be
+// caused through the API with the built-in simulated processors; NOT_TRIGGERABLE says why.
+import crypto from 'node:crypto';
+import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../lib/test-bank-accounts.js';
+import type { EventType } from '../domain/events/types.js';
+
+/** The API as the recipes use it: each call answers the parsed 2xx body, or throws with the error. */
+export interface TriggerApi {
+  call(method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ id: string; [field: string]: unknown }>;
+}
+
+export interface Recipe {
+  /** What it creates, for `trigger --list`. */
+  does: string;
+  run(api: TriggerApi, type: EventType): Promise<string>;
+  /** How long the event may take to appear: set for those the worker or a simulated bank produce later. */
+  waitMs?: number;
+}
+
+const CARDS = { success: '4242424242424242', declined: '4000000000000002', pending: '4000000000000077' } as const;
+const CUSTOMER = { email: 'trigger@example.com', name: 'Trigger' };
+const reference = (type: EventType) => `trigger-${type}-${crypto.randomBytes(4).toString('hex')}`;
+
+const order = (api: TriggerApi, type: EventType, extra: Record<string, unknown> = {}) =>
+  api.call('POST', '/v1/payment-orders', { amount: 1999, currency: 'EUR', reference: reference(type), customer: CUSTOMER, metadata: { trigger: type }, ...extra });
+
+async function pay(api: TriggerApi, type: EventType, card: string) {
+  const paid = await order(api, type);
+  const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
+  return { order: paid.id, payment: (await api.call('POST', '/v1/payments', { payment_order: paid.id, payment_method: method, metadata: { trigger: type } })).id };
+}
+
+const beneficiary = (api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') =>
+  api.call('POST', '/v1/beneficiaries', { name: 'Trigger Beneficiary', type: 'individual', bank_account: TEST_BANK_ACCOUNTS[ending].iban, metadata: { trigger: type } });
+
+async function payout(api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') {
+  await api.call('POST', '/v1/test-helpers/balance/fund', { amount: 500, currency: 'EUR' });
+  const to = await beneficiary(api, type, ending);
+  return (await api.call('POST', '/v1/payouts', { beneficiary: to.id, amount: 500, currency: 'EUR', reference: reference(type), metadata: { trigger: type } })).id;
+}
+
+const mandate = async (api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') =>
+  (
+    await api.call('POST', '/v1/mandates', {
+      customer: CUSTOMER,
+      bank_account: TEST_BANK_ACCOUNTS[ending].iban,
+      scheme: 'sepa_core',
+      currency: 'EUR',
+      reference: reference(type),
+      metadata: { trigger: type },
+    })
+  ).id;
+
+/** An endpoint that hears nothing (webhook_endpoint.test is never queued), disabled or also re-enabled, then deleted. */
+async function endpoint(api: TriggerApi, type: EventType, reenable: boolean) {
+  const created = await api.call('POST', '/v1/webhook-endpoints', {
+    url: 'https://example.com/cli-trigger',
+    enabled_events: ['webhook_endpoint.test'],
+    description: `cli trigger ${type}: deleted right away`,
+  });
+  const path = `/v1/webhook-endpoints/${created.id}`;
+  await api.call('PATCH', path, { status: 'disabled' });
+  if (reenable) await api.call('PATCH', path, { status: 'enabled' });
+  await api.call('DELETE', path);
+  return created.id;
+}
+
+const orderPaid = 'an order paid with card 4242 4242 4242 4242';
+const orderDeclined = 'an order and a payment with card 4000 0000 0000 0002 (declined)';
+const orderPending = 'an order and a payment with card 4000 0000 0000 0077 (pending, settles later)';
+const refunded = `${orderPaid}, then a refund of it`;
+const paidOut = 'funds the test balance, a beneficiary (DE…0000) and a payout to it';
+
+export const RECIPES: Partial<Record<EventType, Recipe>> = {
+  'payment_order.created': { does: 'an order', run: async (api, type) => (await order(api, type)).id },
+  'payment_order.processing': { does: orderPending, run: async (api, type) => (await pay(api, type, CARDS.pending)).order },
+  'payment_order.open': { does: orderDeclined, run: async (api, type) => (await pay(api, type, CARDS.declined)).order },
+  'payment_order.paid': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).order },
+  'payment_order.cancelled': {
+    does: 'an order, then cancels it',
+    run: async (api, type) => {
+      const created = await order(api, type);
+      await api.call('POST', `/v1/payment-orders/${created.id}/cancel`);
+      return created.id;
+    },
+  },
+  'payment_order.expired': {
+    does: 'an order expiring in 3 seconds (the worker expires it: needs a service running the worker role)',
+    run: async (api, type) => (await order(api, type, { expires_at: new Date(Date.now() + 3000).toISOString() })).id,
+    waitMs: 30_000,
+  },
+  'payment.created': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
+  'payment.pending': { does: orderPending, run: async (api, type) => (await pay(api, type, CARDS.pending)).payment },
+  'payment.succeeded': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
+  'payment.failed': { does: orderDeclined, run: async (api, type) => (await pay(api, type, CARDS.declined)).payment },
+  'refund.created': { does: refunded, run: (api, type) => refund(api, type) },
+  'refund.succeeded': { does: refunded, run: (api, type) => refund(api, type) },
+  'payout.created': { does: paidOut, run: (api, type) => payout(api, type) },
+  'payout.processing': { does: `${paidOut} (sent to the bank)`, run: (api, type) => payout(api, type), waitMs: 30_000 },
+  'payout.paid': { does: `${paidOut} (paid by the bank)`, run: (api, type) => payout(api, type), waitMs: 30_000 },
+  'payout.failed': {
+    does: 'funds the test balance, a beneficiary whose account is closed (DE…0002) and a payout to it',
+    run: (api, type) => payout(api, type, '0002'),
+    waitMs: 30_000,
+  },
+  'payout.cancelled': {
+    does: `${paidOut}, cancelled at once: needs a service that does not send it first (PAYOUT_SUBMIT_ON_CREATE=false, no worker running)`,
+    run: cancelledPayout,
+  },
+  'payout.returned': {
+    does: 'funds the test balance, a beneficiary (DE…0003, in transit) and a payout, then has the bank return it (test helper)',
+    run: async (api, type) => {
+      const id = await payout(api, type, '0003');
+      await api.call('POST', `/v1/test-helpers/payouts/${id}/resolve`, { outcome: 'returned' });
+      return id;
+    },
+  },
+  'mandate.created': { does: 'a SEPA mandate (DE…0000)', run: (api, type) => mandate(api, type) },
+  'mandate.pending': { does: 'a SEPA mandate the bank answers later (DE…0003)', run: (api, type) => mandate(api, type, '0003') },
+  'mandate.active': { does: 'a SEPA mandate the bank accepts (DE…0000)', run: (api, type) => mandate(api, type) },
+  'mandate.failed': { does: 'a SEPA mandate on a closed account (DE…0002)', run: (api, type) => mandate(api, type, '0002') },
+  'mandate.revoked': {
+    does: 'a SEPA mandate (DE…0000), then revokes it',
+    run: async (api, type) => {
+      const id = await mandate(api, type);
+      await api.call('POST', `/v1/mandates/${id}/revoke`);
+      return id;
+    },
+  },
+  'beneficiary.created': { does: 'a beneficiary', run: async (api, type) => (await beneficiary(api, type)).id },
+  'beneficiary.updated': {
+    does: 'a beneficiary, then renames it',
+    run: async (api, type) => {
+      const created = await beneficiary(api, type);
+      await api.call('PATCH', `/v1/beneficiaries/${created.id}`, { name: 'Trigger Beneficiary (renamed)' });
+      return created.id;
+    },
+  },
+  'beneficiary.disabled': {
+    does: 'a beneficiary, then deletes it (it is disabled)',
+    run: async (api, type) => {
+      const created = await beneficiary(api, type);
+      await api.call('DELETE', `/v1/beneficiaries/${created.id}`);
+      return created.id;
+    },
+  },
+  'webhook_endpoint.disabled': { does: 'a webhook endpoint subscribed to nothing stored, disables and deletes it', run: (api, type) => endpoint(api, type, false) },
+  'webhook_endpoint.enabled': {
+    does: 'a webhook endpoint subscribed to nothing stored, disables, enables and deletes it',
+    run: (api, type) => endpoint(api, type, true),
+  },
+};
+
+async function refund(api: TriggerApi, type: EventType) {
+  const { payment } = await pay(api, type, CARDS.success);
+  return (await api.call('POST', '/v1/refunds', { payment, metadata: { trigger: type } })).id;
+}
+
+/** The service may send the payout before the cancel arrives (PAYOUT_SUBMIT_ON_CREATE, a worker's pass): tried three times. */
+async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const id = await payout(api, type);
+    try {
+      await api.call('POST', `/v1/payouts/${id}/cancel`);
+      return id;
+    } catch (err) {
+      if (attempt === 3 || !String((err as Error).message).includes('invalid_state')) throw err;
+    }
+  }
+}
+
+/** The catalogued types `trigger` cannot cause, and why. */
+export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
+  'refund.pending': 'the simulated processors answer refunds at once',
+  'refund.failed': 'the simulated processors refuse no refund the service lets through',
+  'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',
+  'webhook_endpoint.test': 'sent, never stored, by POST /v1/test-helpers/webhook-endpoints/{id}/send',
+};
