@@ -18,6 +18,7 @@
 // first commits), the payment was changed by a webhook meanwhile, or the key was taken over.
 import type { Db } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
+import { isDatabaseError, UNIQUE_VIOLATION } from '../../storage/errors.js';
 import { newId, parseId } from '../../kernel/ids.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Attempt } from '../../connectors/router.js';
@@ -105,14 +106,7 @@ SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) TH
 /** The statements' texts, for the benchmark's pgbench script (bench/payments.ts). */
 export const AT_ONCE_STATEMENTS = { readOrder: READ_ORDER.text, createPayment: CREATE_PAYMENT.text, finishSucceeded: FINISH_SUCCEEDED.text };
 
-const UNIQUE_VIOLATION = '23505';
 const ABORT_REASON = 'payment_finish_at_once:';
-
-function isDatabaseError(err: unknown, code: string, constraintPrefix?: string): boolean {
-  const e = err as { code?: unknown; constraint?: unknown };
-  if (e?.code !== code) return false;
-  return constraintPrefix === undefined || (typeof e.constraint === 'string' && e.constraint.startsWith(constraintPrefix));
-}
 
 async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<PaymentOrderRow | undefined> {
   const [r] = await rawQuery<Record<string, unknown>>(db, READ_ORDER, [ctx.accountId, ctx.livemode, uuid]);
