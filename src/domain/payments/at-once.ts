@@ -25,7 +25,7 @@ import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
 import { balanceChanges, paymentLines } from '../../ledger/journal.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
-import { routingRules } from '../routing/service.js';
+import { routingFor } from '../routing/targets.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
@@ -158,7 +158,7 @@ export async function tryCreateCardPaymentAtOnce(
   if (!orderUuid) return undefined;
   const order = await readOrder(db, ctx, orderUuid);
   if (!order || order.status !== 'open' || order.expiresAt <= now) return undefined;
-  const route = planPaymentRoute(rt, await routingRules(db, rt, ctx), ctx, order, 'card');
+  const route = planPaymentRoute(rt, await routingFor(db, rt, ctx), order, 'card');
   if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
 
   const payment = newPaymentRow(rt, ctx, order, cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
