@@ -86,10 +86,14 @@ function storedChoice(rt: Runtime, ctx: RequestContext, accounts: readonly Accou
     account = accounts.find((a) => a.name === choice.name);
     if (!account) {
       if (builtInTargets(rt, ctx.livemode).some((t) => t.name === choice.name)) return { name: choice.name, ...weight };
+      const mode = ctx.livemode ? 'live' : 'test';
       const available = [...accounts.map((a) => a.name), ...builtInTargets(rt, ctx.livemode).map((t) => t.name)];
+      const why = rt.connectors.registry.get(choice.name)
+        ? `${choice.name} cannot take ${mode}-mode payments`
+        : `there is no connector account named ${choice.name} in ${mode} mode`;
       throw new ApiError('parameter_invalid', {
         param: `${param}.name`,
-        message: `${param}.name: there is no connector account named ${choice.name} in ${ctx.livemode ? 'live' : 'test'} mode; available: ${available.join(', ') || 'none (create one with POST /v1/connector-accounts)'}.`,
+        message: `${param}.name: ${why}; available: ${available.join(', ') || 'none (create one with POST /v1/connector-accounts)'}.`,
       });
     }
   } else {
