@@ -55,6 +55,8 @@ describe('routing through connector accounts', () => {
     const { test } = await newTenant();
     const a = await account(test, 'simulator_a', 'first');
     const b = await account(test, 'simulator_b', 'second');
+    // Without PUBLIC_BASE_URL, URLs handed out start with the address the service listens on.
+    expect((a as any).webhook_url).toBe(`${service.url}/v1/connectors/simulator_a/webhooks`);
     const routing = (await test.get('/v1/routing')).body;
     expect(routing).toMatchObject({
       is_default: true,
@@ -273,10 +275,10 @@ describe('how long a route may be', () => {
   });
 
   it('holds rules to it, and cuts default routes to it', async () => {
-    const own = await createTestDatabase();
-    const slow = await startPaymentsService(own, { settings: { connectorTimeoutMs: 10_000 } });
+    // A second service on the same database, whose connector calls may take 10 s each.
+    const slow = await startPaymentsService(testDb, { settings: { connectorTimeoutMs: 10_000 } });
     try {
-      const api = client(slow.url, (await createTenant(own.database)).testKey);
+      const api = client(slow.url, (await createTenant(testDb.database)).testKey);
       const names = [] as string[];
       for (const connector of ['simulator_a', 'simulator_b', 'simulator_b']) names.push((await account(api, connector, `sim-${crypto.randomBytes(3).toString('hex')}`)).name);
       expect((await api.get('/v1/routing')).body.rules[0].connectors.map((c: any) => c.name)).toEqual(names.slice(0, 2));
@@ -286,7 +288,6 @@ describe('how long a route may be', () => {
       expect(res.body.error.message).toMatch(/at most 2 connectors/);
     } finally {
       await slow.close();
-      await own.drop();
     }
   });
 });

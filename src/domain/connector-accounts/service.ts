@@ -133,8 +133,8 @@ export function connectorAccountReads(rt: Runtime) {
 }
 
 /** The credentials after a PATCH: given fields set (null removes one), the others kept; checked as a whole. */
-function mergedCredentials(rt: Runtime, row: ConnectorAccountRow, changes: Record<string, string | null>): Record<string, string> {
-  const merged = openCredentials(rt.encryptor, row);
+function mergedCredentials(row: ConnectorAccountRow, before: Record<string, string>, changes: Record<string, string | null>): Record<string, string> {
+  const merged = { ...before };
   for (const [field, value] of Object.entries(changes)) {
     if (value === null) delete merged[field];
     else merged[field] = value;
@@ -143,19 +143,20 @@ function mergedCredentials(rt: Runtime, row: ConnectorAccountRow, changes: Recor
   return merged;
 }
 
-/** The sealed credentials and, when the webhook secret changed, the previous one kept for the grace period. */
-function rotated(rt: Runtime, row: ConnectorAccountRow, credentials: Record<string, string>, graceS: number, now: Date): Partial<ConnectorAccountRow> {
+/** The new credentials sealed and, when the webhook secret changed, the previous one kept for the grace period. */
+function rotated(rt: Runtime, row: ConnectorAccountRow, changes: Record<string, string | null>, graceS: number, now: Date): Partial<ConnectorAccountRow> {
+  const before = openCredentials(rt.encryptor, row);
+  const credentials = mergedCredentials(row, before, changes);
   const field = webhookSecretField(catalogueEntry(row.connector)!);
-  const before = field === undefined ? undefined : openCredentials(rt.encryptor, row)[field];
-  const changed = field !== undefined && before !== undefined && before !== credentials[field];
-  const previous = changed && graceS > 0 ? before : undefined;
-  const context = credentialsContext(row.accountId, row.id);
+  const previous = field === undefined ? undefined : before[field];
+  const changed = previous !== undefined && previous !== credentials[field!];
+  const kept = changed && graceS > 0;
   return {
     ...sealCredentials(rt.encryptor, row.accountId, row.id, credentials),
     ...(changed
       ? {
-          previousWebhookSecretEncrypted: previous === undefined ? null : rt.encryptor.encrypt(previous, context),
-          previousWebhookSecretExpiresAt: previous === undefined ? null : new Date(now.getTime() + graceS * 1000),
+          previousWebhookSecretEncrypted: kept ? rt.encryptor.encrypt(previous, credentialsContext(row.accountId, row.id)) : null,
+          previousWebhookSecretExpiresAt: kept ? new Date(now.getTime() + graceS * 1000) : null,
         }
       : {}),
   };
@@ -171,7 +172,7 @@ export async function updateConnectorAccount(db: Db, rt: Runtime, ctx: RequestCo
       if (input.status !== undefined) changes.status = input.status as ConnectorAccountRow['status'];
       if (input.metadata !== undefined) changes.metadata = input.metadata;
       if (input.credentials !== undefined) {
-        Object.assign(changes, rotated(rt, row, mergedCredentials(rt, row, input.credentials), input.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_S, now));
+        Object.assign(changes, rotated(rt, row, input.credentials, input.grace_period_seconds ?? DEFAULT_GRACE_PERIOD_S, now));
       }
       const updated = Object.keys(changes).length ? await writeAccount(tx, row, now, changes) : row;
       return respond(tx, ctx, 200, connectorAccountView(rt, updated, now));
