@@ -19,6 +19,11 @@ export interface Config {
   port: number;
   /** Where GET /metrics listens (METRICS_HOST, METRICS_PORT); port 0: nowhere. */
   metrics: { host: string; port: number };
+  /**
+   * Base of the URLs the service hands out (a connector account's webhook_url): PUBLIC_BASE_URL,
+   * never a request's Host header. Unset: the address the API listens on (http://HOST:PORT).
+   */
+  publicBaseUrl: string | undefined;
   roles: Role[];
   logLevel: string;
   redisUrl: string | undefined;
@@ -216,6 +221,21 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   return raw === 'true';
 }
 
+/** An http(s) origin with an optional path, no query or fragment; kept without its trailing slash. */
+function publicBaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute http(s) URL, got ${JSON.stringify(raw)}`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an http(s) URL without credentials, query or fragment, got ${JSON.stringify(raw)}`);
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
 function roles(raw: string | undefined): Role[] {
   const list = (raw ?? 'api,worker').split(',').map((r) => r.trim()).filter(Boolean);
   for (const role of list) {
@@ -228,13 +248,13 @@ function roles(raw: string | undefined): Role[] {
 /**
  * A request stalled past its key's lock keeps calling its route's connectors; a retry that takes
  * the key over resumes the payment and may charge while the stalled request's fallback call books
- * the same payment at another connector. The lock must therefore outlast the longest route (a
- * routing rule lists each connector at most once, so at most every built-in one) with as much
- * again to spare for the first phase and pauses of the process.
+ * the same payment at another connector. The lock must therefore outlast the longest route with as
+ * much again to spare for the first phase and pauses of the process: at least the two built-in
+ * connectors of the default test route, and routing rules are held to maxRouteLength.
  */
 function checkLockOutlastsRoute(lockTimeoutS: number, payments: PaymentsConfig): void {
   const routeMs = SIMULATED_PROCESSORS.length * payments.connectorTimeoutMs;
-  if (lockTimeoutS * 1000 <= 2 * routeMs) {
+  if (maxRouteLength(lockTimeoutS, payments.connectorTimeoutMs) < SIMULATED_PROCESSORS.length) {
     throw new ConfigError(
       `IDEMPOTENCY_LOCK_TIMEOUT_S (${lockTimeoutS}) must be more than twice the longest route's connector time ` +
         `(${SIMULATED_PROCESSORS.length} connectors × CONNECTOR_TIMEOUT_MS ${payments.connectorTimeoutMs} = ${routeMs} ms), ` +
@@ -242,6 +262,15 @@ function checkLockOutlastsRoute(lockTimeoutS: number, payments: PaymentsConfig):
         `raise it above ${Math.floor((2 * routeMs) / 1000)} or lower CONNECTOR_TIMEOUT_MS`,
     );
   }
+}
+
+/**
+ * The most connectors one route may list so that, twice over, their calls fit within the
+ * idempotency lock (checkLockOutlastsRoute): a routing rule naming connector accounts may list no
+ * more, and default routes are cut to it. With the defaults (60 s, 10 s) that is 2.
+ */
+export function maxRouteLength(lockTimeoutS: number, connectorTimeoutMs: number): number {
+  return Math.max(1, Math.ceil((lockTimeoutS * 1000) / (2 * connectorTimeoutMs)) - 1);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -255,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),
     metrics: { host: env.METRICS_HOST || '127.0.0.1', port: int(env, 'METRICS_PORT', 9464) },
+    publicBaseUrl: publicBaseUrl(env.PUBLIC_BASE_URL),
     roles: roles(env.ROLES),
     logLevel: env.LOG_LEVEL || 'info',
     redisUrl: env.REDIS_URL || undefined,

@@ -4,21 +4,30 @@
 // with a fake clock or their own connectors.
 import type { Config, CrashPoint, PaymentsConfig, PayoutsConfig } from './config.js';
 import { createConnectors, type ConnectorOptions, type Connectors } from './connectors/registry.js';
-import type { CallDeps, RoutingRule } from './connectors/router.js';
+import type { CallDeps, Owner } from './connectors/router.js';
 import { createEncryptor, type Encryptor } from './lib/encryption.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
+import { connectorAccountSource } from './domain/connector-accounts/secrets.js';
+import type { RoutingCacheEntry } from './domain/routing/types.js';
 
 export interface Runtime {
   /** Payments, refunds, mandates and the connectors' settings. */
   config: PaymentsConfig;
   payouts: PayoutsConfig;
   connectors: Connectors;
+  /** Calls to built-in connectors only; use callsFor for a movement's route, which may name connector accounts. */
   call: CallDeps;
+  /** Calls on behalf of one account and mode: its connector accounts resolve, nobody else's. */
+  callsFor(owner: Owner): CallDeps;
   now: () => Date;
   random: () => number;
   /** The idempotency lock timeout: until then a crashed request's retry may resume its movement. */
   idempotencyLockTimeoutS: number;
-  routingCache: Map<string, { rules: RoutingRule[] | undefined; version: number; updatedAt: Date | null; fetchedAtMs: number }>;
+  routingCache: Map<string, RoutingCacheEntry>;
+  /** Base of the URLs handed out (webhook_url): PUBLIC_BASE_URL, else where the API listens. */
+  publicUrl(): string;
+  /** Once the API listens: its address, for the simulator's webhooks and the default public URL. */
+  setServiceUrl(url: string): void;
   /** Seals and opens secrets at rest (webhook secrets, IBANs and account numbers): ENCRYPTION_KEYS. */
   encryptor: Encryptor;
   /** HMAC key of card and bank account fingerprints (CARD_FINGERPRINT_KEY), derived per merchant account. */
@@ -36,24 +45,41 @@ export interface RuntimeOptions extends ConnectorOptions {
   metrics?: Metrics;
 }
 
-export type RuntimeConfig = Pick<Config, 'payments' | 'payouts' | 'encryptionKeys' | 'idempotencyLockTimeoutS'>;
+export type RuntimeConfig = Pick<Config, 'payments' | 'payouts' | 'encryptionKeys' | 'idempotencyLockTimeoutS' | 'publicBaseUrl' | 'host' | 'port'>;
 
 export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}): Runtime {
   const now = opts.now ?? (() => new Date());
   const payments = config.payments;
-  const connectors = createConnectors(payments, { nowMs: opts.nowMs ?? (() => now().getTime()), ...opts });
+  const encryptor = createEncryptor(config.encryptionKeys);
   const metrics = opts.metrics ?? createMetrics();
+  const accountSource = opts.db && connectorAccountSource(opts.db, encryptor);
+  const connectors = createConnectors(payments, { nowMs: opts.nowMs ?? (() => now().getTime()), accountSource, ...opts });
+  const call: CallDeps = {
+    registry: connectors.registry,
+    accounts: { resolve: (key, owner) => connectors.resolveAccount(key, owner) },
+    breaker: connectors.breaker,
+    timeoutMs: payments.connectorTimeoutMs,
+    now,
+    metrics,
+  };
   metrics.watchCircuits(() => connectors.registry.names().map((name) => [name, connectors.breaker.state(name)]));
+  let listening = `http://${config.host}:${config.port}`;
   return {
     config: payments,
     payouts: config.payouts,
     connectors,
-    call: { registry: connectors.registry, breaker: connectors.breaker, timeoutMs: payments.connectorTimeoutMs, now, metrics },
+    call,
+    callsFor: (owner) => ({ ...call, owner: { accountId: owner.accountId, livemode: owner.livemode } }),
     now,
     random: opts.random ?? Math.random,
     idempotencyLockTimeoutS: config.idempotencyLockTimeoutS,
     routingCache: new Map(),
-    encryptor: createEncryptor(config.encryptionKeys),
+    publicUrl: () => config.publicBaseUrl ?? listening,
+    setServiceUrl(url) {
+      listening = url;
+      connectors.setServiceUrl(url);
+    },
+    encryptor,
     fingerprintKey: payments.cardFingerprintKey,
     metrics,
     crashPoint(point) {

@@ -42,7 +42,7 @@ export async function startService(
       payments,
     });
     url = await app.listen({ host: config.host, port: config.port });
-    payments.connectors.setServiceUrl(url);
+    payments.setServiceUrl(url);
   }
   if (config.usingDevelopmentEncryptionKey && opts.logger !== false) {
     (app?.log ?? pino(loggerOptions(config))).warn(

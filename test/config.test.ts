@@ -36,3 +36,18 @@ describe('test-mode webhooks to private destinations', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'maybe' })).toThrow(/allow or deny/);
   });
 });
+
+describe('PUBLIC_BASE_URL', () => {
+  it('is an http(s) base without its trailing slash; unset, the service uses the address it listens on', () => {
+    expect(loadConfig({}).publicBaseUrl).toBeUndefined();
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://pay.example.com/' }).publicBaseUrl).toBe('https://pay.example.com');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'http://10.0.0.5:8080/api/' }).publicBaseUrl).toBe('http://10.0.0.5:8080/api');
+  });
+
+  it.each(['pay.example.com', 'ftp://pay.example.com', 'https://pay.example.com/?x=1', 'https://pay.example.com/#top', 'https://user:pw@pay.example.com'])(
+    'refuses %s',
+    (raw) => {
+      expect(() => loadConfig({ PUBLIC_BASE_URL: raw })).toThrow(/PUBLIC_BASE_URL/);
+    },
+  );
+});

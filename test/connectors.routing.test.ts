@@ -75,8 +75,8 @@ describe('GET/PUT /v1/routing and payments that follow it', () => {
       rules: [{ name: 'default', connectors: [{ name: 'simulator_a' }, { name: 'simulator_b' }] }],
       is_default: true,
       connectors: [
-        { name: 'simulator_a', circuit: 'closed' },
-        { name: 'simulator_b', circuit: 'closed' },
+        { name: 'simulator_a', connector: 'simulator_a', connector_account: null, circuit: 'closed' },
+        { name: 'simulator_b', connector: 'simulator_b', connector_account: null, circuit: 'closed' },
       ],
       version: 0,
       updated_at: null,

@@ -1,12 +1,11 @@
 // Inbound processor webhooks, POST /v1/connectors/{name}/webhooks: a verified event settles the
 // payment (with our own events), a redelivered event id is a no-op, and bad or stale signatures,
 // unknown connectors and malformed payloads are refused with typed errors, changing nothing.
-import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
-import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
-import { call, client, createTenant, createTestDatabase, type ApiResponse, type TestDatabase } from './helpers.js';
+import { client, createTenant, createTestDatabase, type ApiResponse, type TestDatabase } from './helpers.js';
+import { chargeEvent, sendSimulatorWebhook, type SignOptions } from './connectors.helpers.js';
 import { CARDS, eventTypesOf, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 
 let testDb: TestDatabase;
@@ -23,32 +22,8 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
-  return JSON.stringify({
-    event_id: eventId,
-    event_type: 'charge.state_changed',
-    occurred_at: new Date().toISOString(),
-    charge: {
-      charge_id: 'simulator_a_ch_test',
-      merchant_reference: payment.id,
-      amount_minor: payment.amount,
-      currency: payment.currency,
-      state,
-      refusal: state === 'REFUSED' ? 'NOT_ENOUGH_BALANCE' : null,
-      refunded_minor: 0,
-      created_at: new Date().toISOString(),
-    },
-  });
-}
-
-function send(connector: string, body: string, opts: { secretOf?: string; timestampS?: number; header?: string | null; authorization?: string } = {}): Promise<ApiResponse> {
-  const secret = processorSecret(DEVELOPMENT_SIMULATOR_SECRET, opts.secretOf ?? connector);
-  const header = opts.header === undefined ? signPayload(secret, opts.timestampS ?? Math.floor(Date.now() / 1000), body) : opts.header;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (header !== null) headers[SIM_SIGNATURE_HEADER] = header;
-  if (opts.authorization) headers.authorization = opts.authorization;
-  return call(service.url, 'POST', `/v1/connectors/${connector}/webhooks`, { rawBody: body, headers });
-}
+const send = (connector: string, body: string, opts: SignOptions = {}): Promise<ApiResponse> =>
+  sendSimulatorWebhook(service.url, `/v1/connectors/${connector}/webhooks`, connector, body, opts);
 
 describe('inbound processor webhooks', () => {
   it('a verified event settles the pending payment and emits our events; its redelivery is a no-op', async () => {

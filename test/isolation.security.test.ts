@@ -18,11 +18,11 @@ import {
   type TestDatabase,
   type TestService,
 } from './helpers.js';
-import { PAYMENTS_AUTHENTICATED_ROUTES, PAYMENTS_PUBLIC_ROUTES } from './payments.routes.js';
+import { PAYMENTS_AUTHENTICATED_ROUTES, PAYMENTS_PUBLIC_ROUTES, SHARED_AUTHENTICATED_ROUTES } from './payments.routes.js';
 import { MANDATES_AUTHENTICATED_ROUTES } from './mandates.routes.js';
 import { PAYOUTS_AUTHENTICATED_ROUTES } from './payouts.routes.js';
 
-type Resource = 'payment_order' | 'event' | 'webhook_endpoint';
+type Resource = 'payment_order' | 'event' | 'webhook_endpoint' | 'connector_account';
 type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
 const PRINCIPALS: Principal[] = ['aTest', 'aLive', 'bTest', 'bLive'];
 const OTHER_ACCOUNT: Record<Principal, Principal> = { aTest: 'bTest', aLive: 'bLive', bTest: 'aTest', bLive: 'aLive' };
@@ -68,6 +68,12 @@ const ROUTES: RouteCase[] = [
   { method: 'PATCH', url: '/v1/webhook-endpoints/:id', kind: 'write', resource: 'webhook_endpoint', ok: 200, body: () => ({ description: 'changed' }) },
   { method: 'DELETE', url: '/v1/webhook-endpoints/:id', kind: 'write', resource: 'webhook_endpoint', ok: 200 },
   { method: 'POST', url: '/v1/webhook-endpoints/:id/rotate-secret', kind: 'write', resource: 'webhook_endpoint', ok: 200, idempotency: 'optional' },
+  // connector accounts
+  { method: 'POST', url: '/v1/connector-accounts', kind: 'create', resource: 'connector_account', body: (me) => connectorAccountBody(me) },
+  { method: 'GET', url: '/v1/connector-accounts', kind: 'list', resource: 'connector_account' },
+  { method: 'GET', url: '/v1/connector-accounts/:id', kind: 'read', resource: 'connector_account', ok: 200 },
+  { method: 'PATCH', url: '/v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
+  { method: 'DELETE', url: '/v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200 },
   {
     method: 'POST',
     url: '/v1/test-helpers/webhook-endpoints/:id/send',
@@ -94,6 +100,12 @@ function endpointBody(me: Principal) {
   // Live mode needs a public https destination (never called: no worker runs here); test mode
   // may use the local receiver.
   return { url: isLive(me) ? 'https://example.com/hooks' : `${receiverUrl}/hooks/${me}`, enabled_events: ['*'], metadata: { owner: me } };
+}
+
+function connectorAccountBody(me: Principal) {
+  const name = `${me}-${crypto.randomUUID().slice(0, 8)}`;
+  // The simulators serve test mode only; a live Stripe account needs a live key.
+  return isLive(me) ? { connector: 'stripe', name, credentials: { secret_key: `sk_live_${'k'.repeat(32)}` } } : { connector: 'simulator_a', name, metadata: { owner: me } };
 }
 
 const RESOURCES: Record<Resource, { path: (id: string) => string; create: (me: Principal) => Promise<string>; snapshot: (id: string) => string[] }> = {
@@ -128,6 +140,16 @@ const RESOURCES: Record<Resource, { path: (id: string) => string; create: (me: P
     },
     snapshot: (id) => [`/v1/webhook-endpoints/${id}`, `/v1/webhook-endpoints/${id}/deliveries`],
   },
+  connector_account: {
+    path: (id) => `/v1/connector-accounts/${id}`,
+    async create(me) {
+      const res = await client(service.url, keys[me]).post('/v1/connector-accounts', connectorAccountBody(me), { idempotencyKey: undefined });
+      expect(res.status, res.text).toBe(201);
+      owned[me].connector_account.push(res.body.id);
+      return res.body.id;
+    },
+    snapshot: (id) => [`/v1/connector-accounts/${id}`],
+  },
 };
 
 beforeAll(async () => {
@@ -143,11 +165,12 @@ beforeAll(async () => {
   const a = await createTenant(testDb.database, 'Tenant A');
   const b = await createTenant(testDb.database, 'Tenant B');
   Object.assign(keys, { aTest: a.testKey, aLive: a.liveKey, bTest: b.testKey, bLive: b.liveKey });
-  for (const p of PRINCIPALS) owned[p] = { payment_order: [], event: [], webhook_endpoint: [] };
+  for (const p of PRINCIPALS) owned[p] = { payment_order: [], event: [], webhook_endpoint: [], connector_account: [] };
   for (const p of PRINCIPALS) {
     for (let i = 0; i < 2; i++) {
       await RESOURCES.event.create(p); // an order and its event
       await RESOURCES.webhook_endpoint.create(p);
+      await RESOURCES.connector_account.create(p);
     }
   }
 });
@@ -214,7 +237,13 @@ describe('isolation and authentication over every route', () => {
     const registered = [...registeredRoutes()].filter((r) => r.split(' ')[1]!.startsWith('/v1/') && !PUBLIC_V1.has(r));
     // Payments, refunds, routing and balance have their own table: payments.security.test.ts;
     // mandates theirs: mandates.security.test.ts; beneficiaries and payouts: payouts.security.test.ts.
-    const table = [...ROUTES.map((r) => `${r.method} ${r.url}`), ...PAYMENTS_AUTHENTICATED_ROUTES, ...MANDATES_AUTHENTICATED_ROUTES, ...PAYOUTS_AUTHENTICATED_ROUTES];
+    const table = [
+      ...ROUTES.map((r) => `${r.method} ${r.url}`),
+      ...PAYMENTS_AUTHENTICATED_ROUTES,
+      ...MANDATES_AUTHENTICATED_ROUTES,
+      ...PAYOUTS_AUTHENTICATED_ROUTES,
+      ...SHARED_AUTHENTICATED_ROUTES,
+    ];
     expect(registered.length).toBeGreaterThan(0);
     expect([...new Set(table)].sort()).toEqual([...registered].sort());
     for (const route of ROUTES) expect(service.app!.hasRoute({ method: route.method, url: route.url })).toBe(true);
@@ -258,7 +287,8 @@ describe('isolation and authentication over every route', () => {
         const foreign = await send(route, me, key, theirs);
         expectTyped(foreign, 404, 'validation', 'resource_missing');
         const foreignMessage = messageWithout(foreign, theirs);
-        expect(foreignMessage).not.toMatch(/\b(live|test)\b|mode|exist|account|tenant|permission|forbidden/i);
+        // The object's own name aside ("No such connector account"), nothing hints at an owner.
+        expect(foreignMessage.replace('connector account', 'object')).not.toMatch(/\b(live|test)\b|mode|exist|account|tenant|permission|forbidden/i);
         const neverId = `${theirs.split('_')[0]}_01jd8x3v0pe7wbz0m4k6f2n9qa`;
         const absent = await send(route, me, key, neverId);
         expectTyped(absent, 404, 'validation', 'resource_missing');

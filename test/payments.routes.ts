@@ -17,4 +17,10 @@ export const PAYMENTS_AUTHENTICATED_ROUTES = [
 ] as const;
 
 /** Called by processors, authenticated by the connector's signature instead of an API key. */
-export const PAYMENTS_PUBLIC_ROUTES = ['POST /v1/connectors/:name/webhooks'] as const;
+export const PAYMENTS_PUBLIC_ROUTES = ['POST /v1/connectors/:name/webhooks', 'POST /v1/connector-accounts/:id/webhooks'] as const;
+
+/**
+ * Authenticated but of no account: the connector catalogue, the same for every key
+ * (connector-accounts.test.ts checks its authentication).
+ */
+export const SHARED_AUTHENTICATED_ROUTES = ['GET /v1/connectors'] as const;

@@ -1,24 +1,51 @@
 // The connectors a process can use, built once from configuration: the simulated processors (in
 // process, or over HTTP when SIMULATOR_URL names a simulator server), the circuit breaker they
 // share, and the HTTP client of the core. Tests may pass their own connectors and clock.
+//
+// Connector accounts (ca_…) are not built here but at call time, from their credentials: each
+// processor of the catalogue that this version can reach has a factory, by its catalogue name,
+// that turns one account's opened credentials into a Connector. A real processor plugs in by
+// adding its factory to `factories` below (with its base URL from configuration, never from the
+// account); the simulators' factory hands out the built-in instance, which needs no credentials.
 import type { PaymentsConfig } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { createHttpClient } from './http.js';
-import type { ConnectorRegistry } from './router.js';
+import type { ConnectorRegistry, Owner } from './router.js';
 import { hasTestControls, type TestControls } from './test-controls.js';
 import type { Connector } from './types.js';
 import { createSimulatorConnector, httpTransport, inProcessTransport } from './simulator/connector.js';
 import { SIMULATED_PROCESSORS, SimulatorHost, type SimulatorClock } from './simulator/processor.js';
 import { sqlStore } from './simulator/sql-store.js';
 
+/** One connector account as its connector is built from it: credentials opened, in memory only. */
+export interface ConnectorAccountCredentials {
+  /** Its public id (ca_…), also its route key. */
+  id: string;
+  /** The catalogue's name of its processor. */
+  connector: string;
+  livemode: boolean;
+  credentials: Record<string, string>;
+  /** The webhook secrets that verify now, newest first: the current one and, in its grace period, the previous one. */
+  webhookSecrets: string[];
+}
+
+export type ConnectorFactory = (account: ConnectorAccountCredentials) => Connector;
+
+/** Where the credentials of a connector account come from (src/domain/connector-accounts/secrets.ts). */
+export type ConnectorAccountSource = (key: string, owner: Owner) => Promise<ConnectorAccountCredentials | undefined>;
+
 export interface Connectors {
   registry: ConnectorRegistry;
+  /** Whether this version can send requests to the catalogue's processor `name` (connector accounts of it are routable). */
+  implemented(name: string): boolean;
+  /** The connector of a connector account, built from its credentials; undefined when it is not this owner's or not implemented. */
+  resolveAccount(key: string, owner: Owner): Promise<Connector | undefined>;
   breaker: CircuitBreaker;
   /** The in-process simulated processors (absent when they run as their own server). */
   simulator: SimulatorHost | undefined;
-  /** The test controls of a connector that has them (the simulated processors); undefined for any other. */
-  testControls(name: string): TestControls | undefined;
+  /** The test controls of a connector that has them (the built-in simulated processors); undefined for any other. */
+  testControlsOf(connector: Connector): TestControls | undefined;
   /** Once the API listens: where the in-process simulator sends its webhooks, unless configured. */
   setServiceUrl(url: string): void;
   close(): void;
@@ -36,6 +63,8 @@ export interface ConnectorOptions {
    * it they keep them in this process's memory.
    */
   db?: Db;
+  /** Opens connector accounts' credentials; without it no connector account can be called. */
+  accountSource?: ConnectorAccountSource;
 }
 
 export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions = {}): Connectors {
@@ -56,12 +85,21 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
     opts.connectors ??
     SIMULATED_PROCESSORS.map((profile) => createSimulatorConnector({ name: profile.name, transport, familySecret: sim.webhookSecret }));
   const byName = new Map(list.map((c) => [c.name, c]));
-  const controls = new Map(list.filter(hasTestControls).map((c) => [c.name, c as TestControls]));
+  const controls = new Map<string, Connector & TestControls>(list.filter(hasTestControls).map((c) => [c.name, c]));
+  const factories = new Map<string, ConnectorFactory>(list.map((c) => [c.name, () => c]));
   return {
     registry: { get: (name) => byName.get(name), names: () => [...byName.keys()] },
+    implemented: (name) => factories.has(name),
+    async resolveAccount(key, owner) {
+      const account = await opts.accountSource?.(key, owner);
+      return account && factories.get(account.connector)?.(account);
+    },
     breaker: new CircuitBreaker({ ...config.circuitBreaker, now: opts.nowMs }),
     simulator,
-    testControls: (name) => controls.get(name),
+    testControlsOf: (connector) => {
+      const own = controls.get(connector.name);
+      return own === connector ? own : undefined;
+    },
     setServiceUrl(url) {
       if (simulator && !sim.webhookUrl) simulator.setWebhookBaseUrl(url);
     },

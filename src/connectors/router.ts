@@ -68,13 +68,35 @@ export interface ConnectorRegistry {
   names(): string[];
 }
 
+/** Whose movement a call is for: a connector account is only ever used for its own account and mode. */
+export interface Owner {
+  accountId: string;
+  livemode: boolean;
+}
+
+/**
+ * A route names connectors by key: a connector account by its id (`ca_…`), a built-in connector
+ * (the simulators in test mode) by its name.
+ */
+export const isAccountKey = (key: string): boolean => key.startsWith('ca_');
+
 export interface CallDeps {
   registry: ConnectorRegistry;
+  /** Builds the connector of a connector account of `owner` at call time, from its credentials. */
+  accounts?: { resolve(key: string, owner: Owner): Promise<Connector | undefined> };
+  /** Set by Runtime.callsFor: connector accounts resolve only within it. */
+  owner?: Owner;
   breaker: CircuitBreaker;
   timeoutMs: number;
   now: () => Date;
   /** Call latency and skips are counted here, the one way every connector call goes. */
   metrics?: Pick<Metrics, 'connectorCall' | 'connectorSkipped'>;
+}
+
+/** The connector a route key stands for; undefined when there is none (or none for this owner). */
+export async function resolveConnector(deps: CallDeps, key: string): Promise<Connector | undefined> {
+  if (!isAccountKey(key)) return deps.registry.get(key);
+  return deps.owner && deps.accounts ? deps.accounts.resolve(key, deps.owner) : undefined;
 }
 
 export const ATTEMPT_OUTCOMES = ['succeeded', 'pending', 'declined', 'error', 'timeout', 'skipped'] as const;
@@ -102,7 +124,7 @@ export async function callConnector<T extends { kind: string }>(
   operation = 'call',
 ): Promise<Guarded<T>> {
   const startedAt = deps.now();
-  const connector = deps.registry.get(name);
+  const connector = await resolveConnector(deps, name);
   if (!connector) {
     return { result: connectorError('request_rejected', `connector ${name} is not configured`), durationMs: 0, startedAt };
   }

@@ -1,8 +1,8 @@
 // What a test processor offers besides the production Connector interface: settling, now, an
 // object it holds pending, as its sandbox's control endpoint would (the test helpers
 // POST /v1/test-helpers/{payments,payouts,mandates}/{id}/resolve). Only the simulated processors
-// implement it; the registry hands it out by connector name (Connectors.testControls), so nothing
-// in production code can reach it through a Connector.
+// implement it; the registry hands it out for its own built-in instances only
+// (Connectors.testControlsOf), so nothing in production code can reach it through another Connector.
 import type { ChargeStatusResult, Connector, MandateStatusResult, PayoutStatusResult } from './types.js';
 
 export interface TestControls {

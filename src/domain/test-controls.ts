@@ -1,11 +1,11 @@
 // Test helpers (`POST /v1/test-helpers/{payments,payouts,mandates}/{id}/resolve`) ask the simulated
 // processor holding the object to settle it now, through the processor's own test controls (which
-// the registry hands out by connector name, for the connectors that have them); what the processor
-// then reports is applied like any other report.
+// the registry hands out for the built-in connectors that have them, whether the route names them or
+// a connector account of theirs); what the processor then reports is applied like any other report.
 import { ApiError } from '../kernel/errors.js';
-import { callConnector, type CallDeps } from '../connectors/router.js';
+import { callConnector, resolveConnector, type CallDeps, type Owner } from '../connectors/router.js';
 import type { TestControls } from '../connectors/test-controls.js';
-import type { ConnectorError } from '../connectors/types.js';
+import type { Connector, ConnectorError } from '../connectors/types.js';
 import type { PayoutRow } from './payouts/outcome.js';
 import type { Runtime } from '../runtime.js';
 import { submitPayoutNow } from './payouts/submission.js';
@@ -13,8 +13,8 @@ import type { Db } from '../storage/db.js';
 
 /** What the helpers need of the payments runtime. */
 export interface TestControlDeps {
-  call: CallDeps;
-  connectors: { testControls(name: string): TestControls | undefined };
+  callsFor(owner: Owner): CallDeps;
+  connectors: { testControlsOf(connector: Connector): TestControls | undefined };
 }
 
 function unavailable(connector: string, what: string): ApiError {
@@ -24,13 +24,17 @@ function unavailable(connector: string, what: string): ApiError {
 /** The state the processor settled on; processor_unavailable when it has no test controls or cannot answer. */
 export async function settleThroughTestControl<S extends { kind: string }>(
   rt: TestControlDeps,
+  owner: Owner,
   connector: string,
   what: string,
   control: (controls: TestControls, signal: AbortSignal) => Promise<S | { kind: 'not_found' } | ConnectorError>,
 ): Promise<S> {
-  const controls = rt.connectors.testControls(connector);
+  // The route key may name a connector account of a simulated processor: its connector has the controls.
+  const calls = rt.callsFor(owner);
+  const resolved = await resolveConnector(calls, connector);
+  const controls = resolved && rt.connectors.testControlsOf(resolved);
   if (!controls) throw unavailable(connector, what);
-  const guarded = await callConnector(rt.call, connector, (_connector, signal) => control(controls, signal), `${what}.test_control`);
+  const guarded = await callConnector(calls, connector, (_connector, signal) => control(controls, signal), `${what}.test_control`);
   if ('skipped' in guarded || guarded.result.kind === 'error' || guarded.result.kind === 'not_found') throw unavailable(connector, what);
   return guarded.result as S;
 }

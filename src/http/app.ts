@@ -69,7 +69,24 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>) {
   return {
     level: config.logLevel,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', '*.secret', '*.api_key', '*.card', '*.cvc', '*.number', '*.bank_account', '*.iban', '*.account_number'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        '*.secret',
+        '*.api_key',
+        '*.card',
+        '*.cvc',
+        '*.number',
+        '*.bank_account',
+        '*.iban',
+        '*.account_number',
+        // Connector accounts' credentials, whole and field by field.
+        '*.credentials',
+        '*.secret_key',
+        '*.webhook_secret',
+        '*.hmac_key',
+        '*.access_token',
+      ],
       censor: '[redacted]',
     },
     serializers: { err: serializeError },
@@ -248,7 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const webhookSender = createSender({ maxSockets: 16 });
   app.addHook('onClose', async () => webhookSender.close());
   registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: rt.encryptor, sender: webhookSender });
-  registerPaymentsModule(app, database.db, config, rt);
+  registerPaymentsModule(app, database.db, config, rt, deps.rateLimiter);
   registerPayoutsModule(app, database.db, rt);
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 

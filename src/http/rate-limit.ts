@@ -1,9 +1,10 @@
 // Per-key token buckets (API.md §8): the account's own budget when onboarding set one, else the
-// mode's default. Every authenticated response carries the RateLimit-* headers.
+// mode's default. Every authenticated response carries the RateLimit-* headers. Inbound processor
+// webhooks of a connector account have a bucket of their own, the live default.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Config } from '../config.js';
 import type { Principal } from '../domain/accounts/service.js';
-import type { Decision, RateLimiter } from '../lib/rate-limiter.js';
+import type { Budget, Decision, RateLimiter } from '../lib/rate-limiter.js';
 import { ApiError } from '../kernel/errors.js';
 
 export async function applyRateLimit(
@@ -14,9 +15,14 @@ export async function applyRateLimit(
   log: FastifyBaseLogger,
 ): Promise<void> {
   const budget = principal.rateLimit ?? config.rateLimit[principal.livemode ? 'live' : 'test'];
+  await takeToken(limiter, principal.keyId, budget, reply, log);
+}
+
+/** One request against `key`'s bucket: the RateLimit-* headers, or 429 rate_limited with Retry-After. */
+export async function takeToken(limiter: RateLimiter, key: string, budget: Budget, reply: FastifyReply, log: FastifyBaseLogger): Promise<void> {
   let decision: Decision;
   try {
-    decision = await limiter.take(principal.keyId, budget);
+    decision = await limiter.take(key, budget);
   } catch (err) {
     // A rate-limit store outage must not stop payments: let the request through and say so.
     log.warn({ err }, 'rate limiter unavailable; request allowed');

@@ -41,6 +41,7 @@ export const ERROR_CATALOGUE = {
   body_too_large: validation(413, 'The request body is larger than 1 MiB.'),
   unsupported_media_type: validation(415, 'The request body must be sent as application/json.'),
   invalid_state: validation(422, 'The object is not in a state that allows this operation.'),
+  connector_account_in_use: validation(422, "The connector account is named by this mode's routing rules; take it out of them (PUT /v1/routing) first."),
 
   api_key_missing: authentication(401, 'No API key was provided; send it as "Authorization: Bearer <key>".'),
   api_key_invalid: authentication(401, 'The API key is invalid, revoked or expired.'),

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   mandate: 'mdt',
   event: 'evt',
   webhookEndpoint: 'we',
+  connectorAccount: 'ca',
   balanceTransaction: 'txn',
   webhookDeliveryAttempt: 'wda',
   webhookTestObject: 'wht',

@@ -101,6 +101,9 @@ export function errorResponses(...extra: number[]) {
   return Object.fromEntries([...statuses].map((status) => [status, Type.Ref('Error')]));
 }
 
+/** The Idempotency-Key header of a POST that honours it when present (API.md §4). */
+export const OptionalIdempotencyKey = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
+
 /**
  * The body of an action that takes no parameters (cancel, revoke, delete): none at all, or `{}`;
  * anything else is refused like any unknown field, instead of being silently ignored.

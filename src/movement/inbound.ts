@@ -1,9 +1,18 @@
-// Inbound processor webhooks (POST /v1/connectors/{name}/webhooks): verified with the connector's
-// secret, deduplicated by the processor's event id (connector_webhook_events, in the same
-// transaction as the change it causes), then applied like any other report — our own events
-// follow from the change. One path for every kind of movement.
+// Inbound processor webhooks, verified with the sender's secret, deduplicated by the processor's
+// event id (connector_webhook_events, in the same transaction as the change it causes), then
+// applied like any other report — our own events follow from the change. One path for every kind
+// of movement and two senders:
+//
+//   POST /v1/connectors/{name}/webhooks            a built-in simulated processor, which reports on
+//                                                  movements routed to it by name or through a
+//                                                  connector account of it;
+//   POST /v1/connector-accounts/{id}/webhooks      a processor reporting for one connector account,
+//                                                  verified with that account's own secret: it may
+//                                                  only settle that account's movements, of that
+//                                                  account and mode (its owner chose the secret).
 import { eq } from 'drizzle-orm';
-import { WebhookVerificationError, type InboundEvent } from '../connectors/types.js';
+import { isAccountKey, type Owner } from '../connectors/router.js';
+import { WebhookVerificationError, type Connector, type InboundEvent } from '../connectors/types.js';
 import { systemContext } from '../domain/events/service.js';
 import { ApiError } from '../kernel/errors.js';
 import { parseId } from '../kernel/ids.js';
@@ -11,7 +20,7 @@ import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { connectorWebhookEvents } from '../storage/schema.js';
 import { applyState } from './apply.js';
-import type { AnyKind } from './kind.js';
+import type { AnyKind, MovementRow } from './kind.js';
 
 export interface InboundResult {
   received: true;
@@ -24,9 +33,19 @@ export interface InboundResult {
 /** The kind that applies each object a processor may report on. */
 export type KindsByObject = Record<InboundEvent['object'], AnyKind>;
 
-function verify(rt: Runtime, name: string, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent {
-  const connector = rt.connectors.registry.get(name);
-  if (!connector) throw new ApiError('resource_missing', { param: 'name', message: `No such connector: '${name}'.` });
+/** Who sent a webhook, as the receiving path knows it. */
+export interface InboundSender {
+  /** Verifies and reads the webhook. */
+  connector: Connector;
+  /** How the deduplication table names the sender. */
+  name: string;
+  /** Whether the sender may report on `row` at all (its mode; for an account, its tenancy): otherwise nothing is recorded. */
+  accepts(row: MovementRow): boolean;
+  /** The route key under which this sender may settle `row`; undefined when another connector holds it. */
+  keyFor(row: MovementRow, route: readonly string[]): Promise<string | undefined>;
+}
+
+function verify(connector: Connector, rt: Runtime, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent {
   try {
     return connector.parseWebhook({ headers, rawBody, now: rt.now() });
   } catch (err) {
@@ -44,36 +63,64 @@ function verify(rt: Runtime, name: string, headers: Record<string, string | stri
   }
 }
 
+/** A built-in connector, by the name in its webhook path. */
+export function builtInSender(rt: Runtime, name: string): InboundSender {
+  const connector = rt.connectors.registry.get(name);
+  if (!connector) throw new ApiError('resource_missing', { param: 'name', message: `No such connector: '${name}'.` });
+  // A route key stands for this processor: its name, or a connector account of it.
+  const isThis = async (key: string, owner: Owner) => key === name || (isAccountKey(key) && (await rt.connectors.resolveAccount(key, owner))?.name === name);
+  return {
+    connector,
+    name,
+    accepts: (row) => connector.modes.includes(row.livemode ? 'live' : 'test'),
+    async keyFor(row, route) {
+      if (row.connector !== null) return (await isThis(row.connector, row)) ? row.connector : undefined;
+      for (const key of route) if (await isThis(key, row)) return key;
+      return undefined;
+    },
+  };
+}
+
+/** A connector account's own processor: only its own movements, in its own account and mode. */
+export function accountSender(connector: Connector, key: string, owner: Owner): InboundSender {
+  return {
+    connector,
+    name: key,
+    accepts: (row) => row.accountId === owner.accountId && row.livemode === owner.livemode,
+    async keyFor(row, route) {
+      return (row.connector ?? (route.includes(key) ? key : null)) === key ? key : undefined;
+    },
+  };
+}
+
 export async function receiveConnectorWebhook(
   db: Db,
   rt: Runtime,
   kinds: KindsByObject,
-  name: string,
+  sender: InboundSender,
   headers: Record<string, string | string[] | undefined>,
   rawBody: string,
 ): Promise<InboundResult> {
-  const event = verify(rt, name, headers, rawBody);
+  const event = verify(sender.connector, rt, headers, rawBody);
   const kind = kinds[event.object];
   const { table } = kind;
   const uuid = parseId(kind.prefix, event.reference);
   // Processors know our object by its id alone; ids are unique across accounts.
-  const [owner] = uuid
-    ? await db.select({ accountId: table.accountId, livemode: table.livemode, connector: table.connector }).from(table).where(eq(table.id, uuid))
-    : [];
-  const modes = rt.connectors.registry.get(name)!.modes;
-  if (!uuid || !owner || !modes.includes(owner.livemode ? 'live' : 'test')) return { received: true, duplicate: false, applied: false };
-  const { accountId, livemode } = owner as { accountId: string; livemode: boolean; connector: string | null };
+  const [owner] = uuid ? ((await db.select().from(table).where(eq(table.id, uuid))) as unknown as MovementRow[]) : [];
+  if (!uuid || !owner || !sender.accepts(owner)) return { received: true, duplicate: false, applied: false };
+  const key = await sender.keyFor(owner, kind.route(owner));
+  const { accountId, livemode } = owner;
 
   return db.transaction(async (tx) => {
     const fresh = await tx
       .insert(connectorWebhookEvents)
-      .values({ accountId, connector: name, eventId: event.eventId, livemode, objectId: event.reference, receivedAt: rt.now() })
+      .values({ accountId, connector: sender.name, eventId: event.eventId, livemode, objectId: event.reference, receivedAt: rt.now() })
       .onConflictDoNothing()
       .returning({ eventId: connectorWebhookEvents.eventId });
     if (fresh.length === 0) return { received: true, duplicate: true, applied: false };
     // An object held by another connector is not this processor's to settle.
-    if (owner.connector !== null && owner.connector !== name) return { received: true, duplicate: false, applied: false };
-    const after = await applyState(db, rt, kind, systemContext(accountId, livemode), uuid, name, event.state, { tx });
+    if (key === undefined) return { received: true, duplicate: false, applied: false };
+    const after = await applyState(db, rt, kind, systemContext(accountId, livemode), uuid, key, event.state, { tx });
     return { received: true, duplicate: false, applied: after !== undefined };
   });
 }

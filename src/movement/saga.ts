@@ -19,7 +19,7 @@ import type { AnyKind, MovementRow } from './kind.js';
 
 /** Phases 2 and 3 for a request whose first phase has just committed `row`. */
 export async function sendAndFinish(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow, request: unknown): Promise<Outcome> {
-  const execution = await routeCall(rt.call, kind, kind.route(row), request);
+  const execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
   return finishRequest(db, rt, kind, ctx, row.id, { update: fromExecution(kind, execution), attempts: execution.attempts });
 }
 
@@ -55,7 +55,7 @@ export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestCon
   if (!row) throw new Error(`the recovery point names a ${kind.object} that does not exist`);
   // A connector's answer was recorded meanwhile (webhook, worker): finish with what is known.
   if (row.status !== 'pending' || row.connector !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
-  const located = await locate(rt.call, kind, row, kind.route(row));
+  const located = await locate(rt.callsFor(ctx), kind, row, kind.route(row));
   if (located.found) {
     return finishRequest(db, rt, kind, ctx, row.id, { update: kind.fromState(located.connector, located.state), attempts: [located.attempt] });
   }

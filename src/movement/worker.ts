@@ -79,14 +79,15 @@ export interface CheckPolicy {
 /** Verifies one claimed movement with its processor(s) and applies what they say. */
 export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: MovementRow, policy: CheckPolicy): Promise<void> {
   const ctx = systemContext(row.accountId, row.livemode);
+  const calls = rt.callsFor(ctx);
   // Applies only if the movement is still where the check found it: a report meanwhile wins.
   const unlessMoved = (locked: MovementRow) => locked.status !== row.status || locked.connector !== row.connector;
   const send = async (plan: readonly string[]) => {
-    const execution = await routeCall(rt.call, kind, plan, await policy.request!(row));
+    const execution = await routeCall(calls, kind, plan, await policy.request!(row));
     await applyUpdate(db, rt, kind, ctx, row.id, { update: fromExecution(kind, execution), attempts: execution.attempts });
   };
   if (row.connector === null) {
-    const located = await locate(rt.call, kind, row, kind.route(row));
+    const located = await locate(calls, kind, row, kind.route(row));
     // The check that found it stands for the attempt the crashed request could not record.
     if (located.found) await applyState(db, rt, kind, ctx, row.id, located.connector, located.state, { attempts: [located.attempt] });
     else if (!located.certain) return;
@@ -95,7 +96,7 @@ export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: Mov
     return;
   }
   const connector = row.connector;
-  const asked = await askStatus(rt.call, kind, connector, row);
+  const asked = await askStatus(calls, kind, connector, row);
   if (!asked) return;
   if (asked.report.kind !== 'not_found') {
     await applyState(db, rt, kind, ctx, row.id, connector, asked.report);

@@ -319,6 +319,40 @@ export const routingConfigs = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.livemode] })],
 );
 
+/**
+ * An account's credentials at one processor (src/domain/connector-accounts): routing rules name
+ * them, and a connector is built from them at call time. The credentials are sealed as one JSON
+ * object; their last four characters are kept in clear so that the API can show which are set.
+ */
+export const connectorAccounts = pgTable(
+  'connector_accounts',
+  {
+    ...objectKey(),
+    /** The catalogue's name of the processor (src/connectors/catalogue.ts): stripe, adyen, simulator_a… */
+    connector: text('connector').notNull(),
+    /** Unique per account and mode among the accounts not deleted; routing rules use it. */
+    name: text('name').notNull(),
+    status: text('status', { enum: ['enabled', 'disabled'] }).notNull(),
+    /** Every credential field as one sealed JSON object (src/lib/encryption.ts), bound to the row. */
+    credentialsEncrypted: text('credentials_encrypted').notNull(),
+    /** Per credential field set: its last four characters. */
+    credentialHints: jsonb('credential_hints').$type<Record<string, string>>().notNull(),
+    /** The webhook secret before the last rotation, sealed; it still verifies until previous_webhook_secret_expires_at. */
+    previousWebhookSecretEncrypted: text('previous_webhook_secret_encrypted'),
+    previousWebhookSecretExpiresAt: ts('previous_webhook_secret_expires_at'),
+    metadata: metadata(),
+    ...versioned(),
+    /** Deleted accounts are kept (movements in flight still need them) but answer 404. */
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    ...objectIndexes('connector_accounts', t),
+    uniqueIndex('connector_accounts_name_key').on(t.accountId, t.livemode, t.name).where(sql`deleted_at IS NULL`),
+    // Processors reach an account's webhook URL by its id alone.
+    uniqueIndex('connector_accounts_id_key').on(t.id),
+  ],
+);
+
 /** Processor events already applied, so a redelivered inbound webhook is a no-op. */
 export const connectorWebhookEvents = pgTable(
   'connector_webhook_events',

@@ -9,6 +9,7 @@ import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
+import { resealConnectorAccounts } from '../domain/connector-accounts/secrets.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
 import { createSender, type Resolver, type Sender } from '../webhooks/sender.js';
@@ -69,6 +70,8 @@ export async function runWorkerOnce(
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
+  /** Connector accounts whose credentials were sealed again with the active encryption key. */
+  resealedConnectorAccounts?: number;
   /** Pending payouts sent to their bank, processing ones verified. */
   payouts?: { submitted: number; checked: number };
   webhooks?: { dispatchedEvents: number; attempts: number };
@@ -81,7 +84,11 @@ export async function runWorkerOnce(
     ? { sweptWebhookHistory: await sweepWebhookHistory(deps.db, now, deps.webhookHistoryRetentionDays) }
     : {};
   const statusChecks = deps.payments
-    ? { statusChecks: await runStatusChecks(deps.db, deps.payments), mandates: await runMandateJobs(deps.db, deps.payments, now) }
+    ? {
+        statusChecks: await runStatusChecks(deps.db, deps.payments),
+        mandates: await runMandateJobs(deps.db, deps.payments, now),
+        resealedConnectorAccounts: await resealConnectorAccounts(deps.db, deps.payments.encryptor),
+      }
     : {};
   const payoutJobs = deps.payouts ? { payouts: await runPayoutJobs(deps.db, deps.payouts) } : {};
   if (!deps.webhooks) return { expiredOrders, sweptKeys, ...history, ...statusChecks, ...payoutJobs };

@@ -29,8 +29,8 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import type { Page } from '../../kernel/pagination.js';
 import { changeOne, listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
-import { routingRules, usableConnectors } from '../routing/service.js';
-import { callConnector, orderConnectors, ruleMatches, type RoutingRule } from '../../connectors/router.js';
+import { capableKeys, routingFor, type Routing } from '../routing/targets.js';
+import { callConnector, orderConnectors, ruleMatches } from '../../connectors/router.js';
 import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
@@ -97,14 +97,11 @@ export function validateMandateInput(input: CreateMandateBody): ValidBankAccount
  * currency and the payment method type `mandate` (amount ranges are for debits, not for the
  * setup), restricted to usable connectors that support mandates.
  */
-export function mandateRoute(rt: Runtime, rules: readonly RoutingRule[], livemode: boolean, currency: string): string[] {
-  const rule = rules.find((r) => ruleMatches({ ...r, amount_min: undefined, amount_max: undefined }, { currency, amount: 1, paymentMethodType: 'mandate' }));
+export function mandateRoute(rt: Runtime, routing: Routing, currency: string): string[] {
+  const rule = routing.rules.find((r) => ruleMatches({ ...r, amount_min: undefined, amount_max: undefined }, { currency, amount: 1, paymentMethodType: 'mandate' }));
   if (!rule) return [];
-  const usable = new Set(usableConnectors(rt, livemode));
-  return orderConnectors(rule.connectors, rt.random).filter((name) => {
-    const connector = rt.connectors.registry.get(name);
-    return usable.has(name) && connector?.paymentMethodTypes.includes('mandate') && connector.setupMandate !== undefined;
-  });
+  const capable = capableKeys(routing, 'mandate');
+  return orderConnectors(rule.connectors, rt.random).filter((key) => capable.has(key));
 }
 
 /** An attempt record in the payments' vocabulary: accepted → succeeded, refused → declined. */
@@ -135,7 +132,7 @@ export async function createMandate(db: Db, rt: Runtime, ctx: RequestContext, in
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
   if (recovery.startsWith(RECOVERY_PREFIX)) return resumeMandate(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length));
 
-  const route = mandateRoute(rt, await routingRules(db, rt, ctx), ctx.livemode, input.currency);
+  const route = mandateRoute(rt, await routingFor(db, rt, ctx), input.currency);
   if (route.length === 0) {
     throw new ApiError('routing_no_match', {
       message: `No connector of this account and mode takes ${input.currency} mandates (routing rules with payment method type mandate); see GET /v1/routing.`,
@@ -232,7 +229,7 @@ export async function revokeMandate(db: Db, rt: Runtime, ctx: RequestContext, id
   if (row.connector) {
     const reference = toPublicId('mdt', row.id);
     await callConnector(
-      rt.call,
+      rt.callsFor(ctx),
       row.connector,
       (c, signal) =>
         c.cancelMandate ? c.cancelMandate({ reference, connectorReference: row.connectorReference }, signal) : Promise.resolve({ kind: 'not_found' as const }),
@@ -257,7 +254,7 @@ export async function resolveTestMandate(db: Db, rt: Runtime, ctx: RequestContex
   if (row.connector === null) throw invalidState('mandate', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
   const connector = row.connector;
   const reference = toPublicId('mdt', row.id);
-  const state = await settleThroughTestControl(rt, connector, 'mandate', (c, signal) => c.resolveTestMandate(reference, outcome, signal));
+  const state = await settleThroughTestControl(rt, ctx, connector, 'mandate', (c, signal) => c.resolveTestMandate(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<MandateRow>(db, rt, mandateKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, mandateView(after ?? row));

@@ -18,6 +18,7 @@
 // first commits), the payment was changed by a webhook meanwhile, or the key was taken over.
 import type { Db } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
+import { isDatabaseError, UNIQUE_VIOLATION } from '../../storage/errors.js';
 import { newId, parseId } from '../../kernel/ids.js';
 import { fastPathKeySql } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
@@ -25,7 +26,7 @@ import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
 import { balanceChanges, paymentLines } from '../../ledger/journal.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
-import { routingRules } from '../routing/service.js';
+import { routingFor } from '../routing/targets.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
 import type { EventType } from '../events/types.js';
@@ -107,14 +108,7 @@ SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) TH
 /** The statements' texts, for the benchmark's pgbench script (bench/payments.ts). */
 export const AT_ONCE_STATEMENTS = { readOrder: READ_ORDER.text, createPayment: CREATE_PAYMENT.text, finishSucceeded: FINISH_SUCCEEDED.text };
 
-const UNIQUE_VIOLATION = '23505';
 const ABORT_REASON = 'payment_finish_at_once:';
-
-function isDatabaseError(err: unknown, code: string, constraintPrefix?: string): boolean {
-  const e = err as { code?: unknown; constraint?: unknown };
-  if (e?.code !== code) return false;
-  return constraintPrefix === undefined || (typeof e.constraint === 'string' && e.constraint.startsWith(constraintPrefix));
-}
 
 async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<PaymentOrderRow | undefined> {
   const [r] = await rawQuery<Record<string, unknown>>(db, READ_ORDER, [ctx.accountId, ctx.livemode, uuid]);
@@ -166,7 +160,7 @@ export async function tryCreateCardPaymentAtOnce(
   if (!orderUuid) return undefined;
   const order = await readOrder(db, ctx, orderUuid);
   if (!order || order.status !== 'open' || order.expiresAt <= now) return undefined;
-  const route = planPaymentRoute(rt, await routingRules(db, rt, ctx), ctx, order, 'card');
+  const route = planPaymentRoute(rt, await routingFor(db, rt, ctx), order, 'card');
   if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
 
   const payment = newPaymentRow(rt, ctx, order, cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);

@@ -3,12 +3,12 @@
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { planRoute, type RoutingRule } from '../../connectors/router.js';
+import { planRoute } from '../../connectors/router.js';
 import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import { usableConnectors } from '../routing/service.js';
+import { capableKeys, type Routing } from '../routing/targets.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/outcome.js';
 import { summarizeCard, validateCard } from './cards.js';
@@ -58,10 +58,10 @@ export function debitOf(mandate: MandateRow): ChargeMethod {
   return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
 }
 
-/** The route for a payment of `order`: the first matching rule's connectors usable in this mode. */
-export function planPaymentRoute(rt: Runtime, rules: RoutingRule[], ctx: RequestContext, order: OrderRow, methodType: MethodInput['type']): string[] {
-  const usable = new Set(usableConnectors(rt, ctx.livemode));
-  return (planRoute(rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
+/** The route for a payment of `order`: the first matching rule's connectors usable now that take the method. */
+export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type']): string[] {
+  const usable = capableKeys(routing, methodType);
+  return (planRoute(routing.rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
 }
 
 /** Whether some connector of the route may be tried now (its circuit is not open). */

@@ -24,7 +24,7 @@ import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { loadOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
-import { routingRules } from '../routing/service.js';
+import { routingFor } from '../routing/targets.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './at-once.js';
 import type { CardDetails, ChargeState } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
@@ -69,7 +69,7 @@ export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, in
   if (resuming) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), method);
 
   const orderUuid = parseId('ord', input.payment_order);
-  const rules = await routingRules(db, rt, ctx);
+  const routing = await routingFor(db, rt, ctx);
   // Unknown, foreign or other-mode mandates answer 404 like any id; eligibility is checked locked, below.
   const mandate = method.type === 'mandate' ? await loadMandate(db, ctx, method.id, 'payment_method.mandate') : undefined;
   let debited: MandateRow | undefined;
@@ -82,7 +82,7 @@ export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, in
           throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
         }
         if (mandate) debited = await lockMandateForDebit(tx, mandate, order);
-        let route = planPaymentRoute(rt, rules, ctx, order, method.type);
+        let route = planPaymentRoute(rt, routing, order, method.type);
         // A mandate lives at one processor: its debits can go nowhere else, so there is no fallback.
         if (debited) {
           const holder = debited.connector!;
@@ -128,7 +128,7 @@ export async function chargeAndFinish(
   opts: { atOnce: boolean },
 ): Promise<Outcome> {
   rt.crashPoint('payment_created');
-  const execution = await routeCall<ChargeState>(rt.call, paymentKind, created.payment.route, chargeRequest(created.payment, method));
+  const execution = await routeCall<ChargeState>(rt.callsFor(ctx), paymentKind, created.payment.route, chargeRequest(created.payment, method));
   rt.crashPoint('payment_connector_answered');
   const update = fromExecution<PaymentUpdate>(paymentKind, execution);
   if (opts.atOnce && update.kind === 'succeeded' && !isMandateMethod(created.payment.paymentMethod)) {
@@ -157,7 +157,7 @@ async function resumePayment(db: Db, rt: Runtime, ctx: RequestContext, uuid: str
 /** Asks the payment's connector for the current state of a pending payment and applies it. */
 async function refresh(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow): Promise<PaymentRow> {
   if (row.status !== 'pending' || row.connector === null) return row;
-  const asked = await askStatus<ChargeState>(rt.call, paymentKind, row.connector, row);
+  const asked = await askStatus<ChargeState>(rt.callsFor(ctx), paymentKind, row.connector, row);
   if (!asked || asked.report.kind === 'not_found') return row;
   return (await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, row.connector, asked.report)) ?? row;
 }
@@ -186,7 +186,7 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
   }
   const connector = row.connector;
   const reference = toPublicId('pay', row.id);
-  const state = await settleThroughTestControl(rt, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
+  const state = await settleThroughTestControl(rt, ctx, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, paymentView(after ?? row));

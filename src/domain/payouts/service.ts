@@ -13,8 +13,9 @@
 // Routing: the account's routing rules decide, as for payments, with method type `payout`: the
 // first rule matching the currency and amount whose payment_method_types is absent or lists
 // `payout` names the connectors; those able to send payouts are kept in order. Without such a rule
-// (or when none of its connectors can pay out) every payout-capable connector of the mode is used
-// in registry order — in test mode simulator_a then simulator_b, so fallback works out of the box.
+// (or when none of its connectors can pay out) the mode's default connectors that can pay out are
+// used (src/domain/routing/targets.ts) — in test mode without connector accounts simulator_a then
+// simulator_b, so fallback works out of the box.
 import { payoutAtBank, settleThroughTestControl } from '../test-controls.js';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
@@ -27,7 +28,7 @@ import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { changeOne, loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
-import { routingRules, usableConnectors } from '../routing/service.js';
+import { capableKeys, fallbackKeys, routingFor } from '../routing/targets.js';
 import { planRoute } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
@@ -40,17 +41,11 @@ import type { PayoutStatus } from './state.js';
 
 const PAYOUTS: Resource<typeof payouts> = { table: payouts, prefix: 'po', name: 'payout' };
 
-/** The connectors able to send payouts in this mode, in registry order. */
-export function payoutConnectors(rt: Runtime, livemode: boolean): string[] {
-  const { registry } = rt.connectors;
-  return usableConnectors(rt, livemode).filter((name) => typeof registry.get(name)?.payout === 'function');
-}
-
 async function planPayoutRoute(db: Db, rt: Runtime, ctx: RequestContext, currency: string, amount: number): Promise<string[]> {
-  const capable = payoutConnectors(rt, ctx.livemode);
-  const rules = await routingRules(db, rt, ctx);
-  const planned = (planRoute(rules, { currency, amount, paymentMethodType: 'payout' }, rt.random) ?? []).filter((name) => capable.includes(name));
-  return planned.length ? planned : capable;
+  const routing = await routingFor(db, rt, ctx);
+  const capable = capableKeys(routing, 'payout');
+  const planned = (planRoute(routing.rules, { currency, amount, paymentMethodType: 'payout' }, rt.random) ?? []).filter((key) => capable.has(key));
+  return planned.length ? planned : fallbackKeys(rt, routing, 'payout');
 }
 
 export interface CreatePayoutOptions {
@@ -175,7 +170,7 @@ export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext
   }
   const connector = row.connector;
   const reference = toPublicId('po', row.id);
-  const state = await settleThroughTestControl(rt, connector, 'payout', (c, signal) => c.resolvePendingPayout(reference, outcome, signal));
+  const state = await settleThroughTestControl(rt, ctx, connector, 'payout', (c, signal) => c.resolvePendingPayout(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PayoutRow>(db, rt, payoutKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, payoutView(after ?? row));

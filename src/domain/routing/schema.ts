@@ -5,7 +5,17 @@ import { MAX_AMOUNT } from '../../lib/currencies.js';
 
 const ConnectorChoice = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 64, examples: ['simulator_a'] }),
+    name: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        examples: ['stripe-eu'],
+        description: "A connector account's name in this mode, or in test mode a built-in simulator (simulator_a, simulator_b). Answers show the account's current name.",
+      }),
+    ),
+    connector_account: Type.Optional(
+      Type.String({ maxLength: 64, examples: ['ca_01jd8x3v0pe7wbz0m4k6f2n9qa'], description: 'A connector account by its id, instead of (or agreeing with) name.' }),
+    ),
     weight: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -33,7 +43,9 @@ export const RoutingRuleSchema = Type.Object(
     connectors: Type.Array(ConnectorChoice, {
       minItems: 1,
       maxItems: 10,
-      description: 'Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next.',
+      description:
+        'Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many ' +
+        'connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults).',
     }),
   },
   { additionalProperties: false },
@@ -52,8 +64,16 @@ export const Routing = Type.Object(
     rules: Type.Array(RoutingRuleSchema),
     is_default: Type.Boolean({ description: 'True until the account sets its own rules for this mode.' }),
     connectors: Type.Array(
-      Type.Object({ name: Type.String(), circuit: Type.String({ enum: ['closed', 'open', 'half_open'] }) }),
-      { description: "The connectors usable in this mode and their circuit breaker's state, as seen by the answering process." },
+      Type.Object({
+        name: Type.String(),
+        connector: Type.String({ description: 'The processor, as the catalogue (GET /v1/connectors) names it.' }),
+        connector_account: Type.Union([Type.String(), Type.Null()], { description: 'Null for a built-in simulator.' }),
+        circuit: Type.String({ enum: ['closed', 'open', 'half_open'] }),
+      }),
+      {
+        description:
+          "What rules may name in this mode — its enabled connector accounts whose processor this version reaches, and in test mode the built-in simulators — with their circuit breaker's state, as seen by the answering process.",
+      },
     ),
     version: Type.Integer(),
     updated_at: Type.Union([Timestamp, Type.Null()]),

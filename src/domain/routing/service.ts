@@ -1,105 +1,158 @@
-// Each account's routing rules per mode. Without a stored configuration a mode uses its default:
-// in test mode one rule sending everything to the simulated processors in order (simulator_a,
-// then simulator_b), so that fallback works out of the box; in live mode none (no live connector
-// is configured yet). Reads go through a per-process cache whose staleness is bounded by
-// ROUTING_CACHE_TTL_MS; a PUT clears this process's entry at once.
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../../storage/db.js';
-import { routingConfigs } from '../../storage/schema.js';
+// Each account's routing rules per mode (GET/PUT /v1/routing). A rule names its connectors by
+// name — a connector account's name, or in test mode a built-in simulator's — or a connector
+// account by its id (`connector_account`); a connector account is stored by its id, so renaming it
+// keeps the rules, and shown under its current name. What routes where is targets.ts.
+import { sql } from 'drizzle-orm';
+import type { Db, Tx } from '../../storage/db.js';
+import { connectorAccounts, routingConfigs } from '../../storage/schema.js';
 import { ApiError } from '../../kernel/errors.js';
+import { parseId } from '../../kernel/ids.js';
+import { notFound } from '../../kernel/lookup.js';
 import type { RequestContext } from '../../kernel/context.js';
-import type { RoutingRule } from '../../connectors/router.js';
 import type { Runtime } from '../../runtime.js';
+import { accountRefs, forgetRouting, loadRoutingEntry, type AccountRef, type RoutingCacheEntry, type StoredChoice, type StoredRule } from './cache.js';
+import { builtInTargets, choiceKey, routeLengthLimit, unusableBecause, usableTargets } from './targets.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';
 
-const cacheKey = (ctx: RequestContext) => `${ctx.accountId}:${ctx.livemode}`;
+type ChoiceView = RoutingView['rules'][number]['connectors'][number];
 
-export function usableConnectors(rt: Runtime, livemode: boolean): string[] {
-  const mode = livemode ? 'live' : 'test';
-  return rt.connectors.registry.names().filter((name) => rt.connectors.registry.get(name)!.modes.includes(mode));
+function choiceView(choice: StoredChoice, accounts: readonly AccountRef[]): ChoiceView {
+  const weight = choice.weight === undefined ? {} : { weight: choice.weight };
+  if (!('connector_account' in choice)) return { name: choice.name, ...weight };
+  const account = accounts.find((a) => a.id === choice.connector_account);
+  return { name: account?.name ?? choice.connector_account, connector_account: choice.connector_account, ...weight };
 }
 
-export function defaultRules(rt: Runtime, livemode: boolean): RoutingRule[] {
-  const names = usableConnectors(rt, livemode);
-  return names.length ? [{ name: 'default', connectors: names.map((name) => ({ name })) }] : [];
-}
-
-async function load(db: Db, rt: Runtime, ctx: RequestContext) {
-  const key = cacheKey(ctx);
-  const hit = rt.routingCache.get(key);
-  const nowMs = Date.now();
-  if (hit && nowMs - hit.fetchedAtMs < rt.config.routingCacheTtlMs) return hit;
-  const [row] = await db
-    .select()
-    .from(routingConfigs)
-    .where(and(eq(routingConfigs.accountId, ctx.accountId), eq(routingConfigs.livemode, ctx.livemode)));
-  const entry = {
-    rules: row ? (row.rules as RoutingRule[]) : undefined,
-    version: row?.version ?? 0,
-    updatedAt: row?.updatedAt ?? null,
-    fetchedAtMs: nowMs,
-  };
-  if (rt.config.routingCacheTtlMs > 0) {
-    if (rt.routingCache.size >= 10_000) rt.routingCache.clear();
-    rt.routingCache.set(key, entry);
-  }
-  return entry;
-}
-
-/** The rules that route this account's payments in this mode. */
-export async function routingRules(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingRule[]> {
-  return (await load(db, rt, ctx)).rules ?? defaultRules(rt, ctx.livemode);
-}
-
-function view(rt: Runtime, ctx: RequestContext, entry: Awaited<ReturnType<typeof load>>): RoutingView {
+function view(rt: Runtime, ctx: RequestContext, entry: RoutingCacheEntry): RoutingView {
+  const stored: StoredRule[] =
+    entry.rules ??
+    // The defaults, as rules would name them.
+    routingDefaults(rt, ctx, entry);
   return {
     object: 'routing',
     livemode: ctx.livemode,
-    rules: entry.rules ?? defaultRules(rt, ctx.livemode),
+    rules: stored.map((rule) => ({ ...rule, connectors: rule.connectors.map((c) => choiceView(c, entry.accounts)) })),
     is_default: entry.rules === undefined,
-    connectors: usableConnectors(rt, ctx.livemode).map((name) => ({ name, circuit: rt.connectors.breaker.state(name) })),
+    connectors: usableTargets(rt, entry, ctx.livemode).map((t) => ({
+      name: t.name,
+      connector: t.connector,
+      connector_account: t.connectorAccount,
+      circuit: rt.connectors.breaker.state(t.key),
+    })),
     version: entry.version,
     updated_at: entry.updatedAt?.toISOString() ?? null,
   };
 }
 
-export async function retrieveRouting(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingView> {
-  return view(rt, ctx, await load(db, rt, ctx));
+function routingDefaults(rt: Runtime, ctx: RequestContext, entry: RoutingCacheEntry): StoredRule[] {
+  const accounts = entry.accounts.filter((a) => unusableBecause(rt, a) === undefined);
+  const choices: StoredChoice[] = accounts.length
+    ? accounts.map((a) => ({ connector_account: a.id }))
+    : builtInTargets(rt, ctx.livemode).map((t) => ({ name: t.name }));
+  const limited = choices.slice(0, routeLengthLimit(rt));
+  return limited.length ? [{ name: 'default', connectors: limited }] : [];
 }
 
-function validateRules(rt: Runtime, ctx: RequestContext, rules: RoutingRule[]): void {
-  const usable = new Set(usableConnectors(rt, ctx.livemode));
-  const known = new Set(rt.connectors.registry.names());
-  rules.forEach((rule, r) => {
+export async function retrieveRouting(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingView> {
+  return view(rt, ctx, await loadRoutingEntry(db, rt, ctx));
+}
+
+type Choice = PutRoutingBody['rules'][number]['connectors'][number];
+
+/** A rule names an account id this mode does not have: answered as a 404 once the transaction is over. */
+class MissingAccount extends Error {
+  constructor(
+    readonly id: string,
+    readonly param: string,
+  ) {
+    super(`no connector account ${id}`);
+  }
+}
+
+/** One choice of a new rule, checked against the mode's accounts (locked) and built-ins; its stored form. */
+function storedChoice(rt: Runtime, ctx: RequestContext, accounts: readonly AccountRef[], choice: Choice, param: string): StoredChoice {
+  const weight = choice.weight === undefined ? {} : { weight: choice.weight };
+  let account: AccountRef | undefined;
+  if (choice.connector_account !== undefined) {
+    account = accounts.find((a) => a.id === choice.connector_account);
+    if (!account) throw new MissingAccount(choice.connector_account, `${param}.connector_account`);
+    if (choice.name !== undefined && choice.name !== account.name) {
+      throw new ApiError('parameter_invalid', {
+        param: `${param}.name`,
+        message: `${param}.name: ${choice.connector_account} is named ${account.name}, not ${choice.name}; give one of name and connector_account, or both agreeing.`,
+      });
+    }
+  } else if (choice.name !== undefined) {
+    account = accounts.find((a) => a.name === choice.name);
+    if (!account) {
+      if (builtInTargets(rt, ctx.livemode).some((t) => t.name === choice.name)) return { name: choice.name, ...weight };
+      const mode = ctx.livemode ? 'live' : 'test';
+      const available = [...accounts.map((a) => a.name), ...builtInTargets(rt, ctx.livemode).map((t) => t.name)];
+      const why = rt.connectors.registry.get(choice.name)
+        ? `${choice.name} cannot take ${mode}-mode payments`
+        : `there is no connector account named ${choice.name} in ${mode} mode`;
+      throw new ApiError('parameter_invalid', {
+        param: `${param}.name`,
+        message: `${param}.name: ${why}; available: ${available.join(', ') || 'none (create one with POST /v1/connector-accounts)'}.`,
+      });
+    }
+  } else {
+    throw new ApiError('parameter_missing', { param: `${param}.name`, message: `Missing required parameter: ${param}.name (or ${param}.connector_account).` });
+  }
+  const why = unusableBecause(rt, account);
+  if (why) throw new ApiError('parameter_invalid', { param: `${param}.${choice.name === undefined ? 'connector_account' : 'name'}`, message: `${param}: the connector account ${account.name} (${account.id}) ${why}.` });
+  return { connector_account: account.id, ...weight };
+}
+
+async function storedRules(rt: Runtime, ctx: RequestContext, tx: Tx, body: PutRoutingBody): Promise<StoredRule[]> {
+  // Locked for share: a concurrent delete or disable of an account waits for this change, or this
+  // change sees it (a deleted account is named by no rule).
+  const accounts = await accountRefs(tx, ctx, { lock: true });
+  const limit = routeLengthLimit(rt);
+  const rules: StoredRule[] = [];
+  for (const [r, rule] of body.rules.entries()) {
     if (rule.amount_min !== undefined && rule.amount_max !== undefined && rule.amount_min > rule.amount_max) {
       throw new ApiError('parameter_invalid', { param: `rules.${r}.amount_min`, message: `rules.${r}.amount_min must not be above amount_max.` });
     }
+    if (rule.connectors.length > limit) {
+      throw new ApiError('parameter_invalid', {
+        param: `rules.${r}.connectors`,
+        message: `rules.${r}.connectors: a rule may list at most ${limit} connectors, so that a request's calls to all of them fit well within IDEMPOTENCY_LOCK_TIMEOUT_S (CONNECTOR_TIMEOUT_MS each).`,
+      });
+    }
     const seen = new Set<string>();
-    rule.connectors.forEach((choice, c) => {
-      const param = `rules.${r}.connectors.${c}.name`;
-      if (!usable.has(choice.name)) {
-        const why = known.has(choice.name)
-          ? `${choice.name} cannot take ${ctx.livemode ? 'live' : 'test'}-mode payments`
-          : `there is no connector ${choice.name}`;
-        throw new ApiError('parameter_invalid', { param, message: `${param}: ${why}; available: ${[...usable].join(', ') || 'none'}.` });
-      }
-      if (seen.has(choice.name)) throw new ApiError('parameter_invalid', { param, message: `${param}: ${choice.name} is listed twice in one rule.` });
-      seen.add(choice.name);
-    });
-  });
+    const connectors: StoredChoice[] = [];
+    for (const [c, choice] of rule.connectors.entries()) {
+      const param = `rules.${r}.connectors.${c}`;
+      const stored = storedChoice(rt, ctx, accounts, choice, param);
+      const key = choiceKey(stored);
+      if (seen.has(key)) throw new ApiError('parameter_invalid', { param: `${param}.name`, message: `${param}.name: ${choice.name ?? key} is listed twice in one rule.` });
+      seen.add(key);
+      connectors.push(stored);
+    }
+    rules.push({ ...rule, payment_method_types: rule.payment_method_types as StoredRule['payment_method_types'], connectors });
+  }
+  return rules;
 }
 
 export async function putRouting(db: Db, rt: Runtime, ctx: RequestContext, body: PutRoutingBody, now = rt.now()): Promise<RoutingView> {
-  const rules = body.rules as RoutingRule[];
-  validateRules(rt, ctx, rules);
-  const [row] = await db
-    .insert(routingConfigs)
-    .values({ accountId: ctx.accountId, livemode: ctx.livemode, rules, version: 1, createdAt: now, updatedAt: now })
-    .onConflictDoUpdate({
-      target: [routingConfigs.accountId, routingConfigs.livemode],
-      set: { rules, version: sql`${routingConfigs.version} + 1`, updatedAt: now },
-    })
-    .returning();
-  rt.routingCache.delete(cacheKey(ctx));
-  return view(rt, ctx, { rules: row!.rules as RoutingRule[], version: row!.version, updatedAt: row!.updatedAt, fetchedAtMs: Date.now() });
+  try {
+    await db.transaction(async (tx) => {
+      const rules = await storedRules(rt, ctx, tx, body);
+      await tx
+        .insert(routingConfigs)
+        .values({ accountId: ctx.accountId, livemode: ctx.livemode, rules, version: 1, createdAt: now, updatedAt: now })
+        .onConflictDoUpdate({
+          target: [routingConfigs.accountId, routingConfigs.livemode],
+          set: { rules, version: sql`${routingConfigs.version} + 1`, updatedAt: now },
+        });
+    });
+  } catch (err) {
+    if (!(err instanceof MissingAccount)) throw err;
+    // Outside the transaction: the 404 says whether the id is this account's in the other mode.
+    const missing = await notFound(db, ctx, connectorAccounts, parseId('ca', err.id), 'connector account', err.id);
+    throw new ApiError('resource_missing', { param: err.param, message: missing.message });
+  }
+  forgetRouting(rt, ctx);
+  return retrieveRouting(db, rt, ctx);
 }

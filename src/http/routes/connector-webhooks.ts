@@ -1,14 +1,20 @@
-// Inbound processor webhooks: POST /v1/connectors/{name}/webhooks. No API key — the connector's
-// signature authenticates the request — and the body is kept as the exact bytes received, since
-// that is what the processor signed.
+// Inbound processor webhooks: POST /v1/connectors/{name}/webhooks (the built-in simulators) and
+// POST /v1/connector-accounts/{id}/webhooks (a connector account's processor). No API key — the
+// processor's signature authenticates the request — and the body is kept as the exact bytes
+// received, since that is what the processor signed. A connector account's URL is size-limited and
+// has a rate-limit bucket of its own.
 import { Type } from 'typebox';
 import type { App } from '../types.js';
+import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
+import type { RateLimiter } from '../../lib/rate-limiter.js';
 import { errorResponses } from '../../kernel/schemas.js';
 import { ApiError } from '../../kernel/errors.js';
-import { receiveConnectorWebhook } from '../../movement/inbound.js';
+import { builtInSender, receiveConnectorWebhook } from '../../movement/inbound.js';
 import { MOVEMENT_KINDS } from '../../domain/movements.js';
+import { connectorAccountSender } from '../../domain/connector-accounts/service.js';
 import type { Runtime } from '../../runtime.js';
+import { takeToken } from '../rate-limit.js';
 
 const Received = Type.Object({
   received: Type.Literal(true),
@@ -16,7 +22,18 @@ const Received = Type.Object({
   applied: Type.Boolean({ description: 'False when the event names nothing of ours.' }),
 });
 
-export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime) {
+const ACCOUNT_WEBHOOK_BODY_LIMIT_BYTES = 256 * 1024;
+
+const description = (verifiedWith: string) =>
+  `Called by processors, not by merchants: verified with ${verifiedWith} (401 connector_webhook_signature_invalid, ` +
+  '401 connector_webhook_timestamp_stale), deduplicated by the processor event id, applied to the payment, refund, payout or mandate.';
+
+function rawBody(body: unknown): string {
+  if (typeof body !== 'string' || body === '') throw new ApiError('body_missing');
+  return body;
+}
+
+export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime, limits?: { limiter: RateLimiter; config: Config }) {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -27,18 +44,38 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime) {
         schema: {
           tags: ['connectors'],
           operationId: 'receiveConnectorWebhook',
-          summary: "Receive a processor's asynchronous outcome",
-          description:
-            "Called by processors, not by merchants: verified with the connector's secret (401 connector_webhook_signature_invalid, " +
-            '401 connector_webhook_timestamp_stale), deduplicated by the processor event id, applied to the payment or refund.',
+          summary: "Receive a built-in simulated processor's asynchronous outcome",
+          description: description("the simulator's secret"),
           security: [],
           params: Type.Object({ name: Type.String({ maxLength: 64, examples: ['simulator_a'] }) }),
           response: { 200: Received, ...errorResponses(404) },
         },
       },
       async (req) => {
-        if (typeof req.body !== 'string' || req.body === '') throw new ApiError('body_missing');
-        return receiveConnectorWebhook(db, rt, MOVEMENT_KINDS, (req.params as { name: string }).name, req.headers, req.body);
+        const body = rawBody(req.body);
+        return receiveConnectorWebhook(db, rt, MOVEMENT_KINDS, builtInSender(rt, (req.params as { name: string }).name), req.headers, body);
+      },
+    );
+    scope.post(
+      '/v1/connector-accounts/:id/webhooks',
+      {
+        config: { auth: false },
+        bodyLimit: ACCOUNT_WEBHOOK_BODY_LIMIT_BYTES,
+        schema: {
+          tags: ['connector accounts'],
+          operationId: 'receiveConnectorAccountWebhook',
+          summary: "Receive a processor's asynchronous outcome for one connector account (its webhook_url)",
+          description: `${description("the connector account's webhook secret, by the processor's own scheme")} At most 256 KiB; rate-limited per account.`,
+          security: [],
+          params: Type.Object({ id: Type.String({ maxLength: 64, examples: ['ca_01jd8x3v0pe7wbz0m4k6f2n9qa'] }) }),
+          response: { 200: Received, ...errorResponses(404, 413) },
+        },
+      },
+      async (req, reply) => {
+        const body = rawBody(req.body);
+        const sender = await connectorAccountSender(db, rt, (req.params as { id: string }).id);
+        if (limits) await takeToken(limits.limiter, `connector_account_webhooks:${sender.name}`, limits.config.rateLimit.live, reply, req.log);
+        return receiveConnectorWebhook(db, rt, MOVEMENT_KINDS, sender, req.headers, body);
       },
     );
   });

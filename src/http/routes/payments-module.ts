@@ -1,4 +1,4 @@
-// Registers everything of payments, refunds, routing, balance and inbound processor webhooks on
+// Registers everything of payments, refunds, routing, connector accounts, balance and inbound processor webhooks on
 // the app: their shared schemas ($id) and their routes. The runtime is the process's own,
 // shared with the worker.
 import type { App } from '../types.js';
@@ -17,9 +17,12 @@ import { registerBalanceRoutes } from './balance.js';
 import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
 import { registerPaymentTestHelperRoutes } from './test-helpers.js';
 import { registerMandateRoutes } from './mandates.js';
+import { registerConnectorAccountRoutes } from './connector-accounts.js';
+import { ConnectorAccount, ConnectorSchema } from '../../domain/connector-accounts/schema.js';
+import type { RateLimiter } from '../../lib/rate-limiter.js';
 
-export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Runtime): void {
-  for (const schema of [Payment, Refund, Routing, Balance, BalanceTransaction]) {
+export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Runtime, limiter?: RateLimiter): void {
+  for (const schema of [Payment, Refund, Routing, Balance, BalanceTransaction, ConnectorAccount, ConnectorSchema]) {
     app.addSchema(schema);
     addSharedSchema(schema);
   }
@@ -27,7 +30,8 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Run
   registerRefundRoutes(app, db, rt);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);
-  registerConnectorWebhookRoutes(app, db, rt);
+  registerConnectorWebhookRoutes(app, db, rt, limiter && { limiter, config });
+  registerConnectorAccountRoutes(app, db, rt);
   registerPaymentTestHelperRoutes(app, db, rt);
   registerMandateRoutes(app, db, config, rt);
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdParam, OptionalIdempotencyKey, ListOf, NoParameters } from '../../kernel/schemas.js';
 import {
   CreateWebhookEndpointBody,
   DeletedWebhookEndpoint,
@@ -34,7 +34,6 @@ import type { WebhookTestScenario } from '../../domain/webhooks/state.js';
 const Endpoint = Type.Ref('WebhookEndpoint');
 const EndpointWithSecret = Type.Ref('WebhookEndpointWithSecret');
 const Attempt = Type.Ref('WebhookDeliveryAttempt');
-const OptionalIdempotencyKey = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
 const ENDPOINT_ID_EXAMPLE = 'we_01jd8x3v0pe7wbz0m4k6f2n9qa';
 const EndpointId = IdParam(ENDPOINT_ID_EXAMPLE);
 const EventId = IdParam('evt_01jd8x3v0pe7wbz0m4k6f2n9qa');

@@ -1,0 +1,190 @@
+// The catalogue of processors a connector account can be opened at (GET /v1/connectors): what each
+// can do, in which modes, and the credentials it takes with their light shape checks (API.md §7).
+// It describes processors, not implementations: the registry (registry.ts) says which of them this
+// version can already send requests to.
+import { ApiError } from '../kernel/errors.js';
+import { CURRENCY_CODES } from '../lib/currencies.js';
+import { MANDATE_SCHEMES, type MandateScheme } from './types.js';
+import { SIMULATED_PROCESSORS } from './simulator/profiles.js';
+
+export type Mode = 'test' | 'live';
+
+export interface Capabilities {
+  card_payments: boolean;
+  refunds: boolean;
+  /** The processor may ask for the customer (3-D Secure, a redirect). */
+  customer_actions: boolean;
+  mandate_schemes: MandateScheme[];
+  payouts: boolean;
+  currencies: string[];
+}
+
+export interface CredentialField {
+  name: string;
+  /** `live`: required with a live key and refused with a test key. */
+  required: 'always' | 'live' | 'never';
+  /** Verifies the processor's inbound webhooks: a rotation keeps the previous value for a grace period. */
+  webhookSecret?: boolean;
+  /** What is wrong with the value for this mode, in words naming the field but never the value. */
+  check?: (value: string, mode: Mode) => string | undefined;
+  description: string;
+}
+
+export interface CatalogueEntry {
+  name: string;
+  modes: Mode[];
+  /** A built-in simulated processor: it reports to POST /v1/connectors/{name}/webhooks, not to the account's own URL. */
+  simulated: boolean;
+  capabilities: Capabilities;
+  credentials: CredentialField[];
+}
+
+const HEX = /^(?:[0-9a-fA-F]{2}){16,64}$/;
+const ADYEN_LIVE_PREFIX = /^[0-9a-f]{16}-[A-Za-z0-9]+$/;
+const VISIBLE = /^[\x21-\x7e]+$/;
+
+const visible = (value: string) => (VISIBLE.test(value) ? undefined : 'must be printable ASCII without spaces');
+const prefixed =
+  (prefixes: Record<Mode, string[]>) =>
+  (value: string, mode: Mode): string | undefined => {
+    const allowed = prefixes[mode];
+    return allowed.some((p) => value.startsWith(p)) && visible(value) === undefined
+      ? undefined
+      : `must start with ${allowed.join(' or ')} with a ${mode} key`;
+  };
+
+const webhookSecret = (description: string, check?: CredentialField['check']): CredentialField => ({
+  name: 'webhook_secret',
+  required: 'never',
+  webhookSecret: true,
+  check: check ?? visible,
+  description,
+});
+
+const ALL_CURRENCIES = [...CURRENCY_CODES];
+/** The currency each mandate scheme debits in (src/domain/mandates). */
+const SCHEME_CURRENCIES: Record<MandateScheme, string> = { sepa_core: 'EUR', bacs: 'GBP', ach: 'USD' };
+
+export const CATALOGUE: readonly CatalogueEntry[] = [
+  {
+    name: 'stripe',
+    modes: ['test', 'live'],
+    simulated: false,
+    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    credentials: [
+      {
+        name: 'secret_key',
+        required: 'always',
+        check: prefixed({ test: ['sk_test_', 'rk_test_'], live: ['sk_live_', 'rk_live_'] }),
+        description: 'A secret (sk_) or restricted (rk_) API key of the mode: sk_test_… with a test key, sk_live_… with a live key.',
+      },
+      webhookSecret('The signing secret (whsec_…) of the Stripe webhook endpoint pointing at webhook_url.', (value) =>
+        value.startsWith('whsec_') && visible(value) === undefined ? undefined : 'must be the signing secret Stripe shows for the endpoint (whsec_…)',
+      ),
+    ],
+  },
+  {
+    name: 'adyen',
+    modes: ['test', 'live'],
+    simulated: false,
+    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    credentials: [
+      { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
+      { name: 'merchant_account', required: 'always', check: visible, description: 'The Adyen merchant account the payments are booked to.' },
+      {
+        name: 'hmac_key',
+        required: 'never',
+        webhookSecret: true,
+        check: (value) => (HEX.test(value) ? undefined : 'must be the hexadecimal HMAC key of the Adyen webhook (32 to 128 hex digits)'),
+        description: 'The HMAC key (hex) of the Adyen standard webhook pointing at webhook_url.',
+      },
+      {
+        name: 'live_url_prefix',
+        required: 'live',
+        check: (value) => (ADYEN_LIVE_PREFIX.test(value) ? undefined : 'must look like [random]-[company name] (16 lower-case hex digits, a dash, letters and digits)'),
+        description: "Live only: the account's live endpoint prefix ([random]-[company name]), which becomes part of the live host name.",
+      },
+      { name: 'payout_api_key', required: 'never', check: visible, description: 'Payouts: the API key of a web service user allowed to send payouts.' },
+      { name: 'payout_review_api_key', required: 'never', check: visible, description: 'Payouts: the API key of a web service user allowed to confirm payouts.' },
+      { name: 'balance_account_id', required: 'never', check: visible, description: 'Payouts: the balance account funds are sent from.' },
+    ],
+  },
+  {
+    name: 'gocardless',
+    modes: ['test', 'live'],
+    simulated: false,
+    capabilities: {
+      card_payments: false,
+      refunds: true,
+      customer_actions: false,
+      mandate_schemes: [...MANDATE_SCHEMES],
+      payouts: false,
+      currencies: [...new Set(MANDATE_SCHEMES.map((s) => SCHEME_CURRENCIES[s]))].sort(),
+    },
+    credentials: [
+      {
+        name: 'access_token',
+        required: 'always',
+        check: prefixed({ test: ['sandbox_'], live: ['live_'] }),
+        description: 'An access token of the mode: sandbox_… with a test key, live_… with a live key.',
+      },
+      webhookSecret('The secret of the GoCardless webhook endpoint pointing at webhook_url.'),
+    ],
+  },
+  ...SIMULATED_PROCESSORS.map(
+    (profile): CatalogueEntry => ({
+      name: profile.name,
+      modes: ['test'],
+      simulated: true,
+      capabilities: {
+        card_payments: true,
+        refunds: true,
+        customer_actions: false,
+        mandate_schemes: [...MANDATE_SCHEMES],
+        payouts: true,
+        currencies: ALL_CURRENCIES,
+      },
+      credentials: [],
+    }),
+  ),
+];
+
+const BY_NAME = new Map(CATALOGUE.map((entry) => [entry.name, entry]));
+
+export function catalogueEntry(name: string): CatalogueEntry | undefined {
+  return BY_NAME.get(name);
+}
+
+/** The field that verifies the processor's webhooks, if the processor has one. */
+export function webhookSecretField(entry: CatalogueEntry): string | undefined {
+  return entry.credentials.find((field) => field.webhookSecret)?.name;
+}
+
+/**
+ * Checks credentials for shape (required fields present, prefixes and formats of the mode); throws
+ * the typed 400 of the first problem, naming the field (`credentials.<field>`) and never its value.
+ */
+export function checkCredentials(entry: CatalogueEntry, credentials: Record<string, string>, mode: Mode): void {
+  const known = new Set(entry.credentials.map((field) => field.name));
+  for (const name of Object.keys(credentials)) {
+    if (!known.has(name)) {
+      const accepted = entry.credentials.length ? `accepts ${[...known].join(', ')}` : 'takes no credentials';
+      throw new ApiError('parameter_unknown', { param: `credentials.${name}`, message: `credentials.${name} is not a credential of ${entry.name}, which ${accepted}.` });
+    }
+  }
+  for (const field of entry.credentials) {
+    const param = `credentials.${field.name}`;
+    const value = credentials[field.name];
+    if (value === undefined) {
+      if (field.required === 'always' || (field.required === 'live' && mode === 'live')) {
+        throw new ApiError('parameter_missing', { param, message: `Missing required parameter: ${param} (${entry.name}, ${mode} mode).` });
+      }
+      continue;
+    }
+    if (field.required === 'live' && mode === 'test') {
+      throw new ApiError('parameter_invalid', { param, message: `${param} is for live mode only; a test key reaches the ${entry.name} sandbox.` });
+    }
+    const problem = field.check?.(value, mode);
+    if (problem) throw new ApiError('parameter_invalid', { param, message: `${param} ${problem}.` });
+  }
+}

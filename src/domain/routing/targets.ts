@@ -1,0 +1,130 @@
+// Where an account's movements can go, in route keys (src/connectors/router.ts): its enabled
+// connector accounts whose processor this version can reach (`ca_…`, oldest first), then in test
+// mode the built-in simulated processors (by name). The stored rules are read in those keys, so
+// that a payment's route, attempts and `connector` name a connector account by its id, which a
+// rename does not change.
+//
+// Defaults, when the account has stored no rules for the mode: its usable connector accounts in the
+// order they were created; without any, in test mode the built-in simulators (simulator_a, then
+// simulator_b), so that fallback works out of the box; in live mode nothing.
+import { maxRouteLength } from '../../config.js';
+import { catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
+import type { RoutingRule } from '../../connectors/router.js';
+import type { Connector } from '../../connectors/types.js';
+import type { RequestContext } from '../../kernel/context.js';
+import type { Runtime } from '../../runtime.js';
+import type { Db } from '../../storage/db.js';
+import { loadRoutingEntry, type AccountRef, type RoutingCacheEntry, type StoredChoice } from './cache.js';
+
+export interface RouteTarget {
+  /** The route key: the connector account's id, or the built-in connector's name. */
+  key: string;
+  /** As rules name it. */
+  name: string;
+  /** The processor, by its catalogue name (or the built-in connector's own name). */
+  connector: string;
+  connectorAccount: string | null;
+  /** The connector instance when there is one without credentials (built-ins, simulator accounts): its methods say what it can do. */
+  template: Connector | undefined;
+  capabilities: Capabilities | undefined;
+}
+
+export type Need = 'card' | 'mandate' | 'payout';
+
+export interface Routing {
+  /** The rules in route keys, keeping only the connectors usable now. */
+  rules: RoutingRule[];
+  /** Every usable target, accounts first. */
+  targets: RouteTarget[];
+  entry: RoutingCacheEntry;
+}
+
+/** The built-in connectors that serve this mode. */
+export function builtInTargets(rt: Runtime, livemode: boolean): RouteTarget[] {
+  const mode = livemode ? 'live' : 'test';
+  const { registry } = rt.connectors;
+  return registry
+    .names()
+    .map((name) => registry.get(name)!)
+    .filter((c) => c.modes.includes(mode))
+    .map((c) => ({ key: c.name, name: c.name, connector: c.name, connectorAccount: null, template: c, capabilities: undefined }));
+}
+
+/** Why a connector account cannot take new movements now, or undefined when it can. */
+export function unusableBecause(rt: Runtime, account: Pick<AccountRef, 'connector' | 'status'>): string | undefined {
+  if (account.status !== 'enabled') return 'is disabled';
+  if (!rt.connectors.implemented(account.connector)) return `is a ${account.connector} account, and this version cannot send requests to ${account.connector} yet`;
+  return undefined;
+}
+
+export function accountTarget(rt: Runtime, account: AccountRef): RouteTarget {
+  return {
+    key: account.id,
+    name: account.name,
+    connector: account.connector,
+    connectorAccount: account.id,
+    template: rt.connectors.registry.get(account.connector),
+    capabilities: catalogueEntry(account.connector)?.capabilities,
+  };
+}
+
+/** Whether the target can take this kind of movement. */
+export function capable(target: RouteTarget, need: Need): boolean {
+  const t = target.template;
+  if (t) {
+    if (need === 'payout') return typeof t.payout === 'function';
+    return t.paymentMethodTypes.includes(need) && (need !== 'mandate' || t.setupMandate !== undefined);
+  }
+  const c = target.capabilities;
+  if (!c) return false;
+  return need === 'card' ? c.card_payments : need === 'payout' ? c.payouts : c.mandate_schemes.length > 0;
+}
+
+/** The key of a stored choice. */
+export function choiceKey(choice: StoredChoice): string {
+  return 'connector_account' in choice ? choice.connector_account : choice.name;
+}
+
+/** What the mode routes to without rules of its own: its usable connector accounts, else the built-ins. */
+function defaultTargets(targets: RouteTarget[]): RouteTarget[] {
+  const accounts = targets.filter((t) => t.connectorAccount !== null);
+  return accounts.length ? accounts : targets;
+}
+
+/** The longest route this configuration lets one movement take (see maxRouteLength). */
+export function routeLengthLimit(rt: Runtime): number {
+  return maxRouteLength(rt.idempotencyLockTimeoutS, rt.config.connectorTimeoutMs);
+}
+
+/** The targets of a mode without rules, at most as many as one route may take. */
+export function fallbackKeys(rt: Runtime, routing: Routing, need?: Need): string[] {
+  const targets = defaultTargets(routing.targets).filter((t) => need === undefined || capable(t, need));
+  return targets.slice(0, routeLengthLimit(rt)).map((t) => t.key);
+}
+
+export function usableTargets(rt: Runtime, entry: RoutingCacheEntry, livemode: boolean): RouteTarget[] {
+  const accounts = entry.accounts.filter((a) => unusableBecause(rt, a) === undefined).map((a) => accountTarget(rt, a));
+  return [...accounts, ...builtInTargets(rt, livemode)];
+}
+
+/** The account's routing for its mode, in route keys. */
+export async function routingFor(db: Db, rt: Runtime, ctx: RequestContext): Promise<Routing> {
+  const entry = await loadRoutingEntry(db, rt, ctx);
+  const targets = usableTargets(rt, entry, ctx.livemode);
+  const usable = new Set(targets.map((t) => t.key));
+  const partial: Routing = { rules: [], targets, entry };
+  if (entry.rules === undefined) {
+    const keys = fallbackKeys(rt, partial);
+    return { ...partial, rules: keys.length ? [{ name: 'default', connectors: keys.map((name) => ({ name })) }] : [] };
+  }
+  const rules = entry.rules.map((rule): RoutingRule => {
+    const connectors = rule.connectors.map((c) => ({ name: choiceKey(c), weight: c.weight })).filter((c) => usable.has(c.name));
+    return { ...rule, connectors };
+  });
+  return { ...partial, rules };
+}
+
+/** The keys of the targets able to take `need`. */
+export function capableKeys(routing: Routing, need: Need): Set<string> {
+  return new Set(routing.targets.filter((t) => capable(t, need)).map((t) => t.key));
+}

@@ -1,0 +1,36 @@
+// The shapes routing stores and caches (cache.ts); apart so that the runtime, which holds the
+// cache, depends on nothing of the routing service.
+
+/**
+ * One connector of a rule as stored: a built-in connector by its name, or a connector account by
+ * its id (so that renaming the account keeps the rule).
+ */
+export type StoredChoice = { name: string; weight?: number } | { connector_account: string; weight?: number };
+
+export interface StoredRule {
+  name?: string;
+  currencies?: string[];
+  amount_min?: number;
+  amount_max?: number;
+  payment_method_types?: ('card' | 'mandate' | 'payout')[];
+  connectors: StoredChoice[];
+}
+
+/** A connector account as routing knows it. */
+export interface AccountRef {
+  /** Its public id (ca_…), also its route key. */
+  id: string;
+  name: string;
+  connector: string;
+  status: 'enabled' | 'disabled';
+}
+
+export interface RoutingCacheEntry {
+  /** Undefined until the account stores its own rules for the mode. */
+  rules: StoredRule[] | undefined;
+  /** The mode's connector accounts not deleted, oldest first. */
+  accounts: AccountRef[];
+  version: number;
+  updatedAt: Date | null;
+  fetchedAtMs: number;
+}

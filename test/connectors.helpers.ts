@@ -1,0 +1,44 @@
+// Helpers of the inbound-webhook tests: a simulated processor's charge event as it sends it, and
+// sending one signed the way that processor signs.
+import crypto from 'node:crypto';
+import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
+import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
+import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
+import { call, type ApiResponse } from './helpers.js';
+
+export function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
+  return JSON.stringify({
+    event_id: eventId,
+    event_type: 'charge.state_changed',
+    occurred_at: new Date().toISOString(),
+    charge: {
+      charge_id: 'simulator_a_ch_test',
+      merchant_reference: payment.id,
+      amount_minor: payment.amount,
+      currency: payment.currency,
+      state,
+      refusal: state === 'REFUSED' ? 'NOT_ENOUGH_BALANCE' : null,
+      refunded_minor: 0,
+      created_at: new Date().toISOString(),
+    },
+  });
+}
+
+export interface SignOptions {
+  /** Whose secret signs (default: the processor itself). */
+  secretOf?: string;
+  timestampS?: number;
+  /** The signature header as sent; null: none. */
+  header?: string | null;
+  authorization?: string;
+}
+
+/** POSTs `body` to `path` signed as the simulated processor `processor` signs its webhooks. */
+export function sendSimulatorWebhook(baseUrl: string, path: string, processor: string, body: string, opts: SignOptions = {}): Promise<ApiResponse> {
+  const secret = processorSecret(DEVELOPMENT_SIMULATOR_SECRET, opts.secretOf ?? processor);
+  const header = opts.header === undefined ? signPayload(secret, opts.timestampS ?? Math.floor(Date.now() / 1000), body) : opts.header;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (header !== null) headers[SIM_SIGNATURE_HEADER] = header;
+  if (opts.authorization) headers.authorization = opts.authorization;
+  return call(baseUrl, 'POST', path, { rawBody: body, headers });
+}
