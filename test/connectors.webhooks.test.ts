@@ -2,26 +2,14 @@
 // payment (with our own events), a redelivered event id is a no-op, and bad or stale signatures,
 // unknown connectors and malformed payloads are refused with typed errors, changing nothing.
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
-import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
-import { call, client, createTenant, createTestDatabase, type ApiResponse, type TestDatabase } from './helpers.js';
-import { CARDS, eventTypesOf, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, eventTypesOf, orderAndPay, sendProcessorEvent } from './payments.helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let api: Api;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb);
-  api = client(service.url, (await createTenant(testDb.database)).testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService();
+const { api } = h;
 
 function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
   return JSON.stringify({
@@ -41,14 +29,7 @@ function chargeEvent(payment: { id: string; amount: number; currency: string }, 
   });
 }
 
-function send(connector: string, body: string, opts: { secretOf?: string; timestampS?: number; header?: string | null; authorization?: string } = {}): Promise<ApiResponse> {
-  const secret = processorSecret(DEVELOPMENT_SIMULATOR_SECRET, opts.secretOf ?? connector);
-  const header = opts.header === undefined ? signPayload(secret, opts.timestampS ?? Math.floor(Date.now() / 1000), body) : opts.header;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (header !== null) headers[SIM_SIGNATURE_HEADER] = header;
-  if (opts.authorization) headers.authorization = opts.authorization;
-  return call(service.url, 'POST', `/v1/connectors/${connector}/webhooks`, { rawBody: body, headers });
-}
+const send = (connector: string, body: string, opts: Parameters<typeof sendProcessorEvent>[3] = {}) => sendProcessorEvent(h.url, connector, body, opts);
 
 describe('inbound processor webhooks', () => {
   it('a verified event settles the pending payment and emits our events; its redelivery is a no-op', async () => {

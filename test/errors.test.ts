@@ -3,34 +3,12 @@
 // `{ error: { type, code, message, param?, request_id } }` as JSON, with the request id repeated
 // from the Request-Id header.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  client,
-  createTenant,
-  createTestDatabase,
-  LogCapture,
-  orderBody,
-  startTestService,
-  type ApiResponse,
-  type TestDatabase,
-  type TestService,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { call, LogCapture, orderBody, type ApiResponse } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService();
+const { api } = h;
 
 const ERROR_TYPES = ['validation', 'authentication', 'eligibility', 'processing', 'rate-limit'];
 
@@ -59,7 +37,7 @@ describe('errors: routing', () => {
     ['POST', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa/refund'],
     ['GET', '/'],
   ])('%s %s → 404 route_missing, with or without a key', async (method, path) => {
-    expectError(await call(service.url, method, path), 404, { type: 'validation', code: 'route_missing' });
+    expectError(await call(h.url, method, path), 404, { type: 'validation', code: 'route_missing' });
     expectError(await api.request(method, path), 404, { type: 'validation', code: 'route_missing' });
   });
 
@@ -198,8 +176,8 @@ describe('errors: bodies', () => {
 
 describe('errors: authentication and idempotency share the shape', () => {
   it('401 api_key_missing and api_key_invalid', async () => {
-    expectError(await call(service.url, 'GET', '/v1/payment-orders'), 401, { type: 'authentication', code: 'api_key_missing' });
-    expectError(await call(service.url, 'GET', '/v1/payment-orders', { key: `sk_test_${'a'.repeat(40)}` }), 401, {
+    expectError(await call(h.url, 'GET', '/v1/payment-orders'), 401, { type: 'authentication', code: 'api_key_missing' });
+    expectError(await call(h.url, 'GET', '/v1/payment-orders', { key: `sk_test_${'a'.repeat(40)}` }), 401, {
       type: 'authentication',
       code: 'api_key_invalid',
     });
@@ -214,33 +192,28 @@ describe('errors: authentication and idempotency share the shape', () => {
 });
 
 describe('errors: 5xx', () => {
+  // Its own database, whose schema is then broken under the running service: the kind of failure
+  // (a migration gone wrong) that surfaces as a database error deep in a handler.
+  const logs = new LogCapture();
+  const broken = useService({ logs });
+
   it('an internal failure answers 500 internal_error without leaking what failed; the log has it', async () => {
-    // Its own database, whose schema is then broken under the running service: the kind of
-    // failure (a migration gone wrong) that surfaces as a database error deep in a handler.
-    const logs = new LogCapture();
-    const brokenDb = await createTestDatabase();
-    const broken = await startTestService(brokenDb, {}, { logs });
-    try {
-      const tenant = await createTenant(brokenDb.database);
-      await brokenDb.database.db.execute(sql`ALTER TABLE payment_orders RENAME TO payment_orders_gone`);
-      const responses = [
-        await call(broken.url, 'GET', '/v1/payment-orders', { key: tenant.testKey }),
-        await call(broken.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, body: orderBody(), idempotencyKey: 'five-hundred-1' }),
-        await call(broken.url, 'GET', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa', { key: tenant.testKey }),
-      ];
-      for (const res of responses) {
-        const error = expectError(res, 500, { type: 'processing', code: 'internal_error' });
-        expect(error.message).toBe('An internal error occurred; retry later.');
-        expect(res.text).not.toMatch(/payment_orders|relation|does not exist|select|insert|stack|\bat [\w.<]+ \(|node_modules|\.ts\b|\.js\b/i);
-        expect(res.headers.get('retry-after')).toBeNull();
-      }
-      // The details went to the log, under the same request id.
-      const failure = logs.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed' && l.request_id === responses[0]!.body.error.request_id);
-      expect(failure).toBeDefined();
-      expect(JSON.stringify(failure)).toMatch(/payment_orders/);
-    } finally {
-      await broken.close();
-      await brokenDb.drop();
+    const key = broken.tenant.testKey;
+    await broken.db.execute(sql`ALTER TABLE payment_orders RENAME TO payment_orders_gone`);
+    const responses = [
+      await call(broken.url, 'GET', '/v1/payment-orders', { key }),
+      await call(broken.url, 'POST', '/v1/payment-orders', { key, body: orderBody(), idempotencyKey: 'five-hundred-1' }),
+      await call(broken.url, 'GET', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa', { key }),
+    ];
+    for (const res of responses) {
+      const error = expectError(res, 500, { type: 'processing', code: 'internal_error' });
+      expect(error.message).toBe('An internal error occurred; retry later.');
+      expect(res.text).not.toMatch(/payment_orders|relation|does not exist|select|insert|stack|\bat [\w.<]+ \(|node_modules|\.ts\b|\.js\b/i);
+      expect(res.headers.get('retry-after')).toBeNull();
     }
+    // The details went to the log, under the same request id.
+    const failure = logs.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed' && l.request_id === responses[0]!.body.error.request_id);
+    expect(failure).toBeDefined();
+    expect(JSON.stringify(failure)).toMatch(/payment_orders/);
   });
 });
