@@ -131,6 +131,3 @@ export function useSimulatorFamily(secret: string) {
   );
   return { family, connectors };
 }
-
-// The starter the security suites still use, until they join the one isolation suite.
-export { startTestService as startPaymentsService, type TestService as PaymentsTestService } from './helpers.js';
