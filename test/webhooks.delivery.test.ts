@@ -67,10 +67,10 @@ describe('webhook delivery', () => {
   });
 
   it('sends only subscribed types, only to enabled endpoints of the same account and mode that existed at the time', async () => {
-    const { tenant, api, receiver } = await subscribedTenant(h, ['payment_order.cancelled']);
+    const { api, receiver } = await subscribedTenant(h, ['payment_order.cancelled']);
     const wildcard = await h.receiver();
     const disabled = await h.receiver();
-    await api.post('/v1/webhook-endpoints', { url: wildcard.url, enabled_events: ['payment.*', 'payment_order.*'] });
+    const { body: wild } = await api.post('/v1/webhook-endpoints', { url: wildcard.url, enabled_events: ['payment.*', 'payment_order.*'] });
     const { body: off } = await api.post('/v1/webhook-endpoints', { url: disabled.url, enabled_events: ['*'] });
     await api.request('PATCH', `/v1/webhook-endpoints/${off.id}`, { body: { status: 'disabled' } });
     // another account's endpoint must see nothing of it
@@ -89,8 +89,11 @@ describe('webhook delivery', () => {
     expect(types(disabled)).toEqual([]);
     expect(types(late)).toEqual([]);
     expect(types(stranger.receiver)).toEqual([]);
-    expect(tenant.accountId).toBeTruthy();
     expect(receiver.forEvent(created.id)).toHaveLength(0);
+    // The created event was attempted at the wildcard endpoint alone; the stranger cannot even see it.
+    const attempts = (await api.get(`/v1/events/${created.id}/deliveries`)).body.data;
+    expect(attempts.map((a: any) => [a.webhook_endpoint, a.outcome])).toEqual([[wild.id, 'succeeded']]);
+    expect((await stranger.api.get(`/v1/events/${created.id}`)).status).toBe(404);
   });
 
   it('signs with both secrets during the grace period of a rotation, then with the new one only', async () => {
