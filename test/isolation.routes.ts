@@ -168,6 +168,8 @@ export interface Route {
   resource?: Resource;
   /** The status the caller's own request gets. */
   ok: number;
+  /** Appended to the path. */
+  query?: string;
   /** A valid body of `me`, so that only authentication or tenancy can fail. */
   body?: (w: World, me: Principal) => unknown;
   /** Body fields naming another object: another account's or mode's is 404 resource_missing naming the field. */
@@ -217,7 +219,7 @@ export const ROUTES: Route[] = [
     ],
   },
   { route: 'GET /v1/payments', kind: 'list', resource: 'payment', ok: 200, filter: (w, them) => `payment_order=${first(w, them, 'payment_order')}` },
-  { route: 'GET /v1/payments/:id', kind: 'read', resource: 'payment', ok: 200 },
+  { route: 'GET /v1/payments/:id', kind: 'read', resource: 'payment', ok: 200, query: '?refresh=true' },
   {
     route: 'POST /v1/refunds',
     kind: 'create',

@@ -105,7 +105,7 @@ describe('isolation and authentication over every route', () => {
 
   it.each(ROUTES.map((r) => [r.route, r] as const))('%s', async (_name, r) => {
     const [method, template] = r.route.split(' ') as [string, string];
-    const path = (id = 'unused') => template.replace(':id', id);
+    const path = (id = 'unused') => template.replace(':id', id) + (r.query ?? '');
     const send = async (me: Principal, id?: string, body?: unknown) => w.as(me, method, path(id), body ?? (await r.body?.(w, me)));
     await expectAuthenticationFirst(method, path(r.resource && first('aTest', r)), await r.body?.(w, 'aTest'));
     const before = await w.snapshot();
