@@ -1,20 +1,19 @@
 // Authentication and modes (API.md §2): the Authorization header, key validity (malformed, unknown,
 // revoked, expired, rolled), suspended accounts, the one error shape, and the wall between test
 // and live objects. Runs on PostgreSQL and on PGlite.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, client, createTenant, createTestDatabase, orderBody, startTestService, type ApiResponse, type TestDatabase, type TestService, type Tenant } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { call, client, orderBody, type ApiResponse, type Tenant } from './helpers.js';
 import { activateLive, createAccount, issueKey, listKeys, reinstateAccount, revokeKey, rollKey, suspendAccount } from '../src/domain/accounts/service.js';
 import { newApiKey } from '../src/lib/secrets.js';
 import { newId } from '../src/kernel/ids.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
 /** No API-key cache: revocations and suspensions bite on the very next request. */
-let service: TestService;
-let tenant: Tenant;
+const h = useService({ overrides: { apiKeyCacheTtlMs: 0 } });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const db = () => testDb.database.db;
-const listOrders = (key: string | undefined, headers: Record<string, string> = {}, url = service.url) =>
+const db = () => h.db;
+const listOrders = (key: string | undefined, headers: Record<string, string> = {}, url = h.url) =>
   call(url, 'GET', '/v1/payment-orders', { key, headers });
 
 /** The exact error body: nothing more than type, code, message (and param when given) and request_id. */
@@ -36,16 +35,6 @@ function expectError(res: ApiResponse, status: number, type: string, code: strin
   return res.body.error as { type: string; code: string; message: string; param?: string; request_id: string };
 }
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb, { apiKeyCacheTtlMs: 0 });
-  tenant = await createTenant(testDb.database);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
 describe('authentication: the Authorization header', () => {
   it('a missing header is 401 api_key_missing', async () => {
     const res = await listOrders(undefined);
@@ -62,13 +51,13 @@ describe('authentication: the Authorization header', () => {
     ['Bearer glued to the key', 'Bearersk_test_REPLACED'],
     ['empty header', ''],
   ])('a non-Bearer header (%s) is 401 api_key_missing', async (_name, header) => {
-    const res = await listOrders(undefined, { authorization: header.replace('sk_test_REPLACED', tenant.testKey) });
+    const res = await listOrders(undefined, { authorization: header.replace('sk_test_REPLACED', h.tenant.testKey) });
     const error = expectError(res, 401, 'authentication', 'api_key_missing');
     expect(error.message).toContain('Bearer');
   });
 
   it('the scheme is case-insensitive, as HTTP says', async () => {
-    const res = await listOrders(undefined, { authorization: `bearer ${tenant.testKey}` });
+    const res = await listOrders(undefined, { authorization: `bearer ${h.tenant.testKey}` });
     expect(res.status).toBe(200);
   });
 
@@ -94,15 +83,15 @@ describe('authentication: the Authorization header', () => {
   });
 
   it("an almost-right key (one character changed) is 401 api_key_invalid", async () => {
-    const last = tenant.testKey.at(-1)!;
-    const tampered = tenant.testKey.slice(0, -1) + (last === 'a' ? 'b' : 'a');
+    const last = h.tenant.testKey.at(-1)!;
+    const tampered = h.tenant.testKey.slice(0, -1) + (last === 'a' ? 'b' : 'a');
     expectError(await listOrders(tampered), 401, 'authentication', 'api_key_invalid');
   });
 });
 
 describe('authentication: key lifecycle', () => {
   it('a revoked key is 401 api_key_invalid; the other keys of the account keep working', async () => {
-    const t = await createTenant(testDb.database, 'Revocation');
+    const t = await h.createTenant('Revocation');
     const extra = await issueKey(db(), t.accountId, { livemode: false });
     expect((await listOrders(extra.secret)).status).toBe(200);
     await revokeKey(db(), extra.id);
@@ -123,7 +112,7 @@ describe('authentication: key lifecycle', () => {
   });
 
   it('a rolled key works until its time, then 401; the new key works at once', async () => {
-    const t = await createTenant(testDb.database, 'Roll');
+    const t = await h.createTenant('Roll');
     const old = await issueKey(db(), t.accountId, { livemode: true });
     const rolled = await rollKey(db(), old.id, new Date(Date.now() + 1500));
     expect(rolled.new.livemode).toBe(true);
@@ -138,13 +127,13 @@ describe('authentication: key lifecycle', () => {
   });
 
   it('a suspended account is 403 account_suspended (type authentication) for all its keys, until reinstated', async () => {
-    const t = await createTenant(testDb.database, 'Suspension');
+    const t = await h.createTenant('Suspension');
     await suspendAccount(db(), t.accountId);
     for (const key of [t.testKey, t.liveKey]) {
       const res = await listOrders(key);
       expectError(res, 403, 'authentication', 'account_suspended');
       // Nothing was let through: a create is refused the same way and creates nothing.
-      const created = await client(service.url, key).post('/v1/payment-orders', orderBody());
+      const created = await client(h.url, key).post('/v1/payment-orders', orderBody());
       expectError(created, 403, 'authentication', 'account_suspended');
     }
     // A revoked key of a suspended account is still just an invalid key (no account state leaks).
@@ -160,9 +149,9 @@ describe('authentication: key lifecycle', () => {
 
   it('with a key cache, a revocation takes effect within API_KEY_CACHE_TTL_MS', async () => {
     const ttlMs = 1500;
-    const cached = await startTestService(testDb, { apiKeyCacheTtlMs: ttlMs });
+    const cached = await h.startService({ overrides: { apiKeyCacheTtlMs: ttlMs } });
     try {
-      const t = await createTenant(testDb.database, 'Cached');
+      const t = await h.createTenant('Cached');
       const firstLookupAt = Date.now();
       expect((await listOrders(t.testKey, {}, cached.url)).status).toBe(200);
       const [testKeyView] = (await listKeys(db(), t.accountId)).filter((k) => !k.livemode);
@@ -198,9 +187,9 @@ describe('modes: a key sees only its own mode of its own account', () => {
   let liveOrder: any;
 
   beforeAll(async () => {
-    other = await createTenant(testDb.database, 'Other tenant');
-    const test = await client(service.url, tenant.testKey).post('/v1/payment-orders', orderBody());
-    const live = await client(service.url, tenant.liveKey).post('/v1/payment-orders', orderBody());
+    other = await h.createTenant('Other tenant');
+    const test = await h.api.post('/v1/payment-orders', orderBody());
+    const live = await h.live.post('/v1/payment-orders', orderBody());
     expect(test.status).toBe(201);
     expect(live.status).toBe(201);
     testOrder = test.body;
@@ -213,8 +202,8 @@ describe('modes: a key sees only its own mode of its own account', () => {
   });
 
   it('each key lists and fetches only its own mode', async () => {
-    const testApi = client(service.url, tenant.testKey);
-    const liveApi = client(service.url, tenant.liveKey);
+    const testApi = h.api;
+    const liveApi = h.live;
     const testList = (await testApi.get('/v1/payment-orders?limit=100')).body.data.map((o: any) => o.id);
     const liveList = (await liveApi.get('/v1/payment-orders?limit=100')).body.data.map((o: any) => o.id);
     expect(testList).toContain(testOrder.id);
@@ -226,26 +215,26 @@ describe('modes: a key sees only its own mode of its own account', () => {
   });
 
   it("the other mode's object is 404 resource_missing, and the message names the other mode", async () => {
-    const fromTest = await client(service.url, tenant.testKey).get(`/v1/payment-orders/${liveOrder.id}`);
+    const fromTest = await h.api.get(`/v1/payment-orders/${liveOrder.id}`);
     const testError = expectError(fromTest, 404, 'validation', 'resource_missing', 'id');
     expect(testError.message).toContain(liveOrder.id);
     expect(testError.message).toContain('live mode');
 
-    const fromLive = await client(service.url, tenant.liveKey).get(`/v1/payment-orders/${testOrder.id}`);
+    const fromLive = await h.live.get(`/v1/payment-orders/${testOrder.id}`);
     const liveError = expectError(fromLive, 404, 'validation', 'resource_missing', 'id');
     expect(liveError.message).toContain(testOrder.id);
     expect(liveError.message).toContain('test mode');
 
     // Acting on it is refused the same way, and changes nothing.
-    const cancel = await client(service.url, tenant.testKey).post(`/v1/payment-orders/${liveOrder.id}/cancel`);
+    const cancel = await h.api.post(`/v1/payment-orders/${liveOrder.id}/cancel`);
     expectError(cancel, 404, 'validation', 'resource_missing', 'id');
-    expect((await client(service.url, tenant.liveKey).get(`/v1/payment-orders/${liveOrder.id}`)).body.status).toBe('open');
+    expect((await h.live.get(`/v1/payment-orders/${liveOrder.id}`)).body.status).toBe('open');
   });
 
   it("another account's object is 404 resource_missing exactly like an id that does not exist", async () => {
     const absent = newId('ord').id;
     for (const key of [other.testKey, other.liveKey]) {
-      const api = client(service.url, key);
+      const api = client(h.url, key);
       for (const order of [testOrder, liveOrder]) {
         const res = await api.get(`/v1/payment-orders/${order.id}`);
         const error = expectError(res, 404, 'validation', 'resource_missing', 'id');

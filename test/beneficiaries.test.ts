@@ -2,17 +2,16 @@
 // the bad field named), create/retrieve/list/update/delete, fingerprints and duplicates, and the
 // secret part kept out of answers, events, the database (encrypted at rest) and the logs.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, LogCapture, type TestDatabase } from './helpers.js';
-import { query, type Api } from './payments.helpers.js';
-import { bankAccount, newBeneficiary, startPayoutsService, type PayoutsTestService } from './payouts.helpers.js';
+import { describe, expect, it } from 'vitest';
+import { LogCapture } from './helpers.js';
+import { bankAccount, newBeneficiary } from './payouts.helpers.js';
 import { ibanWithCheckDigits } from '../src/lib/bank-accounts.js';
 import { createEncryptor } from '../src/lib/encryption.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PayoutsTestService;
-let api: Api;
 const logs = new LogCapture();
+const h = useService({ logs });
+const { api } = h;
 /** Every IBAN and account number sent, valid or not: none may be stored or logged in clear. */
 const secretsSent = new Set<string>();
 
@@ -23,16 +22,6 @@ const create = (bank_account: Record<string, unknown>, extra: Record<string, unk
   }
   return api.post('/v1/beneficiaries', { name: 'Grace Hopper', type: 'individual', bank_account, ...extra });
 };
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPayoutsService(testDb, { logs });
-  api = client(service.url, (await createTenant(testDb.database)).testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
 
 describe('bank account validation', () => {
   it.each([
@@ -150,17 +139,17 @@ describe('beneficiary lifecycle', () => {
     expect(found.body.data.every((b: { bank_account: { fingerprint: string } }) => b.bank_account.fingerprint === spaced.body.bank_account.fingerprint)).toBe(true);
 
     // Keyed per merchant account: another merchant's beneficiary of the same account has another fingerprint.
-    const otherMerchant = client(service.url, (await createTenant(testDb.database)).testKey);
+    const otherMerchant = (await h.newTenant()).api;
     const theirs = await otherMerchant.post('/v1/beneficiaries', { name: 'G', type: 'individual', bank_account: { country: 'DE', currency: 'EUR', iban: 'DE89370400440532013000' } });
     expect(theirs.body.bank_account.fingerprint).not.toBe(spaced.body.bank_account.fingerprint);
   });
 
   it('stores the account number sealed with the configured key, bound to its beneficiary', async () => {
     const created = await newBeneficiary(api, '0000', 'in');
-    const [row] = await query(testDb, sql`SELECT bank_secret_encrypted FROM beneficiaries WHERE bank_last4 = '0000' AND bank_country = 'IN'`);
+    const [row] = await h.query(sql`SELECT bank_secret_encrypted FROM beneficiaries WHERE bank_last4 = '0000' AND bank_country = 'IN'`);
     const sealed = String(row!.bank_secret_encrypted);
     expect(sealed).toMatch(/^v1\.dev\./); // key id inside, so keys can rotate
-    const encryptor = createEncryptor(service.config.encryptionKeys);
+    const encryptor = createEncryptor(h.service.config.encryptionKeys);
     expect(encryptor.decrypt(sealed, `bank_account:${created.id}`)).toBe(bankAccount('0000', 'in').account_number);
     expect(() => encryptor.decrypt(sealed, 'bank_account:ben_01h455vb4pex5vsknk084sn02q')).toThrow();
   });
@@ -181,10 +170,10 @@ describe('the secret part never leaves in clear', () => {
     expect(secretsSent.size).toBeGreaterThan(10);
     await expect.poll(() => logs.lines.length).toBeGreaterThan(0);
     // A dump of the database: every row of every table, as text.
-    const tables = await query(testDb, sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
+    const tables = await h.query(sql`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`);
     let dump = '';
     for (const { tablename } of tables) {
-      const rows = await query(testDb, sql`SELECT to_jsonb(t)::text AS row FROM ${sql.identifier(String(tablename))} t`);
+      const rows = await h.query(sql`SELECT to_jsonb(t)::text AS row FROM ${sql.identifier(String(tablename))} t`);
       dump += rows.map((r) => String(r.row)).join('\n');
     }
     expect(dump).toContain('beneficiary.created');

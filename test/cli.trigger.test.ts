@@ -30,7 +30,7 @@ function startTestWorker() {
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  service = await startTestService(testDb, { payouts: { submitOnCreate: false, batchSize: 50 } });
+  service = await startTestService(testDb, { submitOnCreate: false });
   runtime = createRuntime(service.config, { db: testDb.database.db });
   runtime.connectors.setServiceUrl(service.url);
   startTestWorker();

@@ -5,18 +5,18 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxRouteLength } from '../src/config.js';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { client, createTenant, createTestDatabase, startTestService, type Api, type TestDatabase, type TestService } from './helpers.js';
+import { CARDS, orderAndPay } from './payments.helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { chargeEvent, sendSimulatorWebhook } from './connectors.helpers.js';
 
 let testDb: TestDatabase;
-let service: PaymentsTestService;
+let service: TestService;
 let nextRandom = 0;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb, { runtime: { random: () => nextRandom } });
+  service = await startTestService(testDb, { runtime: { random: () => nextRandom } });
 });
 afterAll(async () => {
   await service?.close();
@@ -276,7 +276,7 @@ describe('how long a route may be', () => {
 
   it('holds rules to it, and cuts default routes to it', async () => {
     // A second service on the same database, whose connector calls may take 10 s each.
-    const slow = await startPaymentsService(testDb, { settings: { connectorTimeoutMs: 10_000 } });
+    const slow = await startTestService(testDb, { settings: { connectorTimeoutMs: 10_000 } });
     try {
       const api = client(slow.url, (await createTenant(testDb.database)).testKey);
       const names = [] as string[];

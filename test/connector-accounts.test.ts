@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectorAccountSource, resealConnectorAccounts } from '../src/domain/connector-accounts/secrets.js';
 import { createEncryptor, DEVELOPMENT_KEY } from '../src/lib/encryption.js';
 import { parseId } from '../src/kernel/ids.js';
-import { client, createTenant, createTestDatabase, LogCapture, startTestService, type Tenant, type TestDatabase, type TestService } from './helpers.js';
-import { query } from './payments.helpers.js';
+import { client, createTenant, createTestDatabase, LogCapture, rowsOf, startTestService, type Tenant, type TestDatabase, type TestService } from './helpers.js';
 
 const PUBLIC_BASE_URL = 'https://pay.example.com/base';
 
@@ -23,7 +22,7 @@ const logs = new LogCapture();
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  service = await startTestService(testDb, { publicBaseUrl: PUBLIC_BASE_URL }, { logs });
+  service = await startTestService(testDb, { overrides: { publicBaseUrl: PUBLIC_BASE_URL }, logs });
   tenant = await createTenant(testDb.database);
   test = client(service.url, tenant.testKey);
   live = client(service.url, tenant.liveKey);
@@ -303,8 +302,8 @@ describe('connector accounts', () => {
     const answers = [
       (await test.get('/v1/connector-accounts?limit=100')).text,
       (await live.get('/v1/connector-accounts?limit=100')).text,
-      ...(await query(testDb, sql`SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL`)).map((r) => String(r.response_body)),
-      JSON.stringify(await query(testDb, sql`SELECT * FROM connector_accounts`)),
+      ...(await rowsOf(testDb.database, sql`SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL`)).map((r) => String(r.response_body)),
+      JSON.stringify(await rowsOf(testDb.database, sql`SELECT * FROM connector_accounts`)),
       logs.text,
     ];
     expect(logs.lines.length).toBeGreaterThan(20);
@@ -323,7 +322,7 @@ describe('sealing', () => {
     let moved = 0;
     for (let n = await resealConnectorAccounts(testDb.database.db, rotated, 3); n > 0; n = await resealConnectorAccounts(testDb.database.db, rotated, 3)) moved += n;
     expect(moved).toBeGreaterThan(3);
-    const rows = await query(testDb, sql`SELECT credentials_encrypted, previous_webhook_secret_encrypted FROM connector_accounts`);
+    const rows = await rowsOf(testDb.database, sql`SELECT credentials_encrypted, previous_webhook_secret_encrypted FROM connector_accounts`);
     for (const row of rows) {
       expect(String(row.credentials_encrypted)).toMatch(/^v1\.k_2\./);
       if (row.previous_webhook_secret_encrypted !== null) expect(String(row.previous_webhook_secret_encrypted)).toMatch(/^v1\.k_2\./);

@@ -1,10 +1,10 @@
 // The circuit breaker: unit behaviour on an injected clock, then through the service — a connector
 // that keeps failing is skipped (the skip is recorded as an attempt), probed again after the open
 // period, closed by a successful probe and re-opened by a failed one.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, orderAndPay } from './payments.helpers.js';
+import { useService } from './fixtures.js';
 
 describe('CircuitBreaker (unit)', () => {
   it('opens after the threshold of consecutive failures, lets one probe through after the open period', () => {
@@ -53,23 +53,9 @@ describe('CircuitBreaker (unit)', () => {
 });
 
 describe('circuit breaker through the service', () => {
-  let testDb: TestDatabase;
-  let service: PaymentsTestService;
-  let api: Api;
   let clockMs = Date.now();
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase();
-    service = await startPaymentsService(testDb, {
-      settings: { circuitBreaker: { failureThreshold: 2, openMs: 60_000 } },
-      runtime: { nowMs: () => clockMs },
-    });
-    api = client(service.url, (await createTenant(testDb.database)).testKey);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await testDb?.drop();
-  });
+  const h = useService({ settings: { circuitBreaker: { failureThreshold: 2, openMs: 60_000 } }, runtime: { nowMs: () => clockMs } });
+  const { api } = h;
 
   const route = (p: any) => p.attempts.map((a: any) => `${a.connector}:${a.outcome}${a.error_code ? `:${a.error_code}` : ''}`);
   const circuits = async () => Object.fromEntries((await api.get('/v1/routing')).body.connectors.map((c: any) => [c.name, c.circuit]));
@@ -86,8 +72,7 @@ describe('circuit breaker through the service', () => {
     expect(skipped.connector).toBe('simulator_b');
     expect(route(skipped)).toEqual(['simulator_a:skipped:circuit_open', 'simulator_b:succeeded']);
     expect(skipped.attempts[0].duration_ms).toBe(0);
-    const simulatorA = service.payments.connectors.simulator!.processors.get('simulator_a')!;
-    expect(simulatorA.chargeRequests.has(skipped.id)).toBe(false);
+    expect(h.service.simulator().chargeRequests.has(skipped.id)).toBe(false);
 
     // After the open period one probe goes to simulator_a; it fails, so the circuit re-opens.
     clockMs += 60_000;

@@ -2,51 +2,29 @@
 // idempotency by our reference, status, refunds, webhook verification — run against each
 // simulated processor in process and over HTTP. Then real network failures: a refused connection
 // is retryable (the router falls back), a timeout after the request went out is not.
-import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
-import { createHttpClient, type HttpClient } from '../src/connectors/http.js';
 import { callConnector, type CallDeps } from '../src/connectors/router.js';
 import { routeCall } from '../src/movement/calls.js';
 import { paymentKind } from '../src/domain/payments/kind.js';
 import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
-import { SimulatorHost } from '../src/connectors/simulator/processor.js';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
-import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { isRetryable, WebhookVerificationError, type Connector, type ConnectorErrorCode } from '../src/connectors/types.js';
 import type { TestControls } from '../src/connectors/test-controls.js';
 import { chargeAnswer } from '../src/connectors/simulator/transformers.js';
-import { client, createTenant, createTestDatabase, freePort, type TestDatabase } from './helpers.js';
-import { CARDS, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, orderAndPay, useSimulatorFamily } from './payments.helpers.js';
+import { useService } from './fixtures.js';
+import { closedPort } from './helpers.js';
 
 const SECRET = 'contract-family-secret';
-let server: SimulatorServer;
-let host: SimulatorHost;
-let http: HttpClient;
-
-beforeAll(async () => {
-  server = await startSimulatorServer({ familySecret: SECRET, pendingDelayMs: 60_000 });
-  host = new SimulatorHost({ familySecret: SECRET, pendingDelayMs: 60_000 });
-  http = createHttpClient();
-});
-afterAll(async () => {
-  http?.close();
-  host?.close();
-  await server?.close();
-});
+const { family, connectors } = useSimulatorFamily(SECRET);
 
 let counter = 0;
 const reference = () => `pay_contract${Date.now()}${counter++}`;
 const card = (number: string) => ({ number, expMonth: 12, expYear: new Date().getUTCFullYear() + 1, cvc: '123' });
 const signal = () => AbortSignal.timeout(2000);
 
-const connectors: [string, () => Connector & TestControls][] = [
-  ['simulator_a in process', () => createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: SECRET })],
-  ['simulator_b in process', () => createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: SECRET })],
-  ['simulator_a over HTTP', () => createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(server.url, http), familySecret: SECRET })],
-  ['simulator_b over HTTP', () => createSimulatorConnector({ name: 'simulator_b', transport: httpTransport(server.url, http), familySecret: SECRET })],
-];
 
 describe.each(connectors)('connector contract: %s', (_label, make) => {
   let connector: Connector & TestControls;
@@ -162,15 +140,16 @@ describe('network failures, classified by whether the processor can have acted',
     };
   }
 
+
   it('a refused connection is connection_refused (retryable)', async () => {
-    const connector = createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await freePort()}`, http), familySecret: SECRET });
+    const connector = createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await closedPort()}`, family.http), familySecret: SECRET });
     const guarded = await callConnector(deps(connector), 'simulator_a', (c, s) => c.charge({ reference: reference(), amount: 1, currency: 'EUR', card: card(CARDS.success) }, s));
     expect(guarded).toMatchObject({ result: { kind: 'error', code: 'connection_refused' } });
   });
 
   it('no answer after the request went out is a timeout (not retryable), over HTTP and in process', async () => {
     // Over HTTP the deadline is really waited for; in process the simulator plays the timeout at once.
-    for (const [transport, waitsMs] of [[httpTransport(server.url, http), 195], [inProcessTransport(host), 0]] as const) {
+    for (const [transport, waitsMs] of [[httpTransport(family.server.url, family.http), 195], [inProcessTransport(family.host), 0]] as const) {
       const connector = createSimulatorConnector({ name: 'simulator_b', transport, familySecret: SECRET });
       const ref = reference();
       const started = Date.now();
@@ -194,7 +173,7 @@ describe('network failures, classified by whether the processor can have acted',
 
   it('an unreadable answer is invalid_response (not retryable)', async () => {
     const broken: Connector = {
-      ...createSimulatorConnector({ name: 'broken', transport: inProcessTransport(host), familySecret: SECRET }),
+      ...createSimulatorConnector({ name: 'broken', transport: inProcessTransport(family.host), familySecret: SECRET }),
       charge: async () => {
         throw new Error('cannot parse');
       },
@@ -205,42 +184,27 @@ describe('network failures, classified by whether the processor can have acted',
 });
 
 describe('fallback over real sockets', () => {
-  let testDb: TestDatabase;
-  let service: PaymentsTestService;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase();
-    const port = await (async () => {
-      const s = net.createServer();
-      await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-      const p = (s.address() as net.AddressInfo).port;
-      await new Promise((resolve) => s.close(resolve));
-      return p;
-    })();
-    service = await startPaymentsService(testDb, {
+  const h = useService({
+    late: async () => ({
       runtime: {
         connectors: [
           // simulator_a is down: nothing listens on its port.
-          createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${port}`, http), familySecret: SECRET }),
+          createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await closedPort()}`, family.http), familySecret: SECRET }),
           // simulator_b runs as its own server.
-          createSimulatorConnector({ name: 'simulator_b', transport: httpTransport(server.url, http), familySecret: SECRET }),
+          createSimulatorConnector({ name: 'simulator_b', transport: httpTransport(family.server.url, family.http), familySecret: SECRET }),
         ],
       },
-    });
-  });
-  afterAll(async () => {
-    await service?.close();
-    await testDb?.drop();
+    }),
   });
 
   it('a refused connection falls back to the next connector; both attempts are recorded', async () => {
-    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { api } = h;
     const { payment, order } = await orderAndPay(api, CARDS.success);
     expect(payment).toMatchObject({ status: 'succeeded', connector: 'simulator_b' });
     expect(payment.attempts.map((a: any) => [a.connector, a.outcome, a.error_code])).toEqual([
       ['simulator_a', 'error', 'connection_refused'],
       ['simulator_b', 'succeeded', null],
     ]);
-    expect((await server.host.processors.get('simulator_b')!.charges.get(payment.id))?.amount_minor).toBe(order.amount);
+    expect((await family.server.host.processors.get('simulator_b')!.charges.get(payment.id))?.amount_minor).toBe(order.amount);
   });
 });

@@ -1,9 +1,9 @@
 // Routing: rule matching and weighted order (pure), GET/PUT /v1/routing (validation, versions,
 // per mode), and payments following the rules — currency, amount range, weights.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { orderConnectors, planRoute, ruleMatches, type RoutingRule } from '../src/connectors/router.js';
-import { client, createTenant, createTestDatabase, type Tenant, type TestDatabase } from './helpers.js';
-import { CARDS, cardMethod, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, cardMethod, orderAndPay } from './payments.helpers.js';
+import { useService } from './fixtures.js';
 
 describe('routing rules (pure)', () => {
   const card = { currency: 'EUR', amount: 1000, paymentMethodType: 'card' as const };
@@ -49,22 +49,9 @@ describe('routing rules (pure)', () => {
 });
 
 describe('GET/PUT /v1/routing and payments that follow it', () => {
-  let testDb: TestDatabase;
-  let service: PaymentsTestService;
-  let tenant: Tenant;
-  let api: Api;
   let nextRandom = 0;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase();
-    service = await startPaymentsService(testDb, { runtime: { random: () => nextRandom } });
-    tenant = await createTenant(testDb.database);
-    api = client(service.url, tenant.testKey);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await testDb?.drop();
-  });
+  const h = useService({ runtime: { random: () => nextRandom } });
+  const { api, live } = h;
 
   it('starts from the test-mode default (simulator_a, then simulator_b)', async () => {
     const res = await api.get('/v1/routing');
@@ -107,7 +94,7 @@ describe('GET/PUT /v1/routing and payments that follow it', () => {
     ]);
 
     // Each mode has its own configuration.
-    expect((await client(service.url, tenant.liveKey).get('/v1/routing')).body).toMatchObject({ livemode: true, is_default: true, rules: [] });
+    expect((await live.get('/v1/routing')).body).toMatchObject({ livemode: true, is_default: true, rules: [] });
   });
 
   it('draws the first connector by weight', async () => {
@@ -138,7 +125,7 @@ describe('GET/PUT /v1/routing and payments that follow it', () => {
   });
 
   it('an empty rule list routes nothing', async () => {
-    const own = client(service.url, (await createTenant(testDb.database)).testKey);
+    const own = (await h.newTenant()).api;
     expect((await own.request('PUT', '/v1/routing', { body: { rules: [] } })).status).toBe(200);
     const order = (await own.post('/v1/payment-orders', { amount: 100, currency: 'EUR', reference: 'r', customer: { email: 'a@b.co' } })).body;
     const res = await own.post('/v1/payments', { payment_order: order.id, payment_method: cardMethod(CARDS.success) });

@@ -1,29 +1,17 @@
 // Inbound processor webhooks, POST /v1/connectors/{name}/webhooks: a verified event settles the
 // payment (with our own events), a redelivered event id is a no-op, and bad or stale signatures,
 // unknown connectors and malformed payloads are refused with typed errors, changing nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
-import { client, createTenant, createTestDatabase, type ApiResponse, type TestDatabase } from './helpers.js';
-import { chargeEvent, sendSimulatorWebhook, type SignOptions } from './connectors.helpers.js';
-import { CARDS, eventTypesOf, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { chargeEvent } from './connectors.helpers.js';
+import { CARDS, eventTypesOf, orderAndPay, sendProcessorEvent } from './payments.helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let api: Api;
+const h = useService();
+const { api } = h;
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb);
-  api = client(service.url, (await createTenant(testDb.database)).testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
-const send = (connector: string, body: string, opts: SignOptions = {}): Promise<ApiResponse> =>
-  sendSimulatorWebhook(service.url, `/v1/connectors/${connector}/webhooks`, connector, body, opts);
+const send = (connector: string, body: string, opts: Parameters<typeof sendProcessorEvent>[3] = {}) => sendProcessorEvent(h.url, connector, body, opts);
 
 describe('inbound processor webhooks', () => {
   it('a verified event settles the pending payment and emits our events; its redelivery is a no-op', async () => {

@@ -3,37 +3,12 @@
 // `{ error: { type, code, message, param?, request_id } }` as JSON, with the request id repeated
 // from the Request-Id header.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  client,
-  createTenant,
-  createTestDatabase,
-  LogCapture,
-  orderBody,
-  rawRequest,
-  startTestService,
-  type ApiResponse,
-  type TestDatabase,
-  type TestService,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { call, LogCapture, orderBody, rawRequest, type ApiResponse } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
-let tenantKey: string;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  tenantKey = tenant.testKey;
-  api = client(service.url, tenant.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService();
+const { api } = h;
 
 const ERROR_TYPES = ['validation', 'authentication', 'eligibility', 'processing', 'rate-limit'];
 
@@ -62,7 +37,7 @@ describe('errors: routing', () => {
     ['POST', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa/refund'],
     ['GET', '/'],
   ])('%s %s → 404 route_missing, with or without a key', async (method, path) => {
-    expectError(await call(service.url, method, path), 404, { type: 'validation', code: 'route_missing' });
+    expectError(await call(h.url, method, path), 404, { type: 'validation', code: 'route_missing' });
     expectError(await api.request(method, path), 404, { type: 'validation', code: 'route_missing' });
   });
 
@@ -99,20 +74,20 @@ describe('errors: routing', () => {
 });
 
 describe('errors: before any route runs (router and HTTP parser)', () => {
-  const get = (path: string, headers: string[] = []) => rawRequest(service.url, [`GET ${path} HTTP/1.1`, 'Host: localhost', ...headers].join('\r\n'));
+  const get = (path: string, headers: string[] = []) => rawRequest(h.url, [`GET ${path} HTTP/1.1`, 'Host: localhost', ...headers].join('\r\n'));
 
   it.each(['/v1/%', '/v1/%ff/x', '/v1/payment-orders/%E0%A4%A', '/v1/payment-orders/ord_%zz', '/%', '/v1/events/%C0%AF'])(
     'a malformed %%-escape in the path (%s) → 400 path_invalid, with or without a key',
     async (path) => {
       expectError(await get(path), 400, { type: 'validation', code: 'path_invalid' });
-      expectError(await get(path, [`Authorization: Bearer ${tenantKey}`]), 400, { type: 'validation', code: 'path_invalid' });
+      expectError(await get(path, [`Authorization: Bearer ${h.tenant.testKey}`]), 400, { type: 'validation', code: 'path_invalid' });
     },
   );
 
   it.each([['/v1/payment-orders/', ''], ['/v1/events/', ''], ['/v1/payments/', ''], ['/v1/payment-orders/', '/cancel']])(
     'a path parameter over 100 characters (%s…%s) → 414 path_too_long',
     async (prefix, suffix) => {
-      const res = await get(`${prefix}${'a'.repeat(101)}${suffix}`, [`Authorization: Bearer ${tenantKey}`]);
+      const res = await get(`${prefix}${'a'.repeat(101)}${suffix}`, [`Authorization: Bearer ${h.tenant.testKey}`]);
       expectError(res, 414, { type: 'validation', code: 'path_too_long' });
     },
   );
@@ -124,7 +99,7 @@ describe('errors: before any route runs (router and HTTP parser)', () => {
     ['a control character in a header name', 'X-Bad\u0001Name: 1'],
     ['a space before the colon', 'Content-Type : application/json'],
   ])('%s → 400 request_malformed, typed, with a request id', async (_label, header) => {
-    const error = expectError(await get('/v1/payment-orders', [`Authorization: Bearer ${tenantKey}`, header]), 400, {
+    const error = expectError(await get('/v1/payment-orders', [`Authorization: Bearer ${h.tenant.testKey}`, header]), 400, {
       type: 'validation',
       code: 'request_malformed',
     });
@@ -136,7 +111,7 @@ describe('errors: before any route runs (router and HTTP parser)', () => {
     ['a bad HTTP version', 'GET /v1/payment-orders HTTP/9.9'],
     ['a space in the path', 'GET /v1/payment orders HTTP/1.1'],
   ])('%s → 400 request_malformed', async (_label, line) => {
-    expectError(await rawRequest(service.url, `${line}\r\nHost: localhost`), 400, { type: 'validation', code: 'request_malformed' });
+    expectError(await rawRequest(h.url, `${line}\r\nHost: localhost`), 400, { type: 'validation', code: 'request_malformed' });
   });
 
   it('headers over 16 KiB → 431 headers_too_large', async () => {
@@ -145,13 +120,13 @@ describe('errors: before any route runs (router and HTTP parser)', () => {
 
   it('a conflicting Content-Length and Transfer-Encoding (smuggling) → 400 request_malformed', async () => {
     const head = ['POST /v1/payment-orders HTTP/1.1', 'Host: localhost', 'Content-Length: 4', 'Transfer-Encoding: chunked'].join('\r\n');
-    expectError(await rawRequest(service.url, head, '0\r\n\r\n'), 400, { type: 'validation', code: 'request_malformed' });
+    expectError(await rawRequest(h.url, head, '0\r\n\r\n'), 400, { type: 'validation', code: 'request_malformed' });
   });
 
   it('each answer is logged once with its request id', async () => {
     const logs = new LogCapture();
-    const logged = await startTestService(testDb, {}, { logs });
-    try {
+    const logged = await h.startService({ logs });
+    {
       const parser = await rawRequest(logged.url, 'GET /v1/events HTTP/1.1\r\nHost: localhost\r\nIdempotency-Key: a\u0000b');
       const router = await rawRequest(logged.url, 'GET /v1/%ff HTTP/1.1\r\nHost: localhost');
       const lines = logs.lines.map((l) => JSON.parse(l));
@@ -161,8 +136,6 @@ describe('errors: before any route runs (router and HTTP parser)', () => {
       }
       expect(lines.find((l) => l.request_id === parser.body.error.request_id)).toMatchObject({ status: 400, code: 'request_malformed' });
       expect(lines.find((l) => l.request_id === router.body.error.request_id)).toMatchObject({ status: 400 });
-    } finally {
-      await logged.close();
     }
   });
 });
@@ -270,8 +243,8 @@ describe('errors: bodies', () => {
 
 describe('errors: authentication and idempotency share the shape', () => {
   it('401 api_key_missing and api_key_invalid', async () => {
-    expectError(await call(service.url, 'GET', '/v1/payment-orders'), 401, { type: 'authentication', code: 'api_key_missing' });
-    expectError(await call(service.url, 'GET', '/v1/payment-orders', { key: `sk_test_${'a'.repeat(40)}` }), 401, {
+    expectError(await call(h.url, 'GET', '/v1/payment-orders'), 401, { type: 'authentication', code: 'api_key_missing' });
+    expectError(await call(h.url, 'GET', '/v1/payment-orders', { key: `sk_test_${'a'.repeat(40)}` }), 401, {
       type: 'authentication',
       code: 'api_key_invalid',
     });
@@ -286,33 +259,28 @@ describe('errors: authentication and idempotency share the shape', () => {
 });
 
 describe('errors: 5xx', () => {
+  // Its own database, whose schema is then broken under the running service: the kind of failure
+  // (a migration gone wrong) that surfaces as a database error deep in a handler.
+  const logs = new LogCapture();
+  const broken = useService({ logs });
+
   it('an internal failure answers 500 internal_error without leaking what failed; the log has it', async () => {
-    // Its own database, whose schema is then broken under the running service: the kind of
-    // failure (a migration gone wrong) that surfaces as a database error deep in a handler.
-    const logs = new LogCapture();
-    const brokenDb = await createTestDatabase();
-    const broken = await startTestService(brokenDb, {}, { logs });
-    try {
-      const tenant = await createTenant(brokenDb.database);
-      await brokenDb.database.db.execute(sql`ALTER TABLE payment_orders RENAME TO payment_orders_gone`);
-      const responses = [
-        await call(broken.url, 'GET', '/v1/payment-orders', { key: tenant.testKey }),
-        await call(broken.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, body: orderBody(), idempotencyKey: 'five-hundred-1' }),
-        await call(broken.url, 'GET', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa', { key: tenant.testKey }),
-      ];
-      for (const res of responses) {
-        const error = expectError(res, 500, { type: 'processing', code: 'internal_error' });
-        expect(error.message).toBe('An internal error occurred; retry later.');
-        expect(res.text).not.toMatch(/payment_orders|relation|does not exist|select|insert|stack|\bat [\w.<]+ \(|node_modules|\.ts\b|\.js\b/i);
-        expect(res.headers.get('retry-after')).toBeNull();
-      }
-      // The details went to the log, under the same request id.
-      const failure = logs.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed' && l.request_id === responses[0]!.body.error.request_id);
-      expect(failure).toBeDefined();
-      expect(JSON.stringify(failure)).toMatch(/payment_orders/);
-    } finally {
-      await broken.close();
-      await brokenDb.drop();
+    const key = broken.tenant.testKey;
+    await broken.db.execute(sql`ALTER TABLE payment_orders RENAME TO payment_orders_gone`);
+    const responses = [
+      await call(broken.url, 'GET', '/v1/payment-orders', { key }),
+      await call(broken.url, 'POST', '/v1/payment-orders', { key, body: orderBody(), idempotencyKey: 'five-hundred-1' }),
+      await call(broken.url, 'GET', '/v1/payment-orders/ord_01jd8x3v0pe7wbz0m4k6f2n9qa', { key }),
+    ];
+    for (const res of responses) {
+      const error = expectError(res, 500, { type: 'processing', code: 'internal_error' });
+      expect(error.message).toBe('An internal error occurred; retry later.');
+      expect(res.text).not.toMatch(/payment_orders|relation|does not exist|select|insert|stack|\bat [\w.<]+ \(|node_modules|\.ts\b|\.js\b/i);
+      expect(res.headers.get('retry-after')).toBeNull();
     }
+    // The details went to the log, under the same request id.
+    const failure = logs.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request failed' && l.request_id === responses[0]!.body.error.request_id);
+    expect(failure).toBeDefined();
+    expect(JSON.stringify(failure)).toMatch(/payment_orders/);
   });
 });

@@ -2,37 +2,14 @@
 // never an API key, its hash or the Authorization header — not even when a request fails inside
 // the database.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseId } from '../src/kernel/ids.js';
 import { sha256Hex } from '../src/lib/secrets.js';
-import {
-  call,
-  client,
-  createTenant,
-  createTestDatabase,
-  LogCapture,
-  orderBody,
-  startTestService,
-  type ApiResponse,
-  type Tenant,
-  type TestDatabase,
-  type TestService,
-} from './helpers.js';
+import { call, LogCapture, orderBody, type ApiResponse, type Tenant } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let tenant: Tenant;
 const logs = new LogCapture();
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb, { apiKeyCacheTtlMs: 0 }, { logs });
-  tenant = await createTenant(testDb.database);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService({ overrides: { apiKeyCacheTtlMs: 0 }, logs });
 
 type Line = Record<string, any>;
 const parsed = (): Line[] => logs.lines.map((line) => JSON.parse(line) as Line);
@@ -51,7 +28,7 @@ function expectNoSecrets(text: string, secrets: string[]) {
 
 describe('logs', () => {
   it('writes one structured line per request with request id, account, status and duration', async () => {
-    const api = client(service.url, tenant.testKey);
+    const api = h.api;
     const before = logs.lines.length;
     const answers: ApiResponse[] = [];
     const created = await api.post('/v1/payment-orders', orderBody());
@@ -59,17 +36,17 @@ describe('logs', () => {
     answers.push(await api.post('/v1/payment-orders', orderBody(), { idempotencyKey: undefined })); // 400
     answers.push(await api.get(`/v1/payment-orders/${created.body.id}`));
     answers.push(await api.get('/v1/payment-orders/ord_unknown')); // 404
-    answers.push(await client(service.url, tenant.liveKey).get('/v1/payment-orders'));
-    answers.push(await call(service.url, 'GET', '/v1/payment-orders')); // 401, no key
-    answers.push(await call(service.url, 'GET', '/v1/payment-orders', { key: 'sk_test_' + 'x'.repeat(40) })); // 401
-    answers.push(await call(service.url, 'GET', '/v1/nowhere', { key: tenant.testKey })); // 404 route
-    answers.push(await call(service.url, 'GET', '/health'));
+    answers.push(await h.live.get('/v1/payment-orders'));
+    answers.push(await call(h.url, 'GET', '/v1/payment-orders')); // 401, no key
+    answers.push(await call(h.url, 'GET', '/v1/payment-orders', { key: 'sk_test_' + 'x'.repeat(40) })); // 401
+    answers.push(await call(h.url, 'GET', '/v1/nowhere', { key: h.tenant.testKey })); // 404 route
+    answers.push(await call(h.url, 'GET', '/health'));
     expect(answers.map((a) => a.status)).toEqual([201, 400, 200, 404, 200, 401, 401, 404, 200]);
 
     // onResponse runs after the answer is sent: give the last line a moment.
     await expect.poll(() => requestLines().length - countBefore(before)).toBe(answers.length);
     const lines = requestLines().slice(-answers.length);
-    const accountUuid = parseId('acct', tenant.accountId)!;
+    const accountUuid = parseId('acct', h.tenant.accountId)!;
     for (const answer of answers) {
       const requestId = answer.headers.get('request-id');
       const mine = lines.filter((l) => l.request_id === requestId);
@@ -85,38 +62,38 @@ describe('logs', () => {
     }
     const byId = (res: ApiResponse) => lines.find((l) => l.request_id === res.headers.get('request-id'))!;
     for (const authenticated of [answers[0]!, answers[1]!, answers[2]!, answers[3]!]) {
-      expect([accountUuid, tenant.accountId]).toContain(byId(authenticated).account);
+      expect([accountUuid, h.tenant.accountId]).toContain(byId(authenticated).account);
       expect(byId(authenticated).livemode).toBe(false);
     }
     expect(byId(answers[4]!).livemode).toBe(true);
     expect(byId(answers[5]!).account).toBeUndefined();
     expect(byId(answers[0]!)).toMatchObject({ method: 'POST', path: '/v1/payment-orders' });
 
-    expectNoSecrets(logs.text, [...secretsOf(tenant), 'x'.repeat(40)]);
+    expectNoSecrets(logs.text, [...secretsOf(h.tenant), 'x'.repeat(40)]);
   });
 
   it('keeps keys out of the log when a client puts one where it does not belong', async () => {
-    const api = client(service.url, tenant.testKey);
+    const api = h.api;
     const before = logs.lines.length;
     // In the query string, in the body, and as the idempotency key.
-    await api.get(`/v1/payment-orders?api_key=${tenant.liveKey}`);
-    await api.post('/v1/payment-orders', orderBody({ metadata: { api_key: tenant.liveKey } }));
-    await api.post('/v1/payment-orders', orderBody(), { idempotencyKey: tenant.liveKey });
-    await api.get('/v1/payment-orders', { headers: { authorization: `Bearer ${tenant.liveKey}`, 'x-api-key': tenant.liveKey } });
+    await api.get(`/v1/payment-orders?api_key=${h.tenant.liveKey}`);
+    await api.post('/v1/payment-orders', orderBody({ metadata: { api_key: h.tenant.liveKey } }));
+    await api.post('/v1/payment-orders', orderBody(), { idempotencyKey: h.tenant.liveKey });
+    await api.get('/v1/payment-orders', { headers: { authorization: `Bearer ${h.tenant.liveKey}`, 'x-api-key': h.tenant.liveKey } });
     await expect.poll(() => requestLines().length - countBefore(before)).toBe(4);
-    for (const line of logs.lines.slice(before)) expect(line).not.toContain(tenant.liveKey.slice(8));
+    for (const line of logs.lines.slice(before)) expect(line).not.toContain(h.tenant.liveKey.slice(8));
   });
 
   it('logs a failure inside the database without the key hash or other query parameters', async () => {
-    const fresh = await createTenant(testDb.database, 'Unlucky tenant');
+    const fresh = await h.newTenant('Unlucky tenant');
     const before = logs.lines.length;
     // The key lookup fails inside the database (as it would during an outage).
-    await testDb.database.db.execute(sql`ALTER TABLE api_keys RENAME TO api_keys_away`);
+    await h.db.execute(sql`ALTER TABLE api_keys RENAME TO api_keys_away`);
     let failed: ApiResponse;
     try {
-      failed = await client(service.url, fresh.testKey).get('/v1/payment-orders');
+      failed = await fresh.api.get('/v1/payment-orders');
     } finally {
-      await testDb.database.db.execute(sql`ALTER TABLE api_keys_away RENAME TO api_keys`);
+      await h.db.execute(sql`ALTER TABLE api_keys_away RENAME TO api_keys`);
     }
     expect(failed.status).toBeGreaterThanOrEqual(500);
     expect(failed.text).not.toContain('api_keys');
@@ -131,22 +108,22 @@ describe('logs', () => {
     expectNoSecrets(logs.lines.slice(before).join('\n'), secretsOf(fresh)); // ...but not with what
 
     // And the service recovers: the same key works again.
-    expect((await client(service.url, fresh.testKey).get('/v1/payment-orders')).status).toBe(200);
+    expect((await fresh.api.get('/v1/payment-orders')).status).toBe(200);
   });
 
   it('logs a failed write without the customer data it carried', async () => {
     const before = logs.lines.length;
     const body = orderBody({ customer: { email: 'very.private@example.com', name: 'Private Person' }, metadata: { token: 'tok_secret_123' } });
-    await testDb.database.db.execute(
+    await h.db.execute(
       sql.raw(`CREATE OR REPLACE FUNCTION logs_test_boom() RETURNS trigger LANGUAGE plpgsql AS $$
                BEGIN RAISE EXCEPTION 'simulated write failure'; END $$`),
     );
-    await testDb.database.db.execute(sql.raw(`CREATE TRIGGER logs_test_boom BEFORE INSERT ON payment_orders FOR EACH ROW EXECUTE FUNCTION logs_test_boom()`));
+    await h.db.execute(sql.raw(`CREATE TRIGGER logs_test_boom BEFORE INSERT ON payment_orders FOR EACH ROW EXECUTE FUNCTION logs_test_boom()`));
     let failed: ApiResponse;
     try {
-      failed = await client(service.url, tenant.testKey).post('/v1/payment-orders', body);
+      failed = await h.api.post('/v1/payment-orders', body);
     } finally {
-      await testDb.database.db.execute(sql`DROP TRIGGER logs_test_boom ON payment_orders`);
+      await h.db.execute(sql`DROP TRIGGER logs_test_boom ON payment_orders`);
     }
     expect(failed.status).toBe(500);
     await expect.poll(() => requestLines().length - countBefore(before)).toBe(1);

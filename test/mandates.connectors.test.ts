@@ -1,31 +1,15 @@
 // The mandate side of the connector contract, run against each simulated processor in process and
 // over HTTP: set-up by account ending (API.md §6), idempotency by our reference, status, the test
 // controls, cancellation, debits against a mandate, and the processor's signed mandate webhooks.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpClient, type HttpClient } from '../src/connectors/http.js';
-import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
-import { SimulatorHost } from '../src/connectors/simulator/processor.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
-import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { TransportError, type Connector, type MandateSetupRequest } from '../src/connectors/types.js';
 import type { TestControls } from '../src/connectors/test-controls.js';
+import { useSimulatorFamily } from './payments.helpers.js';
 
 const SECRET = 'mandate-contract-secret';
-let server: SimulatorServer;
-let host: SimulatorHost;
-let http: HttpClient;
-
-beforeAll(async () => {
-  server = await startSimulatorServer({ familySecret: SECRET, pendingDelayMs: 60_000 });
-  host = new SimulatorHost({ familySecret: SECRET, pendingDelayMs: 60_000 });
-  http = createHttpClient();
-});
-afterAll(async () => {
-  http?.close();
-  host?.close();
-  await server?.close();
-});
+const { connectors } = useSimulatorFamily(SECRET);
 
 let counter = 0;
 const signal = (ms = 2000) => AbortSignal.timeout(ms);
@@ -40,12 +24,6 @@ function setup(ending: string, overrides: Partial<MandateSetupRequest> = {}): Ma
   };
 }
 
-const connectors: [string, () => Connector & TestControls][] = [
-  ['simulator_a in process', () => createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: SECRET })],
-  ['simulator_b in process', () => createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: SECRET })],
-  ['simulator_a over HTTP', () => createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(server.url, http), familySecret: SECRET })],
-  ['simulator_b over HTTP', () => createSimulatorConnector({ name: 'simulator_b', transport: httpTransport(server.url, http), familySecret: SECRET })],
-];
 
 describe.each(connectors)('mandate contract: %s', (_label, make) => {
   let c: Connector & TestControls;

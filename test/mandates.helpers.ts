@@ -1,8 +1,12 @@
 // Helpers of the mandate tests: bank accounts per scheme whose ending picks the test scenario
-// (API.md §6), mandate bodies, and a mandate created and checked in one call.
-import { expect } from 'vitest';
+// (API.md §6), mandate bodies, a mandate created and checked in one call, and a mandate booked at
+// a simulated processor as a lost answer leaves it.
+import { sql } from 'drizzle-orm';
+import type { SimulatedProcessor } from '../src/connectors/simulator/processor.js';
+import { toPublicId } from '../src/kernel/ids.js';
 import { ibanWithCheckDigits } from '../src/lib/bank-accounts.js';
-import type { Api } from './payments.helpers.js';
+import type { DatabaseFixture } from './fixtures.js';
+import { created, type Api } from './helpers.js';
 
 export const ENDINGS = { success: '0000', closed: '0002', pending: '0003', timeout: '0004', processorError: '0005' } as const;
 export type Ending = (typeof ENDINGS)[keyof typeof ENDINGS];
@@ -32,12 +36,32 @@ export function mandateBody(scheme: 'sepa_core' | 'bacs' | 'ach' = 'sepa_core', 
   };
 }
 
-export async function newMandate(api: Api, scheme: 'sepa_core' | 'bacs' | 'ach' = 'sepa_core', ending: string = ENDINGS.success, overrides: Record<string, unknown> = {}) {
-  const res = await api.post('/v1/mandates', mandateBody(scheme, ending, overrides));
-  expect(res.status, res.text).toBe(201);
-  return res.body;
-}
+export const newMandate = (api: Api, scheme: 'sepa_core' | 'bacs' | 'ach' = 'sepa_core', ending: string = ENDINGS.success, overrides: Record<string, unknown> = {}) =>
+  created(api, '/v1/mandates', mandateBody(scheme, ending, overrides));
 
 export function mandateMethod(mandate: string) {
   return { type: 'mandate', mandate };
+}
+
+/** A direct debit of the order against the mandate. */
+export function debit(api: Api, orderId: string, mandateId: string, opts: { idempotencyKey?: string } = {}) {
+  return api.post('/v1/payments', { payment_order: orderId, payment_method: mandateMethod(mandateId) }, opts);
+}
+
+/** The public id of the mandate created under `reference` (one a crashed request left behind). */
+export async function mandateIdByReference(h: DatabaseFixture, reference: string) {
+  const [row] = await h.query(sql`SELECT id FROM mandates WHERE reference = ${reference}`);
+  return toPublicId('mdt', String(row!.id));
+}
+
+/** Registers the mandate at a simulated processor, as a set-up whose answer was lost would have left it. */
+export function bookMandate(processor: SimulatedProcessor, id: string, body: ReturnType<typeof mandateBody> | Record<string, unknown>) {
+  const account = body.bank_account as { country: string; iban?: string; account_number?: string; routing_number?: string };
+  return processor.mandates.create({
+    merchant_reference: id,
+    scheme: String(body.scheme).toUpperCase(),
+    currency: body.currency,
+    account: { country: account.country, number: account.iban?.slice(4) ?? account.account_number, bank_code: account.routing_number ?? null },
+    payer: { email: 'payer@example.com', name: null },
+  });
 }

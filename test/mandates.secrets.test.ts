@@ -2,40 +2,29 @@
 // clear), never returned, never logged — not on success, not in validation errors, not when a
 // request fails with a 500, not in the idempotency records.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createEncryptor } from '../src/lib/encryption.js';
 import { openBankAccountSecret } from '../src/lib/bank-accounts.js';
 import { parseId } from '../src/kernel/ids.js';
-import { client, createTenant, createTestDatabase, LogCapture, type TestDatabase } from './helpers.js';
-import { newOrder, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { LogCapture } from './helpers.js';
+import { newOrder } from './payments.helpers.js';
 import { accountFor, ENDINGS, mandateBody, mandateMethod } from './mandates.helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let api: Api;
 const logs = new LogCapture();
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb, { logs });
-  api = client(service.url, (await createTenant(testDb.database)).testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService({ logs });
+const { api } = h;
 
 /** Every text-like column of every table, as text: where a leaked number would sit. */
 async function everyStoredText(): Promise<string> {
-  const columns = await query(
-    testDb,
+  const columns = await h.query(
     sql`SELECT table_name, column_name FROM information_schema.columns
         WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'ARRAY')`,
   );
   expect(columns.length).toBeGreaterThan(10);
   const parts: string[] = [];
   for (const { table_name, column_name } of columns) {
-    const rows = await query(testDb, sql.raw(`SELECT "${String(column_name)}"::text AS v FROM "${String(table_name)}" WHERE "${String(column_name)}" IS NOT NULL`));
+    const rows = await h.query(sql.raw(`SELECT "${String(column_name)}"::text AS v FROM "${String(table_name)}" WHERE "${String(column_name)}" IS NOT NULL`));
     for (const row of rows) parts.push(String(row.v));
   }
   return parts.join('\n');
@@ -63,15 +52,7 @@ describe('bank account secrets', () => {
     expect(badChecksum.status).toBe(400);
     for (const secret of secrets) expect(refused.text + badChecksum.text).not.toContain(secret);
     // A request failing with a 500 after the first phase: its error is logged, not the account.
-    const original = service.payments.crashPoint;
-    service.payments.crashPoint = (point) => {
-      if (point === 'mandate_created') throw new Error('simulated crash');
-    };
-    try {
-      expect((await api.post('/v1/mandates', mandateBody('ach'))).status).toBe(500);
-    } finally {
-      service.payments.crashPoint = original;
-    }
+    expect((await h.service.crashingAt('mandate_created', () => api.post('/v1/mandates', mandateBody('ach')))).status).toBe(500);
     // A debit on a mandate, and its lists.
     const order = await newOrder(api);
     const payment = await api.post('/v1/payments', { payment_order: order.id, payment_method: mandateMethod(created[0].id) });
@@ -89,11 +70,11 @@ describe('bank account secrets', () => {
     for (const secret of secrets) expect(logs.text).not.toContain(secret);
 
     // The sealed column holds the account, bound to its mandate: it opens with the configured keys.
-    const encryptor = createEncryptor(service.config.encryptionKeys);
-    const [row] = await query(testDb, sql`SELECT id, bank_secret_encrypted FROM mandates WHERE id = ${parseId('mdt', created[0].id)!}`);
+    const encryptor = createEncryptor(h.service.config.encryptionKeys);
+    const [row] = await h.query(sql`SELECT id, bank_secret_encrypted FROM mandates WHERE id = ${parseId('mdt', created[0].id)!}`);
     expect(String(row!.bank_secret_encrypted)).toMatch(/^v1\./);
     expect(openBankAccountSecret(encryptor, String(row!.bank_secret_encrypted), String(row!.id))).toBe(sepa.iban);
-    const [other] = await query(testDb, sql`SELECT id FROM mandates WHERE id <> ${row!.id} LIMIT 1`);
+    const [other] = await h.query(sql`SELECT id FROM mandates WHERE id <> ${row!.id} LIMIT 1`);
     expect(() => openBankAccountSecret(encryptor, String(row!.bank_secret_encrypted), String(other!.id))).toThrow();
   });
 

@@ -1,45 +1,15 @@
-// Mandates: validation of each scheme, every test-mode scenario of the simulated bank (API.md §6),
-// retrieve and list, the transition table, bank revocation, idempotent retries and resumption.
-import { sql } from 'drizzle-orm';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Mandates: validation of each scheme, retrieve and list, the merchant's revocation, and the
+// transition table (directly and through the API).
+import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/kernel/errors.js';
 import { mandateStates, MANDATE_STATUSES } from '../src/domain/mandates/state.js';
-import { runWorkerOnce } from '../src/worker/worker.js';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { eventTypesOf, eventually, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { eventTypesOf } from './payments.helpers.js';
 import { accountFor, ENDINGS, mandateBody, newMandate } from './mandates.helpers.js';
+import { expectError } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-/** Pending mandates wait a minute: only the helper or the worker settles them. */
-let manual: PaymentsTestService;
-/** Pending mandates settle after 200 ms and are reported by webhook. */
-let automatic: PaymentsTestService;
-let api: Api;
-let autoApi: Api;
-let liveApi: Api;
-const log = pino({ level: 'silent' });
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  manual = await startPaymentsService(testDb, { settings: { statusCheckIntervalMs: 100 } });
-  automatic = await startPaymentsService(testDb, { settings: { simulator: { pendingDelayMs: 200 } } });
-  const tenant = await createTenant(testDb.database);
-  api = client(manual.url, tenant.testKey);
-  autoApi = client(automatic.url, tenant.testKey);
-  liveApi = client(manual.url, tenant.liveKey);
-});
-afterAll(async () => {
-  await automatic?.close();
-  await manual?.close();
-  await testDb?.drop();
-});
-
-async function expectError(res: { status: number; body: any; text: string }, status: number, code: string, param?: string) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error.code, res.text).toBe(code);
-  if (param !== undefined) expect(res.body.error.param, res.text).toBe(param);
-}
+const h = useService({ settings: { statusCheckIntervalMs: 100 } });
+const { api, live: liveApi } = h;
 
 describe('validation per scheme', () => {
   it.each([
@@ -96,151 +66,18 @@ describe('validation per scheme', () => {
     const body = { ...mandateBody(), ...overrides } as Record<string, unknown>;
     for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key];
     const res = await api.post('/v1/mandates', body);
-    await expectError(res, 400, code, param);
+    expectError(res, 400, code, { param });
     expect(res.body.error.type).toBe('validation');
   });
 
   it('needs an Idempotency-Key (it calls the scheme)', async () => {
-    await expectError(await api.post('/v1/mandates', mandateBody(), { idempotencyKey: undefined }), 400, 'idempotency_key_missing');
+    expectError(await api.post('/v1/mandates', mandateBody(), { idempotencyKey: undefined }), 400, 'idempotency_key_missing');
   });
 
   it('live mode has no connector taking mandates yet: routing_no_match, nothing created', async () => {
     const res = await liveApi.post('/v1/mandates', mandateBody());
-    await expectError(res, 422, 'routing_no_match');
+    expectError(res, 422, 'routing_no_match');
     expect((await liveApi.get('/v1/mandates')).body.data).toEqual([]);
-  });
-});
-
-describe('scenarios of the simulated bank', () => {
-  it('0000: active at once', async () => {
-    const mandate = await newMandate(api, 'sepa_core', ENDINGS.success, { max_amount: 5000, metadata: { plan: 'gold' } });
-    expect(mandate).toMatchObject({
-      status: 'active',
-      connector: 'simulator_a',
-      max_amount: 5000,
-      metadata: { plan: 'gold' },
-      failure_code: null,
-      revoked_by: null,
-      last_debit_at: null,
-      version: 2,
-    });
-    expect(mandate.connector_reference).toMatch(/^simulator_a_md_/);
-    expect(mandate.activated_at).not.toBeNull();
-    expect(mandate.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'succeeded' })]);
-    expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.active']);
-    expect((await api.get(`/v1/mandates/${mandate.id}`)).body).toEqual(mandate);
-  });
-
-  it.each(['sepa_core', 'bacs', 'ach'] as const)('0002 (%s): failed, account_closed', async (scheme) => {
-    const mandate = await newMandate(api, scheme, ENDINGS.closed);
-    expect(mandate).toMatchObject({ status: 'failed', failure_code: 'account_closed', connector: 'simulator_a', activated_at: null });
-    expect(mandate.failure_message).toMatch(/closed/);
-    expect(mandate.attempts).toEqual([expect.objectContaining({ outcome: 'declined', error_code: 'account_closed' })]);
-    expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.failed']);
-  });
-
-  it('0003: pending; the test helper activates it, once', async () => {
-    const mandate = await newMandate(api, 'bacs', ENDINGS.pending);
-    expect(mandate).toMatchObject({ status: 'pending', connector: 'simulator_a', version: 2 });
-    expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.pending']);
-    const resolved = await api.post(`/v1/test-helpers/mandates/${mandate.id}/resolve`, { outcome: 'active' });
-    expect(resolved.status, resolved.text).toBe(200);
-    expect(resolved.body).toMatchObject({ status: 'active', version: 3 });
-    // The processor's webhook arrives as well, and changes nothing more.
-    await eventually(
-      () => query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${mandate.id}`),
-      (rows) => Number(rows[0]!.n) >= 1,
-    );
-    expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.pending', 'mandate.active']);
-    expect((await api.get(`/v1/mandates/${mandate.id}`)).body.version).toBe(3);
-  });
-
-  it('0003: the test helper can make it fail', async () => {
-    const mandate = await newMandate(api, 'ach', ENDINGS.pending);
-    const resolved = await api.post(`/v1/test-helpers/mandates/${mandate.id}/resolve`, { outcome: 'failed' });
-    expect(resolved.body).toMatchObject({ status: 'failed', failure_code: 'mandate_declined' });
-    expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.pending', 'mandate.failed']);
-  });
-
-  it('0003: activates by itself after the configured delay, through the inbound webhook', async () => {
-    const mandate = await newMandate(autoApi, 'sepa_core', ENDINGS.pending);
-    expect(mandate.status).toBe('pending');
-    const settled = await eventually(
-      () => autoApi.get(`/v1/mandates/${mandate.id}`),
-      (res) => res.body.status !== 'pending',
-    );
-    expect(settled.body).toMatchObject({ status: 'active', version: 3 });
-    const events = (await autoApi.get('/v1/events?type=mandate.active')).body.data.filter((e: any) => e.data.object.id === mandate.id);
-    expect(events).toHaveLength(1);
-    expect(events[0].request).toEqual({ id: null, idempotency_key: null });
-  });
-
-  it('0004: times out and stays pending with no fallback; the worker learns it is active', async () => {
-    const mandate = await newMandate(api, 'sepa_core', ENDINGS.timeout);
-    expect(mandate).toMatchObject({ status: 'pending', connector: 'simulator_a', connector_reference: null });
-    expect(mandate.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'timeout', error_code: 'timeout' })]);
-    expect(manual.payments.connectors.simulator!.processors.get('simulator_b')!.mandates.setupRequests.has(mandate.id)).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const pass = await runWorkerOnce({ db: testDb.database.db, log, payments: manual.payments });
-    expect(pass.mandates!.checked).toBeGreaterThanOrEqual(1);
-    const after = (await api.get(`/v1/mandates/${mandate.id}`)).body;
-    expect(after).toMatchObject({ status: 'active', connector: 'simulator_a' });
-    expect(after.connector_reference).toMatch(/^simulator_a_md_/);
-    expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.pending', 'mandate.active']);
-    const [row] = await query(testDb, sql`SELECT next_status_check_at FROM mandates WHERE connector_reference = ${after.connector_reference}`);
-    expect(row!.next_status_check_at).toBeNull();
-  });
-
-  it("0004: the processor's webhook reports the outcome", async () => {
-    const mandate = await newMandate(autoApi, 'bacs', ENDINGS.timeout);
-    // The webhook (after 200 ms) may even beat our own timeout (300 ms): then the answer is active already.
-    expect(['pending', 'active']).toContain(mandate.status);
-    expect(mandate.attempts).toEqual([expect.objectContaining({ outcome: 'timeout' })]);
-    const settled = await eventually(
-      () => autoApi.get(`/v1/mandates/${mandate.id}`),
-      (res) => res.body.status !== 'pending',
-    );
-    expect(settled.body.status).toBe('active');
-  });
-
-  it('0004: the test helper cannot change the outcome the processor already holds', async () => {
-    const mandate = await newMandate(api, 'ach', ENDINGS.timeout);
-    // Pending on our side without a reference; the processor has it active already.
-    const resolved = await api.post(`/v1/test-helpers/mandates/${mandate.id}/resolve`, { outcome: 'failed' });
-    expect(resolved.status, resolved.text).toBe(200);
-    expect(resolved.body.status).toBe('active');
-  });
-
-  it('0005: simulator_a fails with a processor error; the router falls back to simulator_b', async () => {
-    const mandate = await newMandate(api, 'sepa_core', ENDINGS.processorError);
-    expect(mandate).toMatchObject({ status: 'active', connector: 'simulator_b' });
-    expect(mandate.attempts).toEqual([
-      expect.objectContaining({ connector: 'simulator_a', outcome: 'error', error_code: 'processor_error' }),
-      expect.objectContaining({ connector: 'simulator_b', outcome: 'succeeded' }),
-    ]);
-  });
-
-  it('the bank revokes an active mandate: reported through the inbound webhook, mandate.revoked', async () => {
-    const mandate = await newMandate(autoApi, 'bacs');
-    const revoked = await autoApi.post(`/v1/test-helpers/mandates/${mandate.id}/resolve`, { outcome: 'revoked' });
-    expect(revoked.status, revoked.text).toBe(200);
-    expect(revoked.body).toMatchObject({ status: 'revoked', revoked_by: 'bank', version: mandate.version + 1 });
-    await eventually(
-      () => query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${mandate.id}`),
-      (rows) => Number(rows[0]!.n) >= 1,
-    );
-    expect(await eventTypesOf(autoApi, mandate.id)).toEqual(['mandate.created', 'mandate.active', 'mandate.revoked']);
-  });
-
-  it('the simulated bank alone revoking (no helper answer applied) still reaches us by webhook', async () => {
-    const mandate = await newMandate(autoApi, 'sepa_core');
-    const sim = automatic.payments.connectors.simulator!.processors.get('simulator_a')!;
-    sim.mandates.settle(mandate.id, 'REVOKED_BY_PAYER');
-    const after = await eventually(
-      () => autoApi.get(`/v1/mandates/${mandate.id}`),
-      (res) => res.body.status === 'revoked',
-    );
-    expect(after.body).toMatchObject({ status: 'revoked', revoked_by: 'bank' });
   });
 });
 
@@ -257,17 +94,17 @@ describe('retrieve, list, revoke', () => {
     expect(active.body.data.map((m: any) => m.id)).toEqual([c.id]);
     const next = await api.get(`/v1/mandates?customer_email=${encodeURIComponent(email)}&status=active&starting_after=${c.id}`);
     expect(next.body.data.map((m: any) => m.id)).toEqual([a.id]);
-    await expectError(await api.get('/v1/mandates?status=paused'), 400, 'parameter_invalid', 'status');
-    await expectError(await api.get('/v1/mandates?starting_after=pay_01jd8x3v0pe7wbz0m4k6f2n9qa'), 400, 'parameter_invalid', 'starting_after');
+    expectError(await api.get('/v1/mandates?status=paused'), 400, 'parameter_invalid', { param: 'status' });
+    expectError(await api.get('/v1/mandates?starting_after=pay_01jd8x3v0pe7wbz0m4k6f2n9qa'), 400, 'parameter_invalid', { param: 'starting_after' });
     expect((await liveApi.get(`/v1/mandates?customer_email=${encodeURIComponent(email)}`)).body.data).toEqual([]);
   });
 
   it('a malformed, unknown or other-mode id is 404 resource_missing', async () => {
     const mandate = await newMandate(api);
-    await expectError(await api.get('/v1/mandates/mdt_nope'), 404, 'resource_missing');
-    await expectError(await api.get('/v1/mandates/pay_01jd8x3v0pe7wbz0m4k6f2n9qa'), 404, 'resource_missing');
+    expectError(await api.get('/v1/mandates/mdt_nope'), 404, 'resource_missing');
+    expectError(await api.get('/v1/mandates/pay_01jd8x3v0pe7wbz0m4k6f2n9qa'), 404, 'resource_missing');
     const other = await liveApi.get(`/v1/mandates/${mandate.id}`);
-    await expectError(other, 404, 'resource_missing');
+    expectError(other, 404, 'resource_missing');
     expect(other.body.error.message).toMatch(/test mode/);
   });
 
@@ -277,7 +114,7 @@ describe('retrieve, list, revoke', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ status: 'revoked', revoked_by: 'merchant', version: mandate.version + 1 });
     expect(await eventTypesOf(api, mandate.id)).toEqual(['mandate.created', 'mandate.active', 'mandate.revoked']);
-    const sim = manual.payments.connectors.simulator!.processors.get('simulator_a')!;
+    const sim = h.service.simulator();
     expect((await sim.mandates.get(mandate.id))!.state).toBe('CANCELLED');
   });
 
@@ -332,7 +169,7 @@ describe('the transition table', () => {
     for (const [id, action, body, current, allowed] of cases) {
       const path = action === 'revoke' ? `/v1/mandates/${id}/revoke` : `/v1/test-helpers/mandates/${id}/resolve`;
       const res = await api.post(path, body);
-      await expectError(res, 422, 'invalid_state');
+      expectError(res, 422, 'invalid_state');
       expect(res.body.error.message).toContain(`status is ${current}`);
       expect(res.body.error.message).toContain(`allowed from: ${allowed}`);
     }
@@ -344,89 +181,6 @@ describe('the transition table', () => {
 
   it('the test helper is refused to live keys', async () => {
     const res = await liveApi.post('/v1/test-helpers/mandates/mdt_01jd8x3v0pe7wbz0m4k6f2n9qa/resolve', { outcome: 'active' });
-    await expectError(res, 403, 'permission_denied');
-  });
-});
-
-describe('idempotency and crash safety', () => {
-  it('the same key and body replays the mandate; another body with it is 422; the bank saw one request', async () => {
-    const key = `mdt-${Date.now()}`;
-    const body = mandateBody('sepa_core');
-    const [a, b] = await Promise.all([api.post('/v1/mandates', body, { idempotencyKey: key }), api.post('/v1/mandates', body, { idempotencyKey: key })]);
-    // Concurrent: one creates, the other is told to wait (409) or, if later, replays.
-    expect([a.status, b.status]).toContain(201);
-    expect([201, 409]).toContain(a.status === 201 ? b.status : a.status);
-    const created = a.status === 201 ? a : b;
-    const replay = await api.post('/v1/mandates', body, { idempotencyKey: key });
-    expect(replay.status).toBe(201);
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.text).toBe(created.text);
-    await expectError(await api.post('/v1/mandates', { ...body, reference: 'other' }, { idempotencyKey: key }), 422, 'idempotency_key_reused');
-    const sim = manual.payments.connectors.simulator!.processors.get('simulator_a')!;
-    expect(sim.mandates.setupRequests.get(created.body.id)).toBe(1);
-    const rows = await query(testDb, sql`SELECT count(*)::int AS n FROM mandates WHERE reference = ${body.reference}`);
-    expect(rows[0]!.n).toBe(1);
-  });
-
-  it('a request that dies after the first phase is resumed by its retry: one mandate, registered once', async () => {
-    const key = `crash-${Date.now()}`;
-    const body = mandateBody('bacs');
-    const original = manual.payments.crashPoint;
-    manual.payments.crashPoint = (point) => {
-      if (point === 'mandate_created') throw new Error('simulated crash after the first phase');
-    };
-    let crashed;
-    try {
-      crashed = await api.post('/v1/mandates', body, { idempotencyKey: key });
-    } finally {
-      manual.payments.crashPoint = original;
-    }
-    expect(crashed.status).toBe(500);
-    const [row] = await query(testDb, sql`SELECT id, status, connector FROM mandates WHERE reference = ${body.reference}`);
-    expect(row).toMatchObject({ status: 'pending', connector: null });
-
-    const retried = await api.post('/v1/mandates', body, { idempotencyKey: key });
-    expect(retried.status, retried.text).toBe(201);
-    expect(retried.body).toMatchObject({ status: 'active', connector: 'simulator_a', version: 2 });
-    expect(await eventTypesOf(api, retried.body.id)).toEqual(['mandate.created', 'mandate.active']);
-    const rows = await query(testDb, sql`SELECT count(*)::int AS n FROM mandates WHERE reference = ${body.reference}`);
-    expect(rows[0]!.n).toBe(1);
-    const sim = manual.payments.connectors.simulator!.processors.get('simulator_a')!;
-    expect(sim.mandates.setupRequests.get(retried.body.id)).toBe(1);
-    // A later retry replays.
-    const replay = await api.post('/v1/mandates', body, { idempotencyKey: key });
-    expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.text).toBe(retried.text);
-  });
-
-  it('a retry after the processor registered the mandate but the answer was lost adopts it, without registering again', async () => {
-    const key = `lost-${Date.now()}`;
-    const body = mandateBody('ach');
-    const original = manual.payments.crashPoint;
-    // Register at the processor, then die before recording the answer.
-    manual.payments.crashPoint = (point) => {
-      if (point !== 'mandate_created') return;
-      throw new Error('simulated crash');
-    };
-    try {
-      expect((await api.post('/v1/mandates', body, { idempotencyKey: key })).status).toBe(500);
-    } finally {
-      manual.payments.crashPoint = original;
-    }
-    const [row] = await query(testDb, sql`SELECT id FROM mandates WHERE reference = ${body.reference}`);
-    const { toPublicId } = await import('../src/kernel/ids.js');
-    const id = toPublicId('mdt', String(row!.id));
-    const sim = manual.payments.connectors.simulator!.processors.get('simulator_a')!;
-    sim.mandates.create({
-      merchant_reference: id,
-      scheme: 'ACH',
-      currency: 'USD',
-      account: { country: 'US', number: body.bank_account.account_number, bank_code: '110000000' },
-      payer: { email: 'payer@example.com', name: null },
-    });
-    const retried = await api.post('/v1/mandates', body, { idempotencyKey: key });
-    expect(retried.body).toMatchObject({ id, status: 'active', connector: 'simulator_a' });
-    expect(retried.body.attempts).toHaveLength(1);
-    expect(sim.mandates.setupRequests.get(id)).toBe(1);
+    expectError(res, 403, 'permission_denied');
   });
 });

@@ -7,8 +7,8 @@ import { loadConfig } from '../src/config.js';
 import { createMetrics } from '../src/metrics/registry.js';
 import type { Db } from '../src/storage/db.js';
 import { startWorker } from '../src/worker/worker.js';
-import { client, createTenant, createTestDatabase, freePort, isPostgres, LogCapture, rawRequest, type TestDatabase } from './helpers.js';
-import { CARDS, eventually, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { client, createTenant, createTestDatabase, eventually, freePort, isPostgres, LogCapture, rawRequest, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { CARDS, orderAndPay } from './payments.helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { newMandate } from './mandates.helpers.js';
 import { Receiver } from './webhooks.helpers.js';
@@ -34,7 +34,7 @@ async function scrape(url: string) {
 }
 
 let testDb: TestDatabase;
-let service: PaymentsTestService;
+let service: TestService;
 let receiver: Receiver;
 let api: ReturnType<typeof client>;
 let logs: LogCapture;
@@ -43,7 +43,7 @@ beforeAll(async () => {
   testDb = await createTestDatabase();
   receiver = await Receiver.start();
   logs = new LogCapture();
-  service = await startPaymentsService(testDb, {
+  service = await startTestService(testDb, {
     overrides: { roles: ['api', 'worker'], metrics: { host: '127.0.0.1', port: await freePort() }, workerIntervalMs: 50 },
     logs,
   });
@@ -135,7 +135,7 @@ describe('GET /metrics', () => {
   });
 
   it('an open circuit shows in connector_circuit_state, and the calls it skips are counted', async () => {
-    const fragile = await startPaymentsService(testDb, {
+    const fragile = await startTestService(testDb, {
       settings: { circuitBreaker: { failureThreshold: 1, openMs: 60_000 } },
       overrides: { metrics: { host: '127.0.0.1', port: await freePort() } },
     });
@@ -154,7 +154,7 @@ describe('GET /metrics', () => {
   });
 
   it('a second service in the same process counts its own requests only', async () => {
-    const other = await startPaymentsService(testDb, { overrides: { metrics: { host: '127.0.0.1', port: await freePort() } } });
+    const other = await startTestService(testDb, { overrides: { metrics: { host: '127.0.0.1', port: await freePort() } } });
     try {
       const scraped = await scrape(other.metricsUrl!);
       expect(scraped.value('http_requests_total', { route: '/v1/payment-orders' })).toBe(0);
@@ -192,7 +192,7 @@ describe('METRICS_PORT and METRICS_HOST', () => {
   });
 
   it('0 turns the listener off', async () => {
-    const off = await startPaymentsService(testDb, { overrides: { metrics: { host: '127.0.0.1', port: 0 } } });
+    const off = await startTestService(testDb, { overrides: { metrics: { host: '127.0.0.1', port: 0 } } });
     try {
       expect(off.metricsUrl).toBeUndefined();
       expect((await fetch(`${off.url}/health`)).status).toBe(200);
@@ -207,7 +207,7 @@ describe('METRICS_PORT and METRICS_HOST', () => {
     const { port } = taken.address() as net.AddressInfo;
     const capture = new LogCapture();
     try {
-      const started = await startPaymentsService(testDb, { overrides: { metrics: { host: '127.0.0.1', port } }, logs: capture });
+      const started = await startTestService(testDb, { overrides: { metrics: { host: '127.0.0.1', port } }, logs: capture });
       try {
         expect(started.metricsUrl).toBeUndefined();
         expect((await fetch(`${started.url}/health`)).status).toBe(200);

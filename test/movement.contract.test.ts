@@ -8,59 +8,42 @@
 // with its reason. All processes share one simulator server, whose counters outlive the crashes.
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import pino from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET, type CrashPoint } from '../src/config.js';
-import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
-import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { claimForSubmission } from '../src/domain/payouts/submission.js';
 import { parseId } from '../src/kernel/ids.js';
-import { checkLedger } from '../src/ledger/check.js';
-import { runWorkerOnce } from '../src/worker/worker.js';
-import { call, client, createTenant, createTestDatabase, isPostgres, type Tenant, type TestDatabase } from './helpers.js';
-import { eventTypesOf, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
-import { startChild, stopChild, type Child } from './processes.helpers.js';
+import { call, isPostgres, type Tenant, type Api } from './helpers.js';
+import { eventTypesOf, sendProcessorEvent } from './payments.helpers.js';
+import { startChild, sendWhileLocked } from './processes.helpers.js';
 import { isNone, MOVEMENTS, newest, type CrashStep, type MovementCase, type None, type Scenario } from './movement.kinds.js';
+import { expectLedgerClean } from './payouts.helpers.js';
+import { useService } from './fixtures.js';
 
 /** Past every deadline of every kind: abandonment, a refund's next check, a payout's lease. */
 const LATER_MS = 10 * 60_000;
 const PREFIX = { payments: 'pay', refunds: 'ref', payouts: 'po', mandates: 'mdt' } as const;
 
-let testDb: TestDatabase;
 let simulator: SimulatorServer;
-let service: PaymentsTestService;
-let offsetMs = 0;
-const now = () => new Date(Date.now() + offsetMs);
-const children: Child[] = [];
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  simulator = await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 });
-  service = await startPaymentsService(testDb, {
-    settings: { simulator: { url: simulator.url } },
-    overrides: { idempotencyLockTimeoutS: 3, payouts: { submitOnCreate: false, batchSize: 200 } },
-    runtime: { now },
-  });
-}, 60_000);
-beforeEach(() => {
-  offsetMs = 0;
+const h = useService({
+  submitOnCreate: false,
+  overrides: { idempotencyLockTimeoutS: 3 },
+  // One simulator server for this process and the children: its books and counters outlive the crashes.
+  late: async () => {
+    simulator = h.track(await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 }));
+    return { settings: { simulator: { url: simulator.url } } };
+  },
 });
-afterAll(async () => {
-  for (const child of children) await stopChild(child);
-  await service?.close();
-  await simulator?.close();
-  await testDb?.drop();
-}, 60_000);
+beforeEach(() => h.service.clock.reset());
+const now = () => h.service.clock.now();
 
 const sim = () => simulator.host;
-const log = pino({ level: 'silent' });
-const workerPass = () => runWorkerOnce({ db: testDb.database.db, log, now, payments: service.payments, payouts: service.payments });
+const workerPass = () => h.service.runWorker();
 const title = (step: object, text: string) => (isNone(step) ? `${text} — not applicable: ${(step as None).none}` : text);
 
 async function newTenant(): Promise<{ tenant: Tenant; api: Api }> {
-  const tenant = await createTenant(testDb.database, `Contract ${crypto.randomUUID()}`);
-  return { tenant, api: client(service.url, tenant.testKey) };
+  const tenant = await h.newTenant(`Contract ${crypto.randomUUID()}`);
+  return { tenant, api: tenant.api };
 }
 
 const get = async (kind: MovementCase, api: Api, id: string) => (await api.get(`/v1/${kind.resource}/${id}`)).body;
@@ -70,22 +53,14 @@ async function expectOnce(kind: MovementCase, tenant: Tenant, api: Api, id: stri
   expect(await kind.sent(sim(), id), 'requests at the processors').toBe(sent);
   const types = await eventTypesOf(api, id);
   expect(types.length, types.join(',')).toBe(new Set(types).size);
-  const entries = await query(testDb, sql`SELECT type, count(*)::int AS n FROM journal_entries WHERE source_id = ${parseId(PREFIX[kind.resource], id)!} GROUP BY type`);
+  const entries = await h.query(sql`SELECT type, count(*)::int AS n FROM journal_entries WHERE source_id = ${parseId(PREFIX[kind.resource], id)!} GROUP BY type`);
   for (const entry of entries) expect(entry, 'journal entry written once').toMatchObject({ n: 1 });
-  expect((await checkLedger(testDb.database.db, { accountId: parseId('acct', tenant.accountId)! })).ok).toBe(true);
+  await expectLedgerClean(h.db, tenant.accountId);
 }
 
 /** A request killed at `point` in this process (its crash switch throwing): the movement it left, no connector. */
 async function strandInProcess(kind: MovementCase, api: Api, point: CrashPoint, body: Record<string, unknown>) {
-  const original = service.payments.crashPoint;
-  service.payments.crashPoint = (p) => {
-    if (p === point) throw new Error(`simulated crash at ${p}`);
-  };
-  try {
-    expect((await api.post(`/v1/${kind.resource}`, body)).status).toBe(500);
-  } finally {
-    service.payments.crashPoint = original;
-  }
+  expect((await h.service.crashingAt(point, () => api.post(`/v1/${kind.resource}`, body))).status).toBe(500);
   return newest(api, kind.resource);
 }
 
@@ -100,7 +75,7 @@ async function strandClaimedPayout(tenant: Tenant, api: Api, body: Record<string
   const created = await api.post('/v1/payouts', body);
   expect(created.status, created.text).toBe(201);
   const only = { accountId: parseId('acct', tenant.accountId)!, id: parseId('po', created.body.id)! };
-  expect(await claimForSubmission(testDb.database.db, service.payments, { only })).toHaveLength(1);
+  expect(await claimForSubmission(h.db, h.service.payments, { only })).toHaveLength(1);
   return get(MOVEMENTS.find((k) => k.resource === 'payouts')!, api, created.body.id);
 }
 
@@ -131,23 +106,17 @@ async function pendingOne(kind: MovementCase, tenant: Tenant, api: Api) {
 }
 
 // Several processes on one database: PostgreSQL only.
-const childEnv = () => ({ DATABASE_URL: testDb.url!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700' });
+const childEnv = () => ({ DATABASE_URL: h.databaseUrl!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700' });
 
-async function retryUntilUnlocked(tenant: Tenant, kind: MovementCase, idempotencyKey: string, body: unknown) {
-  for (let i = 0; ; i++) {
-    const res = await call(service.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body });
-    if (res.status !== 409 || i > 50) return res;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const retryUntilUnlocked = (tenant: Tenant, kind: MovementCase, idempotencyKey: string, body: unknown) =>
+  sendWhileLocked(() => call(h.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body }));
 
 /** Kills a child service with SIGKILL between the phases, then resumes in this process; the processor's count before the resume. */
 async function crashAndResume(kind: MovementCase, step: CrashStep) {
   const { tenant, api } = await newTenant();
   const body = await kind.body(api, step.scenario);
   const idempotencyKey = `contract-${crypto.randomUUID()}`;
-  const child = await startChild({ ...childEnv(), ...(step.crashAfter ? { CRASH_AFTER: step.crashAfter } : {}) });
-  children.push(child);
+  const child = h.track(await startChild({ ...childEnv(), ...(step.crashAfter ? { CRASH_AFTER: step.crashAfter } : {}) }));
   const before = step.requestsSoFar?.(sim());
   const request = call(child.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body }).catch((err: Error) => err);
   if (!step.crashAfter) {
@@ -170,15 +139,15 @@ async function crashAndResume(kind: MovementCase, step: CrashStep) {
     const res = await retryUntilUnlocked(tenant, kind, idempotencyKey, body);
     expect(res.status, res.text).toBe(201);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
-    const replay = await call(service.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body });
+    const replay = await call(h.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.text).toBe(res.text);
     resumed = res.body;
   } else {
-    offsetMs += LATER_MS;
+    h.service.clock.advance(LATER_MS);
     await workerPass();
     resumed = await get(kind, api, stranded.id);
-    const replay = await call(service.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body });
+    const replay = await call(h.url, 'POST', `/v1/${kind.resource}`, { key: tenant.testKey, idempotencyKey, body });
     if (!(answer instanceof Error)) expect(replay.text, 'the stored answer, byte for byte').toBe(answer.text);
   }
   expect(resumed).toMatchObject({ id: stranded.id, status: step.status });
@@ -224,7 +193,7 @@ describe.each(MOVEMENTS)('the movement contract: $name', (kind) => {
     expect(await kind.sent(sim(), stranded.id)).toBe(0);
     await workerPass();
     expect((await get(kind, api, stranded.id)).status, 'not before its deadline').toBe(stranded.status);
-    offsetMs += LATER_MS;
+    h.service.clock.advance(LATER_MS);
     await workerPass();
     const after = await get(kind, api, stranded.id);
     expect(after).toMatchObject({ status: kind.abandon.status, ...(kind.abandon.failureCode ? { failure_code: kind.abandon.failureCode } : {}) });
@@ -241,15 +210,14 @@ describe.each(MOVEMENTS)('the movement contract: $name', (kind) => {
       occurred_at: now().toISOString(),
       [kind.simObject]: await kind.settledAtProcessor(sim(), pending.id, connector),
     });
-    const signature = signPayload(processorSecret(DEVELOPMENT_SIMULATOR_SECRET, connector), Math.floor(now().getTime() / 1000), body);
-    const deliver = () => call(service.url, 'POST', `/v1/connectors/${connector}/webhooks`, { rawBody: body, headers: { 'content-type': 'application/json', [SIM_SIGNATURE_HEADER]: signature } });
+    const deliver = () => sendProcessorEvent(h.url, connector, body, { timestampS: Math.floor(now().getTime() / 1000) });
     const first = await deliver();
     expect(first.body, first.text).toEqual({ received: true, duplicate: false, applied: true });
     const settled = await get(kind, api, pending.id);
     expect(settled.status).toBe(kind.settledStatus);
     expect((await deliver()).body).toEqual({ received: true, duplicate: true, applied: false });
     expect(await get(kind, api, pending.id)).toEqual(settled);
-    const [row] = await query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${pending.id}`);
+    const [row] = await h.query(sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${pending.id}`);
     expect(row!.n).toBe(1);
     expect((await eventTypesOf(api, pending.id)).filter((t) => t.endsWith(`.${kind.settledStatus}`))).toHaveLength(1);
     await expectOnce(kind, tenant, api, pending.id, await kind.sent(sim(), pending.id));

@@ -5,9 +5,10 @@ import crypto from 'node:crypto';
 import { expect } from 'vitest';
 import type { CrashPoint } from '../src/config.js';
 import type { SimulatorHost } from '../src/connectors/simulator/processor.js';
-import { CARDS, cardMethod, newOrder, orderAndPay, type Api } from './payments.helpers.js';
+import type { Api } from './helpers.js';
+import { CARDS, cardMethod, newOrder, orderAndPay } from './payments.helpers.js';
 import { fund, newBeneficiary } from './payouts.helpers.js';
-import { ENDINGS, mandateBody, mandateMethod, newMandate } from './mandates.helpers.js';
+import { bookMandate, ENDINGS, mandateBody, mandateMethod, newMandate } from './mandates.helpers.js';
 
 export type Scenario = 'success' | 'pending' | 'timeout';
 export interface None {
@@ -159,16 +160,8 @@ export const MOVEMENTS: MovementCase[] = [
     adopt: {
       scenario: 'success',
       crashAfter: 'mandate_created',
-      book: (sim, id, body) => {
-        const account = body.bank_account as { country: string; iban: string };
-        return processor(sim, 'simulator_a').mandates.create({
-          merchant_reference: id,
-          scheme: 'SEPA_CORE',
-          currency: 'EUR',
-          account: { country: account.country, number: account.iban.slice(4), bank_code: null },
-          payer: { email: 'payer@example.com', name: null },
-        });
-      },
+      book: (sim, id, body) => bookMandate(processor(sim, 'simulator_a'), id, body),
+
       resumedBy: 'retry',
       status: 'active',
     },

@@ -1,20 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { orderBody } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const { api } = useService();
 
 describe('payment orders: happy paths', () => {
   it('creates an open order with the fields sent and an event in the same transaction', async () => {

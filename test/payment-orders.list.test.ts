@@ -1,21 +1,16 @@
 // Lists: cursor pagination (newest first, limit, starting_after, ending_before, has_more), the
 // filters of payment orders (status, reference, created[gte]/created[lte]) and of events (type,
 // with `*` wildcards), and the typed 400s for bad list parameters.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { orderBody } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
+const { api } = useService();
 /** The orders of this file's tenant, oldest first. */
 const orders: any[] = [];
 const SHARED_REFERENCE = 'shared-reference';
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
   for (let i = 0; i < 7; i++) {
     const res = await api.post('/v1/payment-orders', orderBody({ amount: 100 + i, reference: i % 3 === 0 ? SHARED_REFERENCE : `ref-${i}` }));
     expect(res.status).toBe(201);
@@ -29,10 +24,6 @@ beforeAll(async () => {
     expect(res.status).toBe(200);
     orders[i] = res.body;
   }
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
 });
 
 const ids = (list: { data: { id: string }[] }) => list.data.map((o) => o.id);

@@ -1,35 +1,13 @@
 // Property tests for POST /v1/payment-orders: whatever JSON arrives, the answer is 201 or a typed
 // 4xx validation error — never a 5xx — and a created order holds exactly what was sent.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CURRENCY_CODES, MAX_AMOUNT } from '../src/lib/currencies.js';
 import { ERROR_CATALOGUE } from '../src/kernel/errors.js';
-import {
-  client,
-  createTenant,
-  createTestDatabase,
-  isPostgres,
-  orderBody,
-  startTestService,
-  type ApiResponse,
-  type TestDatabase,
-  type TestService,
-} from './helpers.js';
+import { isPostgres, orderBody, type ApiResponse } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const { api } = useService();
 
 const RUNS = 150;
 const DAY = 24 * 3600 * 1000;

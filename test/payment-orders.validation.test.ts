@@ -1,22 +1,10 @@
 // Every validation rule of POST /v1/payment-orders, one row each: what is sent, and the status,
 // type, code and param of the answer (or 201 for the boundary values that must pass).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { orderBody } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const { api } = useService();
 
 const HOUR = 3600 * 1000;
 const DAY = 24 * HOUR;

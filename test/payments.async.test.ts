@@ -2,45 +2,22 @@
 // simulated processor after its delay, reported through our inbound webhook) and the timeout card
 // (the processor charges but does not answer in time; the truth is learnt through ?refresh=true,
 // the worker's status check, or the processor's webhook).
-import pino from 'pino';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runWorkerOnce } from '../src/worker/worker.js';
+import { describe, expect, it } from 'vitest';
 import { parseId } from '../src/kernel/ids.js';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, eventTypesOf, eventually, orderAndPay, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, eventTypesOf, orderAndPay, availableOf } from './payments.helpers.js';
+import { eventually } from './helpers.js';
+import { usePendingServices } from './fixtures.js';
 
-let testDb: TestDatabase;
-/** Pending charges wait a minute: only the helper, a refresh or the worker settles them. */
-let manual: PaymentsTestService;
-/** Pending charges settle after 300 ms and are reported by webhook. */
-let automatic: PaymentsTestService;
-let api: Api;
-let autoApi: Api;
-const log = pino({ level: 'silent' });
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  manual = await startPaymentsService(testDb, { settings: { statusCheckIntervalMs: 100 } });
-  // The processor reports well after the 300 ms connector timeout, so that a timed-out request has
-  // answered `pending` before the report can settle the payment, even on a loaded machine.
-  automatic = await startPaymentsService(testDb, { settings: { simulator: { pendingDelayMs: 1500 } } });
-  const tenant = await createTenant(testDb.database);
-  api = client(manual.url, tenant.testKey);
-  autoApi = client(automatic.url, tenant.testKey);
-});
-afterAll(async () => {
-  await automatic?.close();
-  await manual?.close();
-  await testDb?.drop();
-});
-
-const balanceOf = async (a: Api, currency = 'EUR') =>
-  ((await a.get('/v1/balance')).body.available as { currency: string; amount: number }[]).find((x) => x.currency === currency)?.amount ?? 0;
+// Pending charges on `manual` wait a minute: only the helper, a refresh or the worker settles them.
+// On `automatic` they settle after 1.5 s, reported by webhook: well after the 300 ms connector
+// timeout, so that a timed-out request has answered `pending` before the report can settle the
+// payment, even on a loaded machine.
+const { h, manual, api, autoApi } = usePendingServices(1500, { settings: { statusCheckIntervalMs: 100 } });
 
 describe('pending card', () => {
   it('answers pending at the connector; the test helper settles it as succeeded, once', async () => {
-    const before = await balanceOf(api);
+    const before = await availableOf(api);
     const { order, payment } = await orderAndPay(api, CARDS.pending);
     expect(payment).toMatchObject({ status: 'pending', connector: 'simulator_a', version: 2 });
     expect(payment.connector_reference).toMatch(/^simulator_a_ch_/);
@@ -56,17 +33,17 @@ describe('pending card', () => {
     expect(resolved.status, resolved.text).toBe(200);
     expect(resolved.body).toMatchObject({ id: payment.id, status: 'succeeded', version: 3 });
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body).toMatchObject({ status: 'paid', amount_paid: order.amount });
-    expect((await balanceOf(api)) - before).toBe(order.amount);
+    expect((await availableOf(api)) - before).toBe(order.amount);
 
     // The processor's webhook arrives as well, and is received once without acting twice.
     const [received] = await eventually(
-      () => query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${payment.id}`),
+      () => h.query(sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${payment.id}`),
       (rows) => Number(rows[0]!.n) >= 1,
     );
     expect(Number(received!.n)).toBe(1);
     expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
     expect((await api.get(`/v1/payments/${payment.id}`)).body.version).toBe(3);
-    expect((await balanceOf(api)) - before).toBe(order.amount);
+    expect((await availableOf(api)) - before).toBe(order.amount);
   });
 
   it('the test helper can make it fail: declined, and the order opens again', async () => {
@@ -86,7 +63,7 @@ describe('pending card', () => {
     );
     expect(settled.body).toMatchObject({ status: 'succeeded', version: 3 });
     expect((await autoApi.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
-    const [row] = await query(testDb, sql`SELECT connector, event_id FROM connector_webhook_events WHERE object_id = ${payment.id}`);
+    const [row] = await h.query(sql`SELECT connector, event_id FROM connector_webhook_events WHERE object_id = ${payment.id}`);
     expect(row).toMatchObject({ connector: 'simulator_a' });
     // Our own events follow, carrying no request (the processor caused them).
     const events = (await autoApi.get('/v1/events?type=payment.succeeded')).body.data.filter((e: any) => e.data.object.id === payment.id);
@@ -97,12 +74,12 @@ describe('pending card', () => {
 
 describe('timeout card', () => {
   it('stays pending after the timeout, with no fallback; ?refresh=true learns that it succeeded', async () => {
-    const before = await balanceOf(api);
+    const before = await availableOf(api);
     const { order, payment } = await orderAndPay(api, CARDS.timeout);
     expect(payment).toMatchObject({ status: 'pending', connector: 'simulator_a', connector_reference: null });
     // The processor may have acted: the router must not try simulator_b.
     expect(payment.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'timeout', error_code: 'timeout' })]);
-    expect(manual.payments.connectors.simulator!.processors.get('simulator_b')!.chargeRequests.has(payment.id)).toBe(false);
+    expect(manual.service.simulator('simulator_b').chargeRequests.has(payment.id)).toBe(false);
 
     const plain = await api.get(`/v1/payments/${payment.id}`);
     expect(plain.body.status).toBe('pending');
@@ -110,19 +87,19 @@ describe('timeout card', () => {
     expect(refreshed.body).toMatchObject({ status: 'succeeded', connector: 'simulator_a' });
     expect(refreshed.body.connector_reference).toMatch(/^simulator_a_ch_/);
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
-    expect((await balanceOf(api)) - before).toBe(order.amount);
+    expect((await availableOf(api)) - before).toBe(order.amount);
     expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
   });
 
   it("the worker's status check learns the outcome", async () => {
     const { order, payment } = await orderAndPay(api, CARDS.timeout);
     await new Promise((resolve) => setTimeout(resolve, 150));
-    const pass = await runWorkerOnce({ db: testDb.database.db, log, payments: manual.payments });
+    const pass = await manual.service.runWorker();
     expect(pass.statusChecks!.payments).toBeGreaterThanOrEqual(1);
     expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('succeeded');
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
     // Nothing left to check for it.
-    const [row] = await query(testDb, sql`SELECT next_status_check_at FROM payments WHERE id = ${parseId('pay', payment.id)!}`);
+    const [row] = await h.query(sql`SELECT next_status_check_at FROM payments WHERE id = ${parseId('pay', payment.id)!}`);
     expect(row!.next_status_check_at).toBeNull();
   });
 

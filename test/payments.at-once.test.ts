@@ -1,11 +1,11 @@
 // The one-statement card payment (src/domain/payments/at-once.ts): it must leave exactly what the
 // general path leaves, and whenever it cannot finish in its statement (key taken, order changed,
 // payment changed, key taken over) it must write nothing and hand over to the general path.
-import { and, eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
 import crypto from 'node:crypto';
-import { client, createTenant, createTestDatabase, type Tenant, type TestDatabase } from './helpers.js';
-import { CARDS, cardMethod, newOrder, pay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import type { Row } from './helpers.js';
+import { CARDS, cardMethod, newOrder, pay } from './payments.helpers.js';
 import { claimKey, fingerprint } from '../src/idempotency/store.js';
 import type { RequestContext } from '../src/kernel/context.js';
 import { createPayment } from '../src/domain/payments/service.js';
@@ -13,33 +13,19 @@ import { AT_ONCE_STATEMENTS, finishSucceededAtOnce } from '../src/domain/payment
 import { parseId } from '../src/kernel/ids.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { paymentOrders, payments } from '../src/storage/schema.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let tenant: Tenant;
-let api: Api;
+const h = useService();
+const { api } = h;
 let accountUuid: string;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb);
-  tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-  accountUuid = parseId('acct', tenant.accountId)!;
+beforeAll(() => {
+  accountUuid = parseId('acct', h.tenant.accountId)!;
 });
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
-type Row = Record<string, any>;
-async function rows(query: ReturnType<typeof sql>): Promise<Row[]> {
-  return ((await testDb.database.db.execute(query)) as unknown as { rows: Row[] }).rows;
-}
+const rows = (q: SQL) => h.query(q);
 
 /** The one-statement path's statements that the service sent while `fn` ran, by name. */
 async function atOnceStatementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const client = (testDb.database.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
+  const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
   const original = client.query;
   const names = new Map(Object.entries(AT_ONCE_STATEMENTS).map(([name, text]) => [text, name]));
   const sent: string[] = [];
@@ -103,13 +89,13 @@ describe('the one-statement card payment', () => {
     const general = await newOrder(api, { amount: 4321, currency: 'EUR', reference: reference('b') });
     const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_general_path' };
     const input = { payment_order: general.id, payment_method: cardMethod(CARDS.success), metadata } as any;
-    const claim = await claimKey(testDb.database.db, ctx, `general-${crypto.randomUUID()}`, fingerprint('POST', '/v1/payments', input), {
+    const claim = await claimKey(h.db, ctx, `general-${crypto.randomUUID()}`, fingerprint('POST', '/v1/payments', input), {
       retentionS: 3600,
       lockTimeoutS: 60,
     });
     expect(claim.kind).toBe('owner');
     ctx.idempotency = (claim as { claim: RequestContext['idempotency'] }).claim;
-    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(() => createPayment(testDb.database.db, service.payments, ctx, input));
+    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(() => createPayment(h.db, h.service.payments, ctx, input));
     expect(outcome.status).toBe(201);
     expect(sentByGeneral).toEqual([]);
     const generalPayment = JSON.parse(outcome.body);
@@ -126,7 +112,7 @@ describe('the one-statement card payment', () => {
     // …and the same bytes a GET sends, metadata keys included.
     expect((await api.get(`/v1/payments/${fastRes.body.id}`)).text).toBe(fastRes.text);
     expect(Object.keys(fastRes.body.metadata)).toEqual(Object.keys(generalPayment.metadata));
-    expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
+    expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
   });
 
   it('a key used before for another order rolls the whole statement back: the second order stays open and untouched', async () => {
@@ -185,7 +171,7 @@ describe('the one-statement card payment', () => {
     expect((await api.get(`/v1/payments?payment_order=${order.id}`)).body.data).toHaveLength(1);
     const after = await rows(sql`SELECT coalesce(sum(amount), 0)::bigint AS total FROM journal_lines WHERE account_id = ${accountUuid} AND ledger_account = 'merchant_available'`);
     expect(Number(before[0]!.total) - Number(after[0]!.total)).toBe(1234);
-    expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
+    expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
   });
 });
 
@@ -195,7 +181,7 @@ describe('the one-statement finish refuses to write half of its work', () => {
     const res = await pay(api, created.id, CARDS.pending);
     expect(res.status, res.text).toBe(201);
     expect(res.body.status).toBe('pending');
-    const db = testDb.database.db;
+    const db = h.db;
     const [payment] = await db.select().from(payments).where(eq(payments.id, parseId('pay', res.body.id)!));
     const [order] = await db.select().from(paymentOrders).where(and(eq(paymentOrders.accountId, accountUuid), eq(paymentOrders.id, payment!.paymentOrderId)));
     // As phase 1 left it: the finish is asked to settle a payment that no connector has answered yet.
@@ -215,7 +201,7 @@ describe('the one-statement finish refuses to write half of its work', () => {
   async function ownedKey(): Promise<RequestContext> {
     const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_owned' };
     await rows(sql`DELETE FROM idempotency_keys WHERE account_id = ${accountUuid} AND key = 'owned-key'`);
-    const claim = await claimKey(testDb.database.db, ctx, 'owned-key', 'print', { retentionS: 3600, lockTimeoutS: 60 });
+    const claim = await claimKey(h.db, ctx, 'owned-key', 'print', { retentionS: 3600, lockTimeoutS: 60 });
     expect(claim.kind).toBe('owner');
     return { ...ctx, idempotency: { key: 'owned-key', recoveryPoint: 'payment_created:x' } };
   }
@@ -227,7 +213,7 @@ describe('the one-statement finish refuses to write half of its work', () => {
     const before = await state(payment.id);
     const ctx: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_x', idempotency: { key: 'k', recoveryPoint: 'x' } };
     const stale = { ...payment, version: payment.version - 1 };
-    expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment: stale, order }, succeeded, [], new Date())).toBeUndefined();
+    expect(await finishSucceededAtOnce(h.db, ctx, { payment: stale, order }, succeeded, [], new Date())).toBeUndefined();
     expect(await state(payment.id)).toEqual(before);
   });
 
@@ -236,7 +222,7 @@ describe('the one-statement finish refuses to write half of its work', () => {
     const ctx = await ownedKey();
     const before = await state(payment.id);
     expect(before).toMatchObject({ payment: 'pending', order: 'processing', entries: 0, keyAnswered: 0 });
-    expect(await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order: { ...order, version: order.version + 5 } }, succeeded, [], new Date())).toBeUndefined();
+    expect(await finishSucceededAtOnce(h.db, ctx, { payment, order: { ...order, version: order.version + 5 } }, succeeded, [], new Date())).toBeUndefined();
     expect(await state(payment.id)).toEqual(before);
   });
 
@@ -245,7 +231,7 @@ describe('the one-statement finish refuses to write half of its work', () => {
     await ownedKey();
     const before = await state(payment.id);
     const other: RequestContext = { accountId: accountUuid, livemode: false, requestId: 'req_someone_else', idempotency: { key: 'owned-key', recoveryPoint: 'x' } };
-    expect(await finishSucceededAtOnce(testDb.database.db, other, { payment, order }, succeeded, [], new Date())).toBeUndefined();
+    expect(await finishSucceededAtOnce(h.db, other, { payment, order }, succeeded, [], new Date())).toBeUndefined();
     expect(await state(payment.id)).toEqual(before);
   });
 
@@ -253,7 +239,7 @@ describe('the one-statement finish refuses to write half of its work', () => {
     const { payment, order } = await pendingPayment();
     const ctx = await ownedKey();
     const before = await state(payment.id);
-    const outcome = await finishSucceededAtOnce(testDb.database.db, ctx, { payment, order }, succeeded, [], new Date());
+    const outcome = await finishSucceededAtOnce(h.db, ctx, { payment, order }, succeeded, [], new Date());
     expect(outcome?.status).toBe(201);
     expect(JSON.parse(outcome!.body)).toMatchObject({ status: 'succeeded', connector_reference: 'simulator_a_ch_test', version: payment.version + 1 });
     expect(await state(payment.id)).toEqual({
@@ -265,6 +251,6 @@ describe('the one-statement finish refuses to write half of its work', () => {
       settledEvents: before.settledEvents + 2,
       keyAnswered: 1,
     });
-    expect((await checkLedger(testDb.database.db, { accountId: accountUuid })).ok).toBe(true);
+    expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
   });
 });

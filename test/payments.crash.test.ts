@@ -5,41 +5,33 @@
 // crash), the order paid, the balance credited once. PostgreSQL only (several processes).
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
-import { checkLedger } from '../src/ledger/check.js';
 import { parseId } from '../src/kernel/ids.js';
-import { call, createTenant, createTestDatabase, isPostgres, orderBody, type Tenant, type TestDatabase } from './helpers.js';
-import { CARDS, cardMethod, query } from './payments.helpers.js';
-import { startChild, stopChild, type Child } from './processes.helpers.js';
+import { call, isPostgres, orderBody, type Tenant } from './helpers.js';
+import { CARDS, cardMethod } from './payments.helpers.js';
+import { startChild, stopChild, sendWhileLocked } from './processes.helpers.js';
+import { useDatabase } from './fixtures.js';
+import { expectLedgerClean } from './payouts.helpers.js';
 
 describe.skipIf(!isPostgres)('a service killed between the phases resumes on retry and never charges twice', () => {
-  let testDb: TestDatabase;
+  const h = useDatabase({ postgresOnly: true });
   let tenant: Tenant;
   let simulator: SimulatorServer;
-  const children: Child[] = [];
-
   beforeAll(async () => {
-    testDb = await createTestDatabase();
-    tenant = await createTenant(testDb.database, 'Crash tenant');
-    simulator = await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 });
-  }, 60_000);
-  afterAll(async () => {
-    for (const child of children) await stopChild(child);
-    await simulator?.close();
-    await testDb?.drop();
-  }, 60_000);
+    tenant = await h.createTenant('Crash tenant');
+    simulator = h.track(await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 }));
+  });
 
   // A short lock needs a connector timeout to match (config.ts refuses a lock the route could outlast).
-  const env = () => ({ DATABASE_URL: testDb.url!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700' });
+  const env = () => ({ DATABASE_URL: h.databaseUrl!, SIMULATOR_URL: simulator.url, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700' });
   const charges = (reference: string) =>
     [...simulator.host.processors.values()].reduce((n, p) => n + (p.chargeRequests.get(reference) ?? 0), 0);
   const held = async (reference: string) => (await Promise.all([...simulator.host.processors.values()].map((p) => p.charges.has(reference)))).filter(Boolean).length;
 
   async function crashDuringPayment(crashAfter: string, card: string) {
-    const crashing = await startChild({ ...env(), CRASH_AFTER: crashAfter });
-    children.push(crashing);
+    const crashing = h.track(await startChild({ ...env(), CRASH_AFTER: crashAfter }));
     const order = await call(crashing.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 4321 }) });
     expect(order.status, order.text).toBe(201);
     const idempotencyKey = `crash-${crashAfter}-${order.body.id}`;
@@ -49,40 +41,33 @@ describe.skipIf(!isPostgres)('a service killed between the phases resumes on ret
     expect(await crashing.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
     // What the first phase left behind: a pending payment, the order processing, the recovery point.
-    const [payment] = await query(testDb, sql`SELECT id, status, connector FROM payments WHERE payment_order_id = ${parseId('ord', order.body.id)!}`);
+    const [payment] = await h.query(sql`SELECT id, status, connector FROM payments WHERE payment_order_id = ${parseId('ord', order.body.id)!}`);
     expect(payment).toMatchObject({ status: 'pending', connector: null });
-    const [key] = await query(testDb, sql`SELECT recovery_point, response_status FROM idempotency_keys WHERE key = ${idempotencyKey}`);
+    const [key] = await h.query(sql`SELECT recovery_point, response_status FROM idempotency_keys WHERE key = ${idempotencyKey}`);
     expect(key).toEqual({ recovery_point: `payment_created:${payment!.id}`, response_status: null });
-    const [orderRow] = await query(testDb, sql`SELECT status FROM payment_orders WHERE id = ${parseId('ord', order.body.id)!}`);
+    const [orderRow] = await h.query(sql`SELECT status FROM payment_orders WHERE id = ${parseId('ord', order.body.id)!}`);
     expect(orderRow!.status).toBe('processing');
     return { order: order.body, idempotencyKey, body, paymentUuid: String(payment!.id) };
   }
 
   async function retry(idempotencyKey: string, body: unknown) {
-    const restarted = await startChild(env());
-    children.push(restarted);
-    // The crashed request's lock on the key lapses after IDEMPOTENCY_LOCK_TIMEOUT_S.
-    let res;
-    for (let i = 0; i < 50; i++) {
-      res = await call(restarted.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body });
-      if (res.status !== 409) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const restarted = h.track(await startChild(env()));
+    const res = await sendWhileLocked(() => call(restarted.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body }));
     const replay = await call(restarted.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body });
     await stopChild(restarted);
-    return { res: res!, replay };
+    return { res, replay };
   }
 
   async function expectPaidOnce(orderId: string, paymentId: string, amount: number) {
-    const rows = await query(testDb, sql`SELECT id FROM payments WHERE payment_order_id = ${parseId('ord', orderId)!}`);
+    const rows = await h.query(sql`SELECT id FROM payments WHERE payment_order_id = ${parseId('ord', orderId)!}`);
     expect(rows).toHaveLength(1);
-    const [order] = await query(testDb, sql`SELECT status, amount_paid FROM payment_orders WHERE id = ${parseId('ord', orderId)!}`);
+    const [order] = await h.query(sql`SELECT status, amount_paid FROM payment_orders WHERE id = ${parseId('ord', orderId)!}`);
     expect(order).toEqual({ status: 'paid', amount_paid: amount });
-    const entries = await query(testDb, sql`SELECT type FROM journal_entries WHERE source_id = ${parseId('pay', paymentId)!}`);
+    const entries = await h.query(sql`SELECT type FROM journal_entries WHERE source_id = ${parseId('pay', paymentId)!}`);
     expect(entries).toEqual([{ type: 'payment' }]);
-    const events = await query(testDb, sql`SELECT type FROM events WHERE object_id = ${paymentId} ORDER BY id`);
+    const events = await h.query(sql`SELECT type FROM events WHERE object_id = ${paymentId} ORDER BY id`);
     expect(events.map((e) => e.type)).toEqual(['payment.created', 'payment.succeeded']);
-    expect((await checkLedger(testDb.database.db, { accountId: parseId('acct', tenant.accountId)! })).ok).toBe(true);
+    await expectLedgerClean(h.db, tenant.accountId);
   }
 
   it('killed after the payment was committed, before the connector was called', async () => {
@@ -119,38 +104,30 @@ describe.skipIf(!isPostgres)('a service killed between the phases resumes on ret
   }, 120_000);
 
   it('a refund killed between its phases resumes and refunds once', async () => {
-    const service = await startChild(env());
-    children.push(service);
-    const order = await call(service.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 900 }) });
-    const payment = await call(service.url, 'POST', '/v1/payments', {
+    const first = h.track(await startChild(env()));
+    const order = await call(first.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 900 }) });
+    const payment = await call(first.url, 'POST', '/v1/payments', {
       key: tenant.testKey,
       idempotencyKey: crypto.randomUUID(),
       body: { payment_order: order.body.id, payment_method: cardMethod(CARDS.success) },
     });
     expect(payment.body.status).toBe('succeeded');
-    await stopChild(service);
+    await stopChild(first);
 
-    const crashing = await startChild({ ...env(), CRASH_AFTER: 'refund_created' });
-    children.push(crashing);
+    const crashing = h.track(await startChild({ ...env(), CRASH_AFTER: 'refund_created' }));
     const idempotencyKey = `refund-crash-${payment.body.id}`;
     const body = { payment: payment.body.id, amount: 400 };
     expect(await call(crashing.url, 'POST', '/v1/refunds', { key: tenant.testKey, idempotencyKey, body }).catch((e: Error) => e)).toBeInstanceOf(Error);
     expect((await crashing.exited).signal).toBe('SIGKILL');
 
-    const restarted = await startChild(env());
-    children.push(restarted);
-    let res;
-    for (let i = 0; i < 50; i++) {
-      res = await call(restarted.url, 'POST', '/v1/refunds', { key: tenant.testKey, idempotencyKey, body });
-      if (res.status !== 409) break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(res!.status, res!.text).toBe(201);
-    expect(res!.body).toMatchObject({ status: 'succeeded', amount: 400 });
+    const restarted = h.track(await startChild(env()));
+    const res = await sendWhileLocked(() => call(restarted.url, 'POST', '/v1/refunds', { key: tenant.testKey, idempotencyKey, body }));
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ status: 'succeeded', amount: 400 });
     await stopChild(restarted);
-    const refunds = await query(testDb, sql`SELECT status FROM refunds WHERE payment_id = ${parseId('pay', payment.body.id)!}`);
+    const refunds = await h.query(sql`SELECT status FROM refunds WHERE payment_id = ${parseId('pay', payment.body.id)!}`);
     expect(refunds).toEqual([{ status: 'succeeded' }]);
     expect((await simulator.host.processors.get('simulator_a')!.stats()).refunds).toBe(1);
-    expect((await checkLedger(testDb.database.db, { accountId: parseId('acct', tenant.accountId)! })).ok).toBe(true);
+    await expectLedgerClean(h.db, tenant.accountId);
   }, 120_000);
 });

@@ -1,24 +1,12 @@
 // Payments, one test per row of the test-card table (API.md §6) that answers at once — success,
 // both declines, processor error with fallback — plus retrieval, lists and the order's states.
 // Pending and timeout rows are in payments.async.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, cardMethod, eventTypesOf, newOrder, orderAndPay, pay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { describe, expect, it } from 'vitest';
+import { CARDS, cardMethod, eventTypesOf, newOrder, orderAndPay, pay } from './payments.helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let api: Api;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService();
+const { api } = h;
 
 describe('payments: scenarios that answer at once', () => {
   it('success: the payment succeeds at the first connector, the order is paid, the balance credited', async () => {
@@ -102,10 +90,9 @@ describe('payments: scenarios that answer at once', () => {
       expect.objectContaining({ connector: 'simulator_b', outcome: 'succeeded', error_code: null }),
     ]);
     // Both simulated processors saw the request once; only simulator_b holds a charge.
-    const simulator = service.payments.connectors.simulator!;
-    expect(simulator.processors.get('simulator_a')!.chargeRequests.get(payment.id)).toBe(1);
-    expect(await simulator.processors.get('simulator_a')!.charges.has(payment.id)).toBe(false);
-    expect((await simulator.processors.get('simulator_b')!.charges.get(payment.id))?.state).toBe('CAPTURED');
+    expect(h.service.simulator('simulator_a').chargeRequests.get(payment.id)).toBe(1);
+    expect(await h.service.simulator('simulator_a').charges.has(payment.id)).toBe(false);
+    expect((await h.service.simulator('simulator_b').charges.get(payment.id))?.state).toBe('CAPTURED');
   });
 
   it('the same card gives the same fingerprint; another card another one', async () => {
@@ -124,7 +111,7 @@ describe('payments: scenarios that answer at once', () => {
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.text).toBe(first.text);
-    expect(service.payments.connectors.simulator!.processors.get('simulator_a')!.chargeRequests.get(first.body.id)).toBe(1);
+    expect(h.service.simulator().chargeRequests.get(first.body.id)).toBe(1);
     // A different card under the same key is another request.
     const other = await api.post('/v1/payments', { ...body, payment_method: cardMethod(CARDS.declined) }, { idempotencyKey: `pay-${order.id}` });
     expect(other.status).toBe(422);
@@ -134,8 +121,7 @@ describe('payments: scenarios that answer at once', () => {
   });
 
   it('lists payments newest first with status and payment_order filters and cursors', async () => {
-    const tenant = await createTenant(testDb.database);
-    const own = client(service.url, tenant.testKey);
+    const own = (await h.newTenant()).api;
     const made = [];
     for (const card of [CARDS.success, CARDS.declined, CARDS.success]) made.push((await orderAndPay(own, card)).payment);
     const all = await own.get('/v1/payments');

@@ -1,13 +1,15 @@
-// Helpers of the payments, refunds, connectors and ledger tests: a service with payment settings
-// of its own (short connector timeout, slow pending resolution unless asked), test cards, orders.
-import crypto from 'node:crypto';
-import { sql } from 'drizzle-orm';
-import { expect } from 'vitest';
-import { loadConfig, type Config, type PaymentsConfig } from '../src/config.js';
-import { startService } from '../src/service.js';
-import { createRuntime, type Runtime, type RuntimeOptions } from '../src/runtime.js';
-import { MemoryRateLimiter } from '../src/lib/rate-limiter.js';
-import { client, orderBody, type LogCapture, type TestDatabase, type TestService } from './helpers.js';
+// Helpers of the money-movement tests: test cards, orders and payments, the events of an object,
+// the in-process simulated processors, a live-mode lab connector, and signed processor webhooks.
+import { sendSimulatorWebhook, type SignOptions } from './connectors.helpers.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
+import { createHttpClient, type HttpClient } from '../src/connectors/http.js';
+import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
+import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
+import type { TestControls } from '../src/connectors/test-controls.js';
+import { SimulatorHost } from '../src/connectors/simulator/processor.js';
+import type { Connector } from '../src/connectors/types.js';
+import { call, created, orderBody, type Api, type ApiResponse } from './helpers.js';
 
 export const CARDS = {
   success: '4242424242424242',
@@ -18,71 +20,14 @@ export const CARDS = {
   processorError: '4000000000000119',
 } as const;
 
+/** A valid card that is no test card: refused in test mode, routed in live mode. */
+export const LIVE_CARD = '5555555555554444';
+
 export function cardMethod(number: string, overrides: Record<string, unknown> = {}) {
   return { type: 'card', card: { number, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123', ...overrides } };
 }
 
-export type PaymentsSettings = Partial<Omit<PaymentsConfig, 'simulator' | 'circuitBreaker'>> & {
-  simulator?: Partial<PaymentsConfig['simulator']>;
-  circuitBreaker?: Partial<PaymentsConfig['circuitBreaker']>;
-};
-
-export interface PaymentsTestService extends TestService {
-  payments: Runtime;
-}
-
-/** Payment settings for tests: a 300 ms connector timeout; pending charges wait a minute unless told otherwise. */
-export function testPaymentsConfig(settings: PaymentsSettings = {}): PaymentsConfig {
-  const base = loadConfig({}).payments;
-  return {
-    ...base,
-    connectorTimeoutMs: 300,
-    ...settings,
-    simulator: { ...base.simulator, pendingDelayMs: 60_000, ...settings.simulator },
-    circuitBreaker: { ...base.circuitBreaker, ...settings.circuitBreaker },
-  };
-}
-
-export async function startPaymentsService(
-  testDb: TestDatabase,
-  opts: { settings?: PaymentsSettings; overrides?: Partial<Config>; runtime?: RuntimeOptions; logs?: LogCapture } = {},
-): Promise<PaymentsTestService> {
-  const config: Config = {
-    ...loadConfig({}),
-    databaseUrl: testDb.url,
-    port: 0,
-    metrics: { host: '127.0.0.1', port: 0 },
-    roles: ['api'],
-    rateLimit: { live: { perSecond: 10_000, burst: 10_000 }, test: { perSecond: 10_000, burst: 10_000 } },
-    ...opts.overrides,
-  };
-  config.payments = testPaymentsConfig(opts.settings);
-  const payments = createRuntime(config, { db: testDb.database.db, ...opts.runtime });
-  const service = await startService(config, {
-    database: testDb.database,
-    logger: opts.logs ? { level: 'info', stream: opts.logs } : false,
-    rateLimiter: new MemoryRateLimiter(),
-    payments,
-  });
-  return {
-    ...service,
-    url: service.url!,
-    config,
-    payments,
-    async close() {
-      await service.close();
-      payments.close();
-    },
-  };
-}
-
-export type Api = ReturnType<typeof client>;
-
-export async function newOrder(api: Api, overrides: Record<string, unknown> = {}) {
-  const res = await api.post('/v1/payment-orders', orderBody(overrides));
-  expect(res.status, res.text).toBe(201);
-  return res.body;
-}
+export const newOrder = (api: Api, overrides: Record<string, unknown> = {}) => created(api, '/v1/payment-orders', orderBody(overrides));
 
 export async function pay(api: Api, orderId: string, number: string = CARDS.success, extra: Record<string, unknown> = {}) {
   return api.post('/v1/payments', { payment_order: orderId, payment_method: cardMethod(number), ...extra });
@@ -90,24 +35,10 @@ export async function pay(api: Api, orderId: string, number: string = CARDS.succ
 
 /** Creates an order and pays it; expects a 201. */
 export async function orderAndPay(api: Api, number: string = CARDS.success, order: Record<string, unknown> = {}) {
-  const created = await newOrder(api, order);
-  const res = await pay(api, created.id, number);
+  const made = await newOrder(api, order);
+  const res = await pay(api, made.id, number);
   expect(res.status, res.text).toBe(201);
-  return { order: created, payment: res.body };
-}
-
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-export async function query(testDb: TestDatabase, q: ReturnType<typeof sql>): Promise<Record<string, unknown>[]> {
-  return ((await testDb.database.db.execute(q)) as unknown as { rows: Record<string, unknown>[] }).rows;
+  return { order: made, payment: res.body };
 }
 
 export async function eventTypesOf(api: Api, objectId: string): Promise<string[]> {
@@ -118,4 +49,73 @@ export async function eventTypesOf(api: Api, objectId: string): Promise<string[]
     .reverse();
 }
 
-export const idempotencyKey = () => crypto.randomUUID();
+/** An amount of a balance list (`available`, `reserved`, `pending`) in one currency. */
+export const amountIn = (list: { currency: string; amount: number }[], currency: string) => list.find((x) => x.currency === currency)?.amount ?? 0;
+
+export async function balanceOf(api: Api, currency = 'EUR') {
+  const res = await api.get('/v1/balance');
+  expect(res.status, res.text).toBe(200);
+  return { available: amountIn(res.body.available, currency), reserved: amountIn(res.body.reserved, currency), pending: amountIn(res.body.pending, currency) };
+}
+
+/** What is available in `currency`. */
+export const availableOf = async (api: Api, currency = 'EUR') => (await balanceOf(api, currency)).available;
+
+/** simulator_a and simulator_b in this process on one host of their own (pending answers wait ten minutes). */
+export function inProcessSimulators() {
+  const host = new SimulatorHost({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 600_000 });
+  const make = (name: string) => createSimulatorConnector({ name, transport: inProcessTransport(host), familySecret: DEVELOPMENT_SIMULATOR_SECRET });
+  return { host, a: make('simulator_a'), b: make('simulator_b'), close: () => host.close() };
+}
+
+const accepted = async (r: { reference: string }) => ({ kind: 'succeeded' as const, connectorReference: `lab_${r.reference}` });
+
+/**
+ * A live-mode connector standing for a real processor (none exists here): cards succeed at once,
+ * debits wait at the bank, mandates activate (pending for the 0003 ending), payouts stay in transit.
+ */
+export const labLive: Connector = {
+  name: 'lab_live',
+  modes: ['live'],
+  paymentMethodTypes: ['card', 'mandate'],
+  charge: async (r) => ({ kind: r.mandate ? 'pending' : 'succeeded', connectorReference: `lab_${r.reference}` }),
+  chargeStatus: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
+  refund: accepted,
+  refundStatus: accepted,
+  setupMandate: async (r) => ({ kind: r.account.secret.endsWith('0003') ? 'pending' : 'active', connectorReference: `lab_${r.reference}` }),
+  mandateStatus: async (r) => ({ kind: 'active', connectorReference: `lab_${r.reference}` }),
+  cancelMandate: async (r) => ({ kind: 'revoked', by: 'merchant', connectorReference: `lab_${r.reference}` }),
+  payout: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
+  payoutStatus: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
+  parseWebhook: () => {
+    throw new Error('no webhooks');
+  },
+};
+
+/** Posts a processor's event to our inbound webhook route, signed as that processor (or as told). */
+export const sendProcessorEvent = (url: string, connector: string, body: string, opts: SignOptions = {}): Promise<ApiResponse> =>
+  sendSimulatorWebhook(url, `/v1/connectors/${connector}/webhooks`, connector, body, opts);
+
+/**
+ * The simulated processors for the connector contracts: both in process (one host) and both over
+ * HTTP (one server of their own), started before the file's tests and stopped after them.
+ */
+export function useSimulatorFamily(secret: string) {
+  const family = {} as { server: SimulatorServer; host: SimulatorHost; http: HttpClient };
+  beforeAll(async () => {
+    family.server = await startSimulatorServer({ familySecret: secret, pendingDelayMs: 60_000 });
+    family.host = new SimulatorHost({ familySecret: secret, pendingDelayMs: 60_000 });
+    family.http = createHttpClient();
+  });
+  afterAll(async () => {
+    family.http?.close();
+    family.host?.close();
+    await family.server?.close();
+  });
+  const make = (name: string, over: 'in process' | 'over HTTP') => () =>
+    createSimulatorConnector({ name, transport: over === 'in process' ? inProcessTransport(family.host) : httpTransport(family.server.url, family.http), familySecret: secret });
+  const connectors = (['in process', 'over HTTP'] as const).flatMap((over) =>
+    ['simulator_a', 'simulator_b'].map((name) => [`${name} ${over}`, make(name, over)] as [string, () => Connector & TestControls]),
+  );
+  return { family, connectors };
+}

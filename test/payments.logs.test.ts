@@ -2,37 +2,23 @@
 // timeout, and on an internal error while the card is in hand — and never stored: the captured
 // log lines and every table are searched for them.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
-import { createSimulatorConnector, inProcessTransport } from '../src/connectors/simulator/connector.js';
-import { SimulatorHost } from '../src/connectors/simulator/processor.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Connector } from '../src/connectors/types.js';
-import { client, createTenant, createTestDatabase, LogCapture, type TestDatabase } from './helpers.js';
-import { CARDS, cardMethod, newOrder, query, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { LogCapture } from './helpers.js';
+import { CARDS, cardMethod, newOrder, inProcessSimulators } from './payments.helpers.js';
+import { useService } from './fixtures.js';
 
 const CVC = '7391';
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let host: SimulatorHost;
 const logs = new LogCapture();
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  host = new SimulatorHost({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 });
-  const a = createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: DEVELOPMENT_SIMULATOR_SECRET });
-  // A processor whose answer the database cannot store (a NUL in its reference): an internal error
-  // in the second phase, with the card still in memory.
-  const broken: Connector = {
-    ...createSimulatorConnector({ name: 'simulator_b', transport: inProcessTransport(host), familySecret: DEVELOPMENT_SIMULATOR_SECRET }),
-    charge: async (request) => ({ kind: 'succeeded', connectorReference: `bad\u0000${request.card!.number.slice(0, 0)}` }),
-  };
-  service = await startPaymentsService(testDb, { logs, runtime: { connectors: [a, broken] } });
-});
-afterAll(async () => {
-  await service?.close();
-  host?.close();
-  await testDb?.drop();
-});
+const sims = inProcessSimulators();
+// A processor whose answer the database cannot store (a NUL in its reference): an internal error
+// in the second phase, with the card still in memory.
+const broken: Connector = {
+  ...sims.b,
+  charge: async (request) => ({ kind: 'succeeded', connectorReference: `bad\u0000${request.card!.number.slice(0, 0)}` }),
+};
+const h = useService({ logs, runtime: { connectors: [sims.a, broken] } });
+afterAll(() => sims.close());
 
 // Four digits turn up by chance inside random ids (a UUID group, a TypeID), so the CVC is looked
 // for as a value of its own: not preceded or followed by another id character.
@@ -40,7 +26,7 @@ const standalone = (digits: string) => new RegExp(`(?<![0-9A-Za-z_.-])${digits}(
 
 describe('card data in logs and storage', () => {
   it('never appears, whatever happens to the payment', async () => {
-    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { api } = h;
     const used: string[] = [];
     const attempt = async (number: string, card: Record<string, unknown> = {}) => {
       used.push(number);
@@ -72,8 +58,7 @@ describe('card data in logs and storage', () => {
     expect(text).not.toMatch(/"cvc"/);
 
     // Nor stored: not in any table, not even hashed without a key into the idempotency record.
-    const dump = await query(
-      testDb,
+    const dump = await h.query(
       sql`SELECT string_agg(t::text, ' ') AS all FROM (
             SELECT to_jsonb(p)::text AS t FROM payments p UNION ALL SELECT to_jsonb(e)::text FROM events e
             UNION ALL SELECT to_jsonb(k)::text FROM idempotency_keys k UNION ALL SELECT to_jsonb(o)::text FROM payment_orders o) x`,

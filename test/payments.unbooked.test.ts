@@ -1,12 +1,12 @@
 // A charge request that timed out and that the processor never booked: the payment waits while
 // the charge may still be on its way, then the worker fails it (nothing was charged) and the
 // order opens again for another attempt — instead of both staying pending and processing forever.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, eventTypesOf, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
-import { runWorkerOnce } from '../src/worker/worker.js';
+import { describe, expect, it } from 'vitest';
+import { CARDS, eventTypesOf, orderAndPay } from './payments.helpers.js';
 import { abandonAfterMs } from '../src/movement/saga.js';
 import { connectorError, type Connector } from '../src/connectors/types.js';
+import { useService } from './fixtures.js';
+import { testClock } from './helpers.js';
 
 /** A processor that swallows every charge request: no answer, no booking. */
 function lostRequests(name: string): Connector {
@@ -26,36 +26,23 @@ function lostRequests(name: string): Connector {
 }
 
 describe('a timed-out charge the processor never booked', () => {
-  let testDb: TestDatabase;
-  let service: PaymentsTestService;
-  let api: Api;
-  let clockMs = Date.now();
-  const log = { info: () => {}, error: () => {} };
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase();
-    service = await startPaymentsService(testDb, {
-      runtime: { connectors: [lostRequests('simulator_a'), lostRequests('simulator_b')], now: () => new Date(clockMs) },
-    });
-    api = client(service.url, (await createTenant(testDb.database)).testKey);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await testDb?.drop();
-  });
+  const clock = testClock();
+  const h = useService({ clock, runtime: { connectors: [lostRequests('simulator_a'), lostRequests('simulator_b')] } });
+  const { api } = h;
+  const pass = () => h.service.runWorker();
 
   it('stays pending while it may still arrive, then fails and reopens the order', async () => {
     const { order, payment } = await orderAndPay(api, CARDS.success);
     expect(payment).toMatchObject({ status: 'pending', connector: 'simulator_a' });
     expect(payment.attempts.map((a: any) => a.connector)).toEqual(['simulator_a']); // a timeout never falls back
 
-    clockMs += service.config.payments.statusCheckIntervalMs + 1;
-    await runWorkerOnce({ db: testDb.database.db, log, payments: service.payments, now: () => new Date(clockMs) });
+    clock.advance(h.service.config.payments.statusCheckIntervalMs + 1);
+    await pass();
     expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('pending');
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
 
-    clockMs += abandonAfterMs(service.payments, 2);
-    await runWorkerOnce({ db: testDb.database.db, log, payments: service.payments, now: () => new Date(clockMs) });
+    clock.advance(abandonAfterMs(h.service.payments, 2));
+    await pass();
     const failed = (await api.get(`/v1/payments/${payment.id}`)).body;
     expect(failed).toMatchObject({ status: 'failed', failure_code: 'processing_error', connector: 'simulator_a' });
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
@@ -65,20 +52,20 @@ describe('a timed-out charge the processor never booked', () => {
   });
 
   it('is not failed as soon as the resume deadline plus one route time has passed (a margin for skew and late booking)', async () => {
-    const createdAt = clockMs;
+    const createdAt = clock.now().getTime();
     const { order, payment } = await orderAndPay(api, CARDS.success);
-    const { idempotencyLockTimeoutS } = service.payments;
-    const { connectorTimeoutMs, statusCheckIntervalMs } = service.config.payments;
+    const { idempotencyLockTimeoutS } = h.service.payments;
+    const { connectorTimeoutMs, statusCheckIntervalMs } = h.service.config.payments;
     // A worker clock a few seconds ahead of the API's, right past the old abandonment time.
-    clockMs = createdAt + idempotencyLockTimeoutS * 1000 + statusCheckIntervalMs + 2 * connectorTimeoutMs + 5_000;
-    expect(clockMs - createdAt).toBeLessThan(abandonAfterMs(service.payments, 2));
-    await runWorkerOnce({ db: testDb.database.db, log, payments: service.payments, now: () => new Date(clockMs) });
+    clock.set(createdAt + idempotencyLockTimeoutS * 1000 + statusCheckIntervalMs + 2 * connectorTimeoutMs + 5_000);
+    expect(clock.now().getTime() - createdAt).toBeLessThan(abandonAfterMs(h.service.payments, 2));
+    await pass();
     expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('pending');
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
 
     // The next status check is one interval after that pass.
-    clockMs = Math.max(createdAt + abandonAfterMs(service.payments, 2), clockMs + statusCheckIntervalMs + 1);
-    await runWorkerOnce({ db: testDb.database.db, log, payments: service.payments, now: () => new Date(clockMs) });
+    clock.set(Math.max(createdAt + abandonAfterMs(h.service.payments, 2), clock.now().getTime() + statusCheckIntervalMs + 1));
+    await pass();
     expect((await api.get(`/v1/payments/${payment.id}`)).body.status).toBe('failed');
   });
 });

@@ -1,24 +1,14 @@
 // `accounts set-payouts`: arguments are checked before any database is opened; on PostgreSQL the
 // command changes what the API allows (live payouts on/off, the maximum payout), run in process
 // against this file's own database.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../src/cli/commands.js';
+import { describe, expect, it } from 'vitest';
 import { createAccount, getAccount } from '../src/domain/accounts/service.js';
-import { client, createTenant, createTestDatabase, isPostgres, type TestDatabase } from './helpers.js';
-import { fund, newBeneficiary, payout, startPayoutsService, type PayoutsTestService } from './payouts.helpers.js';
+import { isPostgres } from './helpers.js';
+import { fund, newBeneficiary, payout } from './payouts.helpers.js';
+import { useService } from './fixtures.js';
+import { runCliHere } from './cli.helpers.js';
 
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, { env, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  let json: any;
-  try {
-    json = stdout ? JSON.parse(stdout) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { code, stdout, stderr, json };
-}
+const cli = runCliHere;
 
 describe('accounts set-payouts: argument checks', () => {
   const env = { DATA_DIR: '/nonexistent/never-created' };
@@ -42,29 +32,20 @@ describe('accounts set-payouts: argument checks', () => {
 });
 
 describe.runIf(isPostgres)('accounts set-payouts against the database', () => {
-  let testDb: TestDatabase;
-  let service: PayoutsTestService;
-  beforeAll(async () => {
-    testDb = await createTestDatabase();
-    service = await startPayoutsService(testDb);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await testDb?.drop();
-  });
+  const h = useService({ submitOnCreate: false, postgresOnly: true });
 
   it('turns live payouts on and off and sets or clears the maximum', async () => {
-    const env = { DATABASE_URL: testDb.url! };
-    const fresh = await createAccount(testDb.database.db, 'Fresh');
+    const env = { DATABASE_URL: h.databaseUrl! };
+    const fresh = await createAccount(h.db, 'Fresh');
     expect(fresh.payouts).toEqual({ live_enabled: false, max_amount: null });
 
-    const tenant = await createTenant(testDb.database);
+    const { tenant } = h;
     const set = await cli(['accounts', 'set-payouts', tenant.accountId, '--enabled', 'true', '--max-amount', '500'], env);
     expect(set.code, set.stderr).toBe(0);
     expect(set.json).toMatchObject({ id: tenant.accountId, payouts: { live_enabled: true, max_amount: 500 } });
-    expect((await getAccount(testDb.database.db, tenant.accountId)).payouts).toEqual({ live_enabled: true, max_amount: 500 });
+    expect((await getAccount(h.db, tenant.accountId)).payouts).toEqual({ live_enabled: true, max_amount: 500 });
 
-    const api = client(service.url, tenant.testKey);
+    const { api, live } = tenant;
     await fund(api, 10_000);
     const ben = await newBeneficiary(api);
     expect((await payout(api, ben.id, 501)).body.error.code).toBe('amount_above_limit');
@@ -75,7 +56,6 @@ describe.runIf(isPostgres)('accounts set-payouts against the database', () => {
     expect(cleared.json.payouts).toEqual({ live_enabled: true, max_amount: null });
     expect((await payout(api, ben.id, 501)).status).toBe(201);
 
-    const live = client(service.url, tenant.liveKey);
     const liveBen = await live.post('/v1/beneficiaries', { name: 'L', type: 'individual', bank_account: { country: 'DE', currency: 'EUR', iban: 'DE89370400440532013000' } });
     // Enabled: the next refusal is about routing (no live connector here), not eligibility.
     expect((await payout(live, liveBen.body.id, 100)).body.error.code).toBe('routing_no_match');

@@ -3,29 +3,16 @@
 // wins, and the money ends where the winner says), and the ledger's invariants after randomized
 // sequences of payments, refunds, fundings, payouts, cancels, worker passes and bank outcomes.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, orderAndPay, type Api } from './payments.helpers.js';
-import { balanceOf, expectLedgerClean, fund, newBeneficiary, payout, startPayoutsService, type PayoutsTestService } from './payouts.helpers.js';
+import { describe, expect, it } from 'vitest';
+import { CARDS, orderAndPay, balanceOf } from './payments.helpers.js';
+import { expectLedgerClean, fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { submitPayoutNow } from '../src/domain/payouts/submission.js';
 import { parseId } from '../src/kernel/ids.js';
+import { type Api } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PayoutsTestService;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPayoutsService(testDb);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
-async function tenant() {
-  const t = await createTenant(testDb.database);
-  return { ...t, api: client(service.url, t.testKey) };
-}
+const h = useService({ submitOnCreate: false });
+const tenant = () => h.newTenant();
 
 describe('concurrent payouts never overdraw', () => {
   it('50 concurrent payouts against a balance covering 10: exactly 10 succeed, 40 insufficient_balance', async () => {
@@ -39,9 +26,9 @@ describe('concurrent payouts never overdraw', () => {
     expect(statuses.filter((s) => s === 422)).toHaveLength(40);
     for (const r of results.filter((x) => x.status === 422)) expect(r.body.error.code).toBe('insufficient_balance');
     expect(await balanceOf(api)).toEqual({ available: 0, reserved: 10_000, pending: 0 });
-    await service.runPayouts();
+    await h.service.runPayouts();
     expect(await balanceOf(api)).toEqual({ available: 0, reserved: 0, pending: 0 });
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('payouts racing payments and fundings of the same currency stay within what was available', async () => {
@@ -59,7 +46,7 @@ describe('concurrent payouts never overdraw', () => {
     expect(balance.available).toBeGreaterThanOrEqual(0);
     expect(balance.available + balance.reserved).toBe(5500);
     expect(balance.reserved).toBe(created * 500);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 });
 
@@ -69,13 +56,13 @@ describe('cancel races the submission', () => {
     await fund(api, 100_000);
     const ben = await newBeneficiary(api, '0000');
     const accountUuid = parseId('acct', accountId)!;
-    const sim = service.payments.connectors.simulator!.processors.get('simulator_a')!;
+    const sim = h.service.simulator();
     let cancels = 0;
     let submissions = 0;
     for (let round = 0; round < 30; round++) {
       const created = await payout(api, ben.id, 100);
       const uuid = parseId('po', created.body.id)!;
-      const submit = round % 2 === 0 ? submitPayoutNow(testDb.database.db, service.payouts, accountUuid, uuid) : service.runPayouts();
+      const submit = round % 2 === 0 ? submitPayoutNow(h.db, h.service.payouts, accountUuid, uuid) : h.service.runPayouts();
       const [cancel] = await Promise.all([api.post(`/v1/payouts/${created.body.id}/cancel`), submit]);
       const after = (await api.get(`/v1/payouts/${created.body.id}`)).body;
       const sent = sim.payouts.requests.get(created.body.id) ?? 0;
@@ -95,7 +82,7 @@ describe('cancel races the submission', () => {
     expect(cancels + submissions).toBe(30);
     const paid = submissions * 100;
     expect(await balanceOf(api)).toEqual({ available: 100_000 - paid, reserved: 0, pending: 0 });
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 });
 
@@ -163,7 +150,7 @@ describe('the ledger holds after any sequence', () => {
               break;
             }
             case 'worker':
-              await service.runPayouts();
+              await h.service.runPayouts();
               break;
             case 'resolve': {
               const target = payouts[c.pick % Math.max(1, payouts.length)];
@@ -174,7 +161,7 @@ describe('the ledger holds after any sequence', () => {
           const balance = await balanceOf(api);
           expect(balance.reserved).toBeGreaterThanOrEqual(0);
         }
-        await expectLedgerClean(testDb, accountId);
+        await expectLedgerClean(h.db, accountId);
         // The merchant's total follows from the objects' states alone.
         const sum = (rows: Record<string, any>[], pick: (r: Record<string, any>) => boolean) => rows.filter(pick).reduce((s, r) => s + Number(r.amount), 0);
         const [paymentRows, refundRows, payoutRows] = await Promise.all([all(api, '/v1/payments'), all(api, '/v1/refunds'), all(api, '/v1/payouts')]);

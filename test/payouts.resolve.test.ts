@@ -2,17 +2,11 @@
 // right after POST /v1/payouts, while the submission right after create (or a worker's) may have
 // claimed the payout and be calling the simulated bank. It used to answer 422 ("processing …
 // allowed from: processing at a bank") most of the time; it must resolve every time.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { startPayoutsService, balanceOf, expectLedgerClean, fund, newBeneficiary, payout, type PayoutsTestService } from './payouts.helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectLedgerClean, fund, newBeneficiary, payout } from './payouts.helpers.js';
+import { balanceOf } from './payments.helpers.js';
+import { useService, type ServiceFixture } from './fixtures.js';
 
-let testDb: TestDatabase;
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-});
-afterAll(async () => {
-  await testDb?.drop();
-});
 
 const OUTCOMES = [
   ['paid', 'paid'],
@@ -21,9 +15,8 @@ const OUTCOMES = [
 ] as const;
 const ROUNDS = 12;
 
-async function resolveRightAfterCreate(service: PayoutsTestService) {
-  const tenant = await createTenant(testDb.database);
-  const api = client(service.url, tenant.testKey);
+async function resolveRightAfterCreate(h: ServiceFixture) {
+  const { api, accountId } = h.tenant;
   await fund(api, 100_000);
   const pending = await newBeneficiary(api, '0003');
   for (let round = 0; round < ROUNDS; round++) {
@@ -36,25 +29,19 @@ async function resolveRightAfterCreate(service: PayoutsTestService) {
   }
   // Every payout settled once: 4 paid, 4 failed (money back), 4 returned (money back).
   expect(await balanceOf(api)).toEqual({ available: 100_000 - 4 * 100, reserved: 0, pending: 0 });
-  await expectLedgerClean(testDb, tenant.accountId);
+  await expectLedgerClean(h.db, accountId);
   return api;
 }
 
 describe('resolve right after create, the submission right after create racing it', () => {
-  let service: PayoutsTestService;
-  beforeAll(async () => {
-    service = await startPayoutsService(testDb, { submitOnCreate: true });
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
+  const h = useService({ submitOnCreate: true });
 
   it(`a pending account (0003): ${ROUNDS} immediate resolves, each answered with the outcome asked for`, async () => {
-    await resolveRightAfterCreate(service);
+    await resolveRightAfterCreate(h);
   });
 
   it('the timeout account (0004) and the processor-error account (0005) resolve at once too', async () => {
-    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { api } = h;
     await fund(api, 10_000);
     // 0004: the bank paid but never answered; the helper reports the truth whatever was asked.
     const unanswered = await newBeneficiary(api, '0004');
@@ -72,15 +59,9 @@ describe('resolve right after create, the submission right after create racing i
 });
 
 describe('resolve right after create, a worker racing it', () => {
-  let service: PayoutsTestService;
-  beforeAll(async () => {
-    service = await startPayoutsService(testDb, { submitOnCreate: false, overrides: { roles: ['api', 'worker'], workerIntervalMs: 10 } });
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
+  const h = useService({ submitOnCreate: false, overrides: { roles: ['api', 'worker'], workerIntervalMs: 10 } });
 
   it(`a pending account (0003): ${ROUNDS} immediate resolves`, async () => {
-    await resolveRightAfterCreate(service);
+    await resolveRightAfterCreate(h);
   });
 });

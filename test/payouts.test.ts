@@ -2,39 +2,22 @@
 // worker's submission and status checks, the test helper and the banks' webhooks; cancel;
 // eligibility errors; idempotent create; the ledger (reserve, leave, release, return) after each.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { CARDS, eventTypesOf, eventually, orderAndPay, query, type Api } from './payments.helpers.js';
-import {
-  balanceOf,
-  expectLedgerClean,
-  fund,
-  newBeneficiary,
-  payout,
-  startPayoutsService,
-  type PayoutsTestService,
-} from './payouts.helpers.js';
+import { describe, expect, it } from 'vitest';
+import { client, eventually, type Api } from './helpers.js';
+import { CARDS, eventTypesOf, orderAndPay, balanceOf } from './payments.helpers.js';
+import { expectLedgerClean, fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { setPayoutSettings } from '../src/domain/accounts/service.js';
 import { submitPayoutNow } from '../src/domain/payouts/submission.js';
 import { parseId } from '../src/kernel/ids.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: PayoutsTestService;
+const h = useService({ submitOnCreate: false });
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPayoutsService(testDb);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
+/** A new tenant with `amount` EUR available. */
 async function tenant(amount = 100_000) {
-  const t = await createTenant(testDb.database);
-  const api = client(service.url, t.testKey);
-  if (amount) await fund(api, amount);
-  return { ...t, api };
+  const t = await h.newTenant();
+  if (amount) await fund(t.api, amount);
+  return t;
 }
 
 const get = async (api: Api, id: string) => (await api.get(`/v1/payouts/${id}`)).body;
@@ -49,7 +32,7 @@ describe('scenarios of the simulated bank', () => {
     expect(res.body.id).toMatch(/^po_[0-9a-z]{26}$/);
     expect(await balanceOf(api)).toEqual({ available: 7500, reserved: 2500, pending: 0 });
 
-    expect(await service.runPayouts()).toMatchObject({ submitted: 1 });
+    expect(await h.service.runPayouts()).toMatchObject({ submitted: 1 });
     const paid = await get(api, res.body.id);
     expect(paid).toMatchObject({ status: 'paid', connector: 'simulator_a', version: 3, failure_code: null });
     expect(paid.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'succeeded' })]);
@@ -57,7 +40,7 @@ describe('scenarios of the simulated bank', () => {
     expect(await eventTypesOf(api, res.body.id)).toEqual(['payout.created', 'payout.processing', 'payout.paid']);
     const txns = await api.get(`/v1/balance-transactions?source=${res.body.id}`);
     expect(txns.body.data.map((t: { type: string }) => t.type).sort()).toEqual(['payout', 'payout_paid']);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('0002: the bank declines (account_closed); the amount returns to available', async () => {
@@ -65,18 +48,18 @@ describe('scenarios of the simulated bank', () => {
     const ben = await newBeneficiary(api, '0002', 'gb');
     await fund(api, 5000, 'GBP');
     const res = await payout(api, ben.id, 3000, 'GBP');
-    await service.runPayouts();
+    await h.service.runPayouts();
     expect(await get(api, res.body.id)).toMatchObject({ status: 'failed', failure_code: 'account_closed', connector: 'simulator_a' });
     expect(await balanceOf(api, 'GBP')).toEqual({ available: 5000, reserved: 0, pending: 0 });
     expect(await eventTypesOf(api, res.body.id)).toEqual(['payout.created', 'payout.processing', 'payout.failed']);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('0003: stays processing until resolved: paid, failed, or paid then returned', async () => {
     const { api, accountId } = await tenant(30_000);
     const ben = await newBeneficiary(api, '0003');
     const [a, b, c] = [await payout(api, ben.id, 1000), await payout(api, ben.id, 2000), await payout(api, ben.id, 4000)];
-    await service.runPayouts();
+    await h.service.runPayouts();
     for (const p of [a, b, c]) expect(await get(api, p.body.id)).toMatchObject({ status: 'processing', connector: 'simulator_a' });
     expect(await balanceOf(api)).toEqual({ available: 23_000, reserved: 7000, pending: 0 });
 
@@ -100,9 +83,9 @@ describe('scenarios of the simulated bank', () => {
     // a and c came back, b never left: everything is available again.
     expect(await balanceOf(api)).toEqual({ available: 30_000, reserved: 0, pending: 0 });
     // The bank's webhooks arrive too and change nothing more.
-    await eventually(() => query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id LIKE 'po_%'`), (r) => Number(r[0]!.n) >= 4, 5000);
+    await eventually(() => h.query(sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id LIKE 'po_%'`), (r) => Number(r[0]!.n) >= 4, 5000);
     expect(await balanceOf(api)).toEqual({ available: 30_000, reserved: 0, pending: 0 });
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it("0003: the bank's webhook settles a payout in transit", async () => {
@@ -110,14 +93,14 @@ describe('scenarios of the simulated bank', () => {
     const ben = await newBeneficiary(api, '0003', 'in');
     await fund(api, 9000, 'INR');
     const res = await payout(api, ben.id, 9000, 'INR');
-    await service.runPayouts();
+    await h.service.runPayouts();
     // Settle at the bank directly (as its delay would): only its webhook tells us.
-    const sim = service.payments.connectors.simulator!.processors.get('simulator_a')!;
+    const sim = h.service.simulator();
     sim.payouts.settle(res.body.id, 'PAID');
     const settled = await eventually(() => get(api, res.body.id), (p) => p.status === 'paid', 5000);
     expect(settled.status).toBe('paid');
     expect(await balanceOf(api, 'INR')).toEqual({ available: 0, reserved: 0, pending: 0 });
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('0004: the bank does not answer in time; the status check settles it', async () => {
@@ -125,33 +108,33 @@ describe('scenarios of the simulated bank', () => {
     const ben = await newBeneficiary(api, '0004', 'us');
     await fund(api, 5000, 'USD');
     const res = await payout(api, ben.id, 1234, 'USD');
-    await service.runPayouts();
+    await h.service.runPayouts();
     const unknown = await get(api, res.body.id);
     expect(unknown).toMatchObject({ status: 'processing', connector: 'simulator_a', connector_reference: null });
     expect(unknown.attempts).toEqual([expect.objectContaining({ connector: 'simulator_a', outcome: 'timeout', error_code: 'timeout' })]);
     // Not due yet: nothing is checked.
-    expect((await service.runPayouts()).checked).toBe(0);
-    service.clock.advance(service.payments.config.statusCheckIntervalMs + 1);
-    expect((await service.runPayouts()).checked).toBe(1);
+    expect((await h.service.runPayouts()).checked).toBe(0);
+    h.service.clock.advance(h.service.payments.config.statusCheckIntervalMs + 1);
+    expect((await h.service.runPayouts()).checked).toBe(1);
     expect(await get(api, res.body.id)).toMatchObject({ status: 'paid', connector: 'simulator_a' });
     expect(await balanceOf(api, 'USD')).toEqual({ available: 5000 - 1234, reserved: 0, pending: 0 });
-    const sim = service.payments.connectors.simulator!.processors.get('simulator_a')!;
+    const sim = h.service.simulator();
     expect(sim.payouts.requests.get(res.body.id)).toBe(1); // never sent twice
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('0005: the first processor errs; the router falls back to the next, which pays', async () => {
     const { api, accountId } = await tenant(10_000);
     const ben = await newBeneficiary(api, '0005');
     const res = await payout(api, ben.id, 700);
-    await service.runPayouts();
+    await h.service.runPayouts();
     const paid = await get(api, res.body.id);
     expect(paid).toMatchObject({ status: 'paid', connector: 'simulator_b' });
     expect(paid.attempts.map((a: { connector: string; outcome: string }) => [a.connector, a.outcome])).toEqual([
       ['simulator_a', 'error'],
       ['simulator_b', 'succeeded'],
     ]);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('recovers a payout whose submitter died after marking it processing: found at the bank, or sent again', async () => {
@@ -160,30 +143,25 @@ describe('scenarios of the simulated bank', () => {
     const lost = await payout(api, ben.id, 100);
     const sent = await payout(api, ben.id, 200);
     // Phase 1 committed, then the process "died" before (lost) or after (sent) calling the bank.
-    await query(testDb, sql`UPDATE payouts SET status = 'processing' WHERE id IN (${parseId('po', lost.body.id)!}, ${parseId('po', sent.body.id)!})`);
-    const sim = service.payments.connectors.simulator!.processors.get('simulator_a')!;
+    await h.query(sql`UPDATE payouts SET status = 'processing' WHERE id IN (${parseId('po', lost.body.id)!}, ${parseId('po', sent.body.id)!})`);
+    const sim = h.service.simulator();
     sim.payouts.create({ merchant_reference: sent.body.id, amount_minor: 200, currency: 'EUR', account: { country: 'DE', number: 'DE0000', bank_code: null, holder_name: 'x' } });
-    expect((await service.runPayouts()).checked).toBe(2);
+    expect((await h.service.runPayouts()).checked).toBe(2);
     expect(await get(api, lost.body.id)).toMatchObject({ status: 'paid', connector: 'simulator_a' });
     expect(await get(api, sent.body.id)).toMatchObject({ status: 'paid', connector: 'simulator_a' });
     expect(sim.payouts.requests.get(sent.body.id)).toBe(1);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('submits right after create when PAYOUT_SUBMIT_ON_CREATE is on', async () => {
-    const t = await createTenant(testDb.database);
-    const eager = await startPayoutsService(testDb, { submitOnCreate: true });
-    try {
-      const api = client(eager.url, t.testKey);
-      await fund(api, 1000);
-      const ben = await newBeneficiary(api, '0000');
-      const res = await payout(api, ben.id, 1000);
-      expect(res.body.status).toBe('pending'); // the answer is the committed state
-      const paid = await eventually(() => get(api, res.body.id), (p) => p.status === 'paid', 5000);
-      expect(paid.status).toBe('paid');
-    } finally {
-      await eager.close();
-    }
+    const eager = await h.startService({ submitOnCreate: true });
+    const api = client(eager.url, h.tenant.testKey);
+    await fund(api, 1000);
+    const ben = await newBeneficiary(api, '0000');
+    const res = await payout(api, ben.id, 1000);
+    expect(res.body.status).toBe('pending'); // the answer is the committed state
+    const paid = await eventually(() => get(api, res.body.id), (p) => p.status === 'paid', 5000);
+    expect(paid.status).toBe('paid');
   });
 });
 
@@ -199,29 +177,29 @@ describe('cancel', () => {
     expect(await balanceOf(api)).toEqual({ available: 7000, reserved: 3000, pending: 0 });
     expect(await eventTypesOf(api, a.body.id)).toEqual(['payout.created', 'payout.cancelled']);
 
-    await service.runPayouts();
+    await h.service.runPayouts();
     const late = await api.post(`/v1/payouts/${b.body.id}/cancel`);
     expect(late.status).toBe(422);
     expect(late.body.error).toMatchObject({ type: 'validation', code: 'invalid_state' });
     expect(late.body.error.message).toBe('Cannot cancel a payout whose status is processing; allowed from: pending.');
     expect((await api.post(`/v1/payouts/${a.body.id}/cancel`)).body.error.code).toBe('invalid_state');
     expect((await api.post('/v1/payouts/po_01h455vb4pex5vsknk084sn02q/cancel')).status).toBe(404);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 });
 
 describe('eligibility', () => {
   it('answers each typed 422 and creates nothing', async () => {
-    const { api, accountId, liveKey } = await tenant(5000);
+    const { api, accountId, live } = await tenant(5000);
     const ben = await newBeneficiary(api, '0000');
     expect((await payout(api, ben.id, 5001)).body.error).toMatchObject({ type: 'eligibility', code: 'insufficient_balance', param: 'amount' });
     expect((await payout(api, ben.id, 100, 'GBP')).body.error).toMatchObject({ type: 'eligibility', code: 'currency_mismatch', param: 'currency' });
     expect((await payout(api, ben.id, 100, 'USD')).status).toBe(422);
 
-    await setPayoutSettings(testDb.database.db, accountId, { maxAmount: 1000 });
+    await setPayoutSettings(h.db, accountId, { maxAmount: 1000 });
     expect((await payout(api, ben.id, 1001)).body.error).toMatchObject({ type: 'eligibility', code: 'amount_above_limit', param: 'amount' });
     expect((await payout(api, ben.id, 1000)).status).toBe(201);
-    await setPayoutSettings(testDb.database.db, accountId, { maxAmount: null });
+    await setPayoutSettings(h.db, accountId, { maxAmount: null });
 
     const disabled = await newBeneficiary(api, '0000');
     await api.request('DELETE', `/v1/beneficiaries/${disabled.id}`);
@@ -232,10 +210,9 @@ describe('eligibility', () => {
     expect(missing.body.error).toMatchObject({ code: 'resource_missing', param: 'beneficiary' });
 
     // Live mode: off until onboarding turns payouts on.
-    const live = client(service.url, liveKey);
     const liveBen = (await live.post('/v1/beneficiaries', { name: 'L', type: 'individual', bank_account: { country: 'DE', currency: 'EUR', iban: 'DE89370400440532013000' } })).body;
     expect((await payout(live, liveBen.id, 100)).body.error).toMatchObject({ type: 'eligibility', code: 'payouts_not_enabled' });
-    await setPayoutSettings(testDb.database.db, accountId, { liveEnabled: true });
+    await setPayoutSettings(h.db, accountId, { liveEnabled: true });
     // Enabled, but no live connector can send payouts yet.
     expect((await payout(live, liveBen.id, 100)).body.error.code).toBe('routing_no_match');
 
@@ -248,7 +225,7 @@ describe('eligibility', () => {
     const list = await api.get('/v1/payouts?limit=100');
     expect(list.body.data).toHaveLength(1); // only the one that was eligible
     expect(await balanceOf(api)).toEqual({ available: 4000, reserved: 1000, pending: 0 });
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 });
 
@@ -270,7 +247,7 @@ describe('idempotency, retrieval and lists', () => {
     const poorAgain = await api.post('/v1/payouts', { ...body, amount: 99_999 }, { idempotencyKey: 'po-key-2' });
     expect(poor.body.error.code).toBe('insufficient_balance');
     expect(poorAgain.text).toBe(poor.text);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 
   it('filters lists by status, beneficiary and reference, newest first', async () => {
@@ -299,9 +276,9 @@ describe('balance and submission', () => {
     const ben = await newBeneficiary(api, '0000');
     const res = await payout(api, ben.id, 10);
     const uuid = parseId('po', res.body.id)!;
-    const accountUuid = (await query(testDb, sql`SELECT account_id::text AS a FROM payouts WHERE id = ${uuid}`))[0]!.a as string;
-    await Promise.all([service.runPayouts(), service.runPayouts(), submitPayoutNow(testDb.database.db, service.payouts, accountUuid, uuid)]);
-    const sim = service.payments.connectors.simulator!.processors.get('simulator_a')!;
+    const accountUuid = (await h.query(sql`SELECT account_id::text AS a FROM payouts WHERE id = ${uuid}`))[0]!.a as string;
+    await Promise.all([h.service.runPayouts(), h.service.runPayouts(), submitPayoutNow(h.db, h.service.payouts, accountUuid, uuid)]);
+    const sim = h.service.simulator();
     expect(sim.payouts.requests.get(res.body.id)).toBe(1);
     expect(await eventTypesOf(api, res.body.id)).toEqual(['payout.created', 'payout.processing', 'payout.paid']);
   });
@@ -322,6 +299,6 @@ describe('refunds against a reserved balance', () => {
     const covered = await api.post('/v1/refunds', { payment: payment.id, amount: 499 });
     expect(covered.status, covered.text).toBe(201);
     expect((await balanceOf(api)).available).toBe(0);
-    await expectLedgerClean(testDb, accountId);
+    await expectLedgerClean(h.db, accountId);
   });
 });

@@ -4,30 +4,17 @@
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { issueKey, setRateLimit } from '../src/domain/accounts/service.js';
 import { MemoryRateLimiter, RedisRateLimiter, type Budget, type RateLimiter } from '../src/lib/rate-limiter.js';
-import {
-  call,
-  client,
-  createTenant,
-  createTestDatabase,
-  orderBody,
-  startTestService,
-  type TestDatabase,
-  type TestService,
-} from './helpers.js';
+import { call, client, orderBody, type TestService, REDIS_URL } from './helpers.js';
+import { useDatabase } from './fixtures.js';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TEST_BUDGET = { perSecond: 2, burst: 3 };
 const LIVE_BUDGET = { perSecond: 10, burst: 5 };
 
-let testDb: TestDatabase;
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-});
+const h = useDatabase();
 afterAll(async () => {
-  await testDb?.drop();
   // Leave nothing behind in the shared Redis.
   const redis = new Redis(REDIS_URL, { lazyConnect: true });
   try {
@@ -45,15 +32,6 @@ afterAll(async () => {
   }
 });
 
-/** Things a test opened, closed after it even when it fails. */
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  for (const thing of opened.splice(0).reverse()) await thing.close();
-});
-function track<T extends { close(): Promise<void> }>(thing: T): T {
-  opened.push(thing);
-  return thing;
-}
 const PREFIX_ROOT = `test:ratelimit:${process.pid}:${crypto.randomUUID()}:`;
 const uniquePrefix = () => `${PREFIX_ROOT}${crypto.randomUUID()}:`;
 
@@ -119,19 +97,13 @@ describe('rate limiter: memory token bucket', () => {
 
 describe('rate limits over HTTP', () => {
   async function start(limiter: RateLimiter = new MemoryRateLimiter(clock().now), overrides = {}): Promise<TestService> {
-    return track(
-      await startTestService(
-        testDb,
-        { rateLimit: { test: TEST_BUDGET, live: LIVE_BUDGET }, apiKeyCacheTtlMs: 0, ...overrides },
-        { rateLimiter: limiter },
-      ),
-    );
+    return h.startService({ overrides: { rateLimit: { test: TEST_BUDGET, live: LIVE_BUDGET }, apiKeyCacheTtlMs: 0, ...overrides }, rateLimiter: limiter });
   }
 
   it('sends RateLimit headers on every authenticated response, then 429 rate_limited with Retry-After', async () => {
     const c = clock();
     const service = await start(new MemoryRateLimiter(c.now));
-    const tenant = await createTenant(testDb.database);
+    const tenant = await h.createTenant();
     const api = client(service.url, tenant.testKey);
 
     const answers = [
@@ -168,7 +140,7 @@ describe('rate limits over HTTP', () => {
 
   it('uses the mode default: the live key has the live budget', async () => {
     const service = await start();
-    const tenant = await createTenant(testDb.database);
+    const tenant = await h.createTenant();
     const live = await client(service.url, tenant.liveKey).get('/v1/payment-orders');
     expect(live.status).toBe(200);
     expect(live.headers.get('ratelimit-limit')).toBe('5');
@@ -177,8 +149,8 @@ describe('rate limits over HTTP', () => {
 
   it('counts per API key: one key at its limit does not stop another', async () => {
     const service = await start();
-    const tenant = await createTenant(testDb.database);
-    const second = await issueKey(testDb.database.db, tenant.accountId, { livemode: false });
+    const tenant = await h.createTenant();
+    const second = await issueKey(h.db, tenant.accountId, { livemode: false });
     const one = client(service.url, tenant.testKey);
     const two = client(service.url, second.secret);
     for (let i = 0; i < 3; i++) expect((await one.get('/v1/payment-orders')).status).toBe(200);
@@ -187,38 +159,38 @@ describe('rate limits over HTTP', () => {
     expect(other.status).toBe(200);
     expect(other.headers.get('ratelimit-remaining')).toBe('2');
     // Another tenant is untouched too.
-    const stranger = await createTenant(testDb.database);
+    const stranger = await h.createTenant();
     expect((await client(service.url, stranger.testKey).get('/v1/payment-orders')).status).toBe(200);
   });
 
   it("applies the account's own budget set by onboarding", async () => {
     const service = await start();
-    const tenant = await createTenant(testDb.database);
+    const tenant = await h.createTenant();
     const api = client(service.url, tenant.testKey);
     expect((await api.get('/v1/payment-orders')).headers.get('ratelimit-limit')).toBe('3');
 
-    await setRateLimit(testDb.database.db, tenant.accountId, { perSecond: 1, burst: 6 });
+    await setRateLimit(h.db, tenant.accountId, { perSecond: 1, burst: 6 });
     const raised = await api.get('/v1/payment-orders');
     expect(raised.headers.get('ratelimit-limit')).toBe('6');
     expect(raised.headers.get('ratelimit-policy')).toBe('1;w=1;burst=6');
     // The live key follows the account budget too.
     expect((await client(service.url, tenant.liveKey).get('/v1/payment-orders')).headers.get('ratelimit-limit')).toBe('6');
 
-    await setRateLimit(testDb.database.db, tenant.accountId, null);
+    await setRateLimit(h.db, tenant.accountId, null);
     expect((await api.get('/v1/payment-orders')).headers.get('ratelimit-limit')).toBe('3');
   });
 
   it('stores nothing for a 429: the idempotency key is free afterwards', async () => {
     const c = clock();
     const service = await start(new MemoryRateLimiter(c.now));
-    const tenant = await createTenant(testDb.database);
+    const tenant = await h.createTenant();
     const api = client(service.url, tenant.testKey);
     for (let i = 0; i < 3; i++) await api.get('/v1/payment-orders');
     const key = `rl-${crypto.randomUUID()}`;
     const body = orderBody();
     const refused = await api.post('/v1/payment-orders', body, { idempotencyKey: key });
     expect(refused.status).toBe(429);
-    const { rows } = (await testDb.database.db.execute(sql`SELECT 1 FROM idempotency_keys WHERE key = ${key}`)) as unknown as {
+    const { rows } = (await h.db.execute(sql`SELECT 1 FROM idempotency_keys WHERE key = ${key}`)) as unknown as {
       rows: unknown[];
     };
     expect(rows).toHaveLength(0);
@@ -231,7 +203,7 @@ describe('rate limits over HTTP', () => {
   it('lets requests through when the rate-limit store is down', async () => {
     const broken = new RedisRateLimiter('redis://127.0.0.1:1', uniquePrefix());
     const service = await start(broken);
-    const tenant = await createTenant(testDb.database);
+    const tenant = await h.createTenant();
     const started = Date.now();
     const res = await client(service.url, tenant.testKey).get('/v1/payment-orders');
     expect(res.status).toBe(200);
@@ -243,8 +215,8 @@ describe('rate limits over HTTP', () => {
 describe('rate limits in Redis', () => {
   it('two limiter instances (two processes) share one bucket', async () => {
     const prefix = uniquePrefix();
-    const a = track(new RedisRateLimiter(REDIS_URL, prefix));
-    const b = track(new RedisRateLimiter(REDIS_URL, prefix));
+    const a = h.track(new RedisRateLimiter(REDIS_URL, prefix));
+    const b = h.track(new RedisRateLimiter(REDIS_URL, prefix));
     const budget = { perSecond: 0.01, burst: 5 };
     const decisions = [];
     for (let i = 0; i < 8; i++) decisions.push(await (i % 2 ? b : a).take('key', budget));
@@ -253,20 +225,20 @@ describe('rate limits in Redis', () => {
     expect(decisions[5]!.retryAfterS).toBeGreaterThanOrEqual(99);
     // Another key, or the same key under another prefix, is another bucket.
     expect((await a.take('other', budget)).remaining).toBe(4);
-    const elsewhere = track(new RedisRateLimiter(REDIS_URL, uniquePrefix()));
+    const elsewhere = h.track(new RedisRateLimiter(REDIS_URL, uniquePrefix()));
     expect((await elsewhere.take('key', budget)).allowed).toBe(true);
   });
 
   it('is atomic under concurrency: exactly the burst is allowed', async () => {
     const prefix = uniquePrefix();
-    const limiters = [0, 1, 2].map(() => track(new RedisRateLimiter(REDIS_URL, prefix)));
+    const limiters = [0, 1, 2].map(() => h.track(new RedisRateLimiter(REDIS_URL, prefix)));
     const budget = { perSecond: 0.01, burst: 10 };
     const decisions = await Promise.all(Array.from({ length: 40 }, (_, i) => limiters[i % 3]!.take('key', budget)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
   });
 
   it('refills at the configured rate', async () => {
-    const limiter = track(new RedisRateLimiter(REDIS_URL, uniquePrefix()));
+    const limiter = h.track(new RedisRateLimiter(REDIS_URL, uniquePrefix()));
     const budget = { perSecond: 5, burst: 2 };
     expect((await takeMany(limiter, 'key', budget, 3)).map((d) => d.allowed)).toEqual([true, true, false]);
     await new Promise((resolve) => setTimeout(resolve, 600)); // 3 tokens' worth, capped at 2
@@ -278,9 +250,9 @@ describe('rate limits in Redis', () => {
     const prefix = uniquePrefix();
     const budget = { perSecond: 0.05, burst: 4 };
     const overrides = { rateLimit: { test: budget, live: budget }, apiKeyCacheTtlMs: 0 };
-    const one = track(await startTestService(testDb, overrides, { rateLimiter: new RedisRateLimiter(REDIS_URL, prefix) }));
-    const two = track(await startTestService(testDb, overrides, { rateLimiter: new RedisRateLimiter(REDIS_URL, prefix) }));
-    const tenant = await createTenant(testDb.database);
+    const one = await h.startService({ overrides, rateLimiter: new RedisRateLimiter(REDIS_URL, prefix) });
+    const two = await h.startService({ overrides, rateLimiter: new RedisRateLimiter(REDIS_URL, prefix) });
+    const tenant = await h.createTenant();
     const answers = [];
     for (let i = 0; i < 8; i++) answers.push(await client((i % 2 ? two : one).url, tenant.testKey).get('/v1/payment-orders'));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);

@@ -1,50 +1,22 @@
 // Refunds: full and partial, never above the payment even when requested concurrently; states,
 // events and ledger movements for success, failure and a pending answer settled later (worker or
 // processor webhook); the error paths.
-import pino from 'pino';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
-import { createSimulatorConnector, inProcessTransport } from '../src/connectors/simulator/connector.js';
-import { SimulatorHost } from '../src/connectors/simulator/processor.js';
-import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
-import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Connector, RefundResult } from '../src/connectors/types.js';
-import { checkLedger } from '../src/ledger/check.js';
 import { parseId } from '../src/kernel/ids.js';
-import { runWorkerOnce } from '../src/worker/worker.js';
-import { call, client, createTenant, createTestDatabase, type ApiResponse, type TestDatabase } from './helpers.js';
-import { CARDS, eventTypesOf, orderAndPay, query, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, eventTypesOf, orderAndPay, balanceOf, inProcessSimulators, sendProcessorEvent } from './payments.helpers.js';
+import { useService } from './fixtures.js';
+import { expectError } from './helpers.js';
+import { expectLedgerClean } from './payouts.helpers.js';
 
-let testDb: TestDatabase;
-let service: PaymentsTestService;
-let api: Api;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb);
-  api = client(service.url, (await createTenant(testDb.database)).testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
-async function balances(a: Api, currency = 'EUR') {
-  const b = (await a.get('/v1/balance')).body;
-  const of = (list: { currency: string; amount: number }[]) => list.find((x) => x.currency === currency)?.amount ?? 0;
-  return { available: of(b.available), reserved: of(b.reserved), pending: of(b.pending) };
-}
-
-function expectError(res: ApiResponse, status: number, error: Record<string, string>) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error).toMatchObject(error);
-}
+const h = useService();
+const { api } = h;
 
 describe('refunds', () => {
   it('refunds all that remains by default: succeeded, counted on the payment, debited from the balance', async () => {
     const { payment } = await orderAndPay(api, CARDS.success, { amount: 1500 });
-    const before = await balances(api);
+    const before = await balanceOf(api);
     const res = await api.post('/v1/refunds', { payment: payment.id, reason: 'requested_by_customer', metadata: { ticket: '9' } });
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({
@@ -64,7 +36,7 @@ describe('refunds', () => {
     expect(res.body.connector_reference).toMatch(/^simulator_a_re_/);
     expect((await api.get(`/v1/refunds/${res.body.id}`)).body).toEqual(res.body);
     expect((await api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'succeeded', amount_refunded: 1500 });
-    expect(await balances(api)).toEqual({ available: before.available - 1500, reserved: 0, pending: 0 });
+    expect(await balanceOf(api)).toEqual({ available: before.available - 1500, reserved: 0, pending: 0 });
     expect(await eventTypesOf(api, res.body.id)).toEqual(['refund.created', 'refund.succeeded']);
 
     const txns = (await api.get(`/v1/balance-transactions?source=${res.body.id}`)).body.data;
@@ -72,7 +44,7 @@ describe('refunds', () => {
       ['refund_settlement', -1500, { available: 0, pending: 0, reserved: -1500 }],
       ['refund', 0, { available: -1500, pending: 0, reserved: 1500 }],
     ]);
-    expectError(await api.post('/v1/refunds', { payment: payment.id }), 422, { type: 'eligibility', code: 'amount_above_refundable', param: 'amount' });
+    expectError(await api.post('/v1/refunds', { payment: payment.id }), 422, 'amount_above_refundable', { type: 'eligibility', param: 'amount' });
   });
 
   it('refunds in parts, never above the payment', async () => {
@@ -80,7 +52,7 @@ describe('refunds', () => {
     expect((await api.post('/v1/refunds', { payment: payment.id, amount: 500 })).body.status).toBe('succeeded');
     expect((await api.post('/v1/refunds', { payment: payment.id, amount: 300 })).body.status).toBe('succeeded');
     const over = await api.post('/v1/refunds', { payment: payment.id, amount: 201 });
-    expectError(over, 422, { type: 'eligibility', code: 'amount_above_refundable' });
+    expectError(over, 422, 'amount_above_refundable', { type: 'eligibility' });
     expect(over.body.error.message).toContain('200');
     const rest = await api.post('/v1/refunds', { payment: payment.id });
     expect(rest.body).toMatchObject({ status: 'succeeded', amount: 200 });
@@ -91,18 +63,18 @@ describe('refunds', () => {
   });
 
   it('concurrent refunds never add up to more than the payment', async () => {
-    const own = client(service.url, (await createTenant(testDb.database)).testKey);
+    const own = (await h.newTenant()).api;
     const { payment } = await orderAndPay(own, CARDS.success, { amount: 1000 });
     const answers = await Promise.all(Array.from({ length: 12 }, () => own.post('/v1/refunds', { payment: payment.id, amount: 300 })));
     const created = answers.filter((a) => a.status === 201);
     const refused = answers.filter((a) => a.status !== 201);
     expect(created).toHaveLength(3);
     for (const r of refused) expect(r.body.error.code).toBe('amount_above_refundable');
-    const [sum] = await query(testDb, sql`SELECT coalesce(sum(amount), 0)::bigint AS total FROM refunds WHERE payment_id = ${parseId('pay', payment.id)!}`);
+    const [sum] = await h.query(sql`SELECT coalesce(sum(amount), 0)::bigint AS total FROM refunds WHERE payment_id = ${parseId('pay', payment.id)!}`);
     expect(Number(sum!.total)).toBe(900);
     expect((await own.get(`/v1/payments/${payment.id}`)).body.amount_refunded).toBe(900);
-    expect(await balances(own)).toEqual({ available: 100, reserved: 0, pending: 0 });
-    expect((await checkLedger(testDb.database.db)).ok).toBe(true);
+    expect(await balanceOf(own)).toEqual({ available: 100, reserved: 0, pending: 0 });
+    await expectLedgerClean(h.db);
   });
 
   it('a retried request with the same key replays the refund and refunds once', async () => {
@@ -112,7 +84,7 @@ describe('refunds', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.text).toBe(first.text);
     expect((await api.get(`/v1/payments/${payment.id}`)).body.amount_refunded).toBe(100);
-    expectError(await api.post('/v1/refunds', { payment: payment.id }, { idempotencyKey: undefined }), 400, { code: 'idempotency_key_missing' });
+    expectError(await api.post('/v1/refunds', { payment: payment.id }, { idempotencyKey: undefined }), 400, 'idempotency_key_missing');
   });
 
   it('refuses payments that did not succeed, unknown and foreign ones, and bad amounts', async () => {
@@ -120,43 +92,33 @@ describe('refunds', () => {
     const pending = (await orderAndPay(api, CARDS.pending)).payment;
     for (const p of [failed, pending]) {
       const res = await api.post('/v1/refunds', { payment: p.id });
-      expectError(res, 422, { type: 'validation', code: 'invalid_state' });
+      expectError(res, 422, 'invalid_state', { type: 'validation' });
       expect(res.body.error.message).toContain('succeeded');
     }
-    const other = client(service.url, (await createTenant(testDb.database)).testKey);
+    const other = (await h.newTenant()).api;
     const foreign = (await orderAndPay(other, CARDS.success)).payment;
     for (const id of [foreign.id, 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa', 'ref_01jd8x3v0pe7wbz0m4k6f2n9qa']) {
-      expectError(await api.post('/v1/refunds', { payment: id }), 404, { code: 'resource_missing', param: 'payment' });
+      expectError(await api.post('/v1/refunds', { payment: id }), 404, 'resource_missing', { param: 'payment' });
     }
     expect((await other.get(`/v1/payments/${foreign.id}`)).body.amount_refunded).toBe(0);
     const ok = (await orderAndPay(api, CARDS.success)).payment;
-    expectError(await api.post('/v1/refunds', { payment: ok.id, amount: 0 }), 400, { code: 'parameter_invalid', param: 'amount' });
-    expectError(await api.post('/v1/refunds', { payment: ok.id, amount: 1.5 }), 400, { code: 'parameter_invalid', param: 'amount' });
-    expectError(await api.post('/v1/refunds', { payment: ok.id, reason: 'bored' }), 400, { code: 'parameter_invalid', param: 'reason' });
-    expectError(await api.get('/v1/refunds/ref_01jd8x3v0pe7wbz0m4k6f2n9qa'), 404, { code: 'resource_missing' });
+    expectError(await api.post('/v1/refunds', { payment: ok.id, amount: 0 }), 400, 'parameter_invalid', { param: 'amount' });
+    expectError(await api.post('/v1/refunds', { payment: ok.id, amount: 1.5 }), 400, 'parameter_invalid', { param: 'amount' });
+    expectError(await api.post('/v1/refunds', { payment: ok.id, reason: 'bored' }), 400, 'parameter_invalid', { param: 'reason' });
+    expectError(await api.get('/v1/refunds/ref_01jd8x3v0pe7wbz0m4k6f2n9qa'), 404, 'resource_missing');
   });
 });
 
 describe('refunds the processor refuses, leaves pending, or cannot take', () => {
-  let controlled: PaymentsTestService;
-  let capi: Api;
   let refundAnswer: ((defaultAnswer: () => Promise<RefundResult>) => Promise<RefundResult>) | undefined;
-  let host: SimulatorHost;
-
-  beforeAll(async () => {
-    host = new SimulatorHost({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 60_000 });
-    const real = createSimulatorConnector({ name: 'simulator_a', transport: inProcessTransport(host), familySecret: DEVELOPMENT_SIMULATOR_SECRET });
-    const wrapped: Connector = {
-      ...real,
-      refund: (request, signal) => (refundAnswer ? refundAnswer(() => real.refund(request, signal)) : real.refund(request, signal)),
-    };
-    controlled = await startPaymentsService(testDb, { settings: { statusCheckIntervalMs: 50 }, runtime: { connectors: [wrapped] } });
-    capi = client(controlled.url, (await createTenant(testDb.database)).testKey);
-  });
-  afterAll(async () => {
-    await controlled?.close();
-    host?.close();
-  });
+  const sims = inProcessSimulators();
+  const wrapped: Connector = {
+    ...sims.a,
+    refund: (request, signal) => (refundAnswer ? refundAnswer(() => sims.a.refund(request, signal)) : sims.a.refund(request, signal)),
+  };
+  const controlled = useService({ on: h, settings: { statusCheckIntervalMs: 50 }, runtime: { connectors: [wrapped] } });
+  const capi = controlled.api;
+  afterAll(() => sims.close());
 
   it('a refused refund fails, gives the amount back to the payment and to the available balance', async () => {
     const { payment } = await orderAndPay(capi, CARDS.success, { amount: 1000 });
@@ -165,7 +127,7 @@ describe('refunds the processor refuses, leaves pending, or cannot take', () => 
     refundAnswer = undefined;
     expect(res.body).toMatchObject({ status: 'failed', failure_code: 'charge_not_refundable', amount: 400, connector_reference: 're_x' });
     expect((await capi.get(`/v1/payments/${payment.id}`)).body.amount_refunded).toBe(0);
-    expect(await balances(capi)).toEqual({ available: 1000, reserved: 0, pending: 0 });
+    expect(await balanceOf(capi)).toEqual({ available: 1000, reserved: 0, pending: 0 });
     expect(await eventTypesOf(capi, res.body.id)).toEqual(['refund.created', 'refund.failed']);
     const types = (await capi.get(`/v1/balance-transactions?source=${res.body.id}`)).body.data.map((t: any) => t.type);
     expect(types).toEqual(['refund_failure', 'refund']);
@@ -183,7 +145,7 @@ describe('refunds the processor refuses, leaves pending, or cannot take', () => 
   });
 
   it('a refund left pending (timeout) is settled by the worker; one reported by webhook settles at once', async () => {
-    const start = await balances(capi);
+    const start = await balanceOf(capi);
     const { payment } = await orderAndPay(capi, CARDS.success, { amount: 1000 });
     // The processor refunds, but the answer is lost.
     refundAnswer = async (real) => {
@@ -193,14 +155,14 @@ describe('refunds the processor refuses, leaves pending, or cannot take', () => 
     const pending = await capi.post('/v1/refunds', { payment: payment.id, amount: 600 });
     refundAnswer = undefined;
     expect(pending.body).toMatchObject({ status: 'pending', connector_reference: null });
-    expect(await balances(capi)).toMatchObject({ reserved: 600 });
+    expect(await balanceOf(capi)).toMatchObject({ reserved: 600 });
     await new Promise((resolve) => setTimeout(resolve, 80));
-    const pass = await runWorkerOnce({ db: testDb.database.db, log: pino({ level: 'silent' }), payments: controlled.payments });
+    const pass = await controlled.service.runWorker();
     expect(pass.statusChecks!.refunds).toBeGreaterThanOrEqual(1);
     const settled = (await capi.get(`/v1/refunds/${pending.body.id}`)).body;
     expect(settled).toMatchObject({ status: 'succeeded' });
     expect(settled.connector_reference).toMatch(/^simulator_a_re_/);
-    expect(await balances(capi)).toMatchObject({ reserved: 0 });
+    expect(await balanceOf(capi)).toMatchObject({ reserved: 0 });
 
     // Another one, reported by the processor's webhook instead.
     refundAnswer = async () => ({ kind: 'pending', connectorReference: 're_later' });
@@ -214,15 +176,11 @@ describe('refunds the processor refuses, leaves pending, or cannot take', () => 
       occurred_at: new Date().toISOString(),
       refund: { refund_id: 're_later', merchant_reference: second.id, charge_id: 'c', amount_minor: 400, state: 'REFUND_REFUSED', refusal: 'CHARGE_NOT_CAPTURED', created_at: new Date().toISOString() },
     });
-    const header = signPayload(processorSecret(DEVELOPMENT_SIMULATOR_SECRET, 'simulator_a'), Math.floor(Date.now() / 1000), body);
-    const res = await call(controlled.url, 'POST', '/v1/connectors/simulator_a/webhooks', {
-      rawBody: body,
-      headers: { 'content-type': 'application/json', [SIM_SIGNATURE_HEADER]: header },
-    });
+    const res = await sendProcessorEvent(controlled.url, 'simulator_a', body);
     expect(res.body).toEqual({ received: true, duplicate: false, applied: true });
     expect((await capi.get(`/v1/refunds/${second.id}`)).body).toMatchObject({ status: 'failed', failure_code: 'charge_not_refundable' });
     expect((await capi.get(`/v1/payments/${payment.id}`)).body.amount_refunded).toBe(600);
-    expect(await balances(capi)).toEqual({ available: start.available + 400, reserved: 0, pending: 0 });
-    expect((await checkLedger(testDb.database.db)).ok).toBe(true);
+    expect(await balanceOf(capi)).toEqual({ available: start.available + 400, reserved: 0, pending: 0 });
+    await expectLedgerClean(h.db);
   });
 });

@@ -5,72 +5,23 @@
 // processor that forgot them would have them failed or sent again) and resolve through their test
 // helpers; an outcome a killed process had scheduled is still reported, by another process.
 // PostgreSQL only: several processes on one database.
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, isPostgres, orderBody, type Tenant, type TestDatabase } from './helpers.js';
-import { CARDS, cardMethod, eventually, query, type Api } from './payments.helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { client, isPostgres, orderBody, type Tenant, eventually, type Api } from './helpers.js';
+import { CARDS, cardMethod } from './payments.helpers.js';
 import { bankAccount } from './payouts.helpers.js';
 import { mandateBody, ENDINGS } from './mandates.helpers.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-interface Child {
-  process: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-async function startChild(env: Record<string, string>): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 45_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /Listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    void exited.then(() => reject(new Error(`service exited during start-up:\n${output}`)));
-  });
-  return { process: child, url, exited };
-}
-
-async function stopChild(child: Child | undefined) {
-  if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
-  child.process.kill('SIGTERM');
-  const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
-  await child.exited;
-  clearTimeout(timer);
-}
-
-async function kill(child: Child) {
-  child.process.kill('SIGKILL');
-  expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
-}
+import { useDatabase } from './fixtures.js';
+import { killChild, stopChild, startChild } from './processes.helpers.js';
 
 describe.skipIf(!isPostgres)('the simulated processors outlive a SIGKILL of the service process', () => {
-  let testDb: TestDatabase;
-  let tenant: Tenant;
-  const children: Child[] = [];
+  const h = useDatabase({ postgresOnly: true });
   // Short windows, so that a processor that had forgotten its objects would be found out well
   // within the test: payments and mandates no connector holds are failed after the lock timeout,
   // route time and check interval (4 s here), and the worker checks every 200 ms.
   const env = (extra: Record<string, string> = {}) => ({
-    DATABASE_URL: testDb.url!,
+    DATABASE_URL: h.databaseUrl!,
     ROLES: 'api,worker',
     IDEMPOTENCY_LOCK_TIMEOUT_S: '2',
     CONNECTOR_TIMEOUT_MS: '400',
@@ -80,19 +31,14 @@ describe.skipIf(!isPostgres)('the simulated processors outlive a SIGKILL of the 
     ...extra,
   });
   const start = async (extra?: Record<string, string>) => {
-    const child = await startChild(env(extra));
-    children.push(child);
+    const child = h.track(await startChild(env(extra)));
     return { child, api: client(child.url, tenant.testKey) };
   };
 
+  let tenant: Tenant;
   beforeAll(async () => {
-    testDb = await createTestDatabase();
-    tenant = await createTenant(testDb.database, 'Restart tenant');
-  }, 60_000);
-  afterAll(async () => {
-    for (const child of children) await stopChild(child);
-    await testDb?.drop();
-  }, 60_000);
+    tenant = await h.createTenant('Restart tenant');
+  });
 
   async function pendingObjects(api: Api) {
     const order = await api.post('/v1/payment-orders', orderBody({ amount: 2500 }));
@@ -115,7 +61,7 @@ describe.skipIf(!isPostgres)('the simulated processors outlive a SIGKILL of the 
   it('pending payment, payout and mandate are still pending after the restart and resolve through their helpers', async () => {
     const first = await start();
     const held = await pendingObjects(first.api);
-    await kill(first.child);
+    await killChild(first.child);
 
     const restarted = await start();
     // Past every window in which a forgetful processor would show (the objects are ~4 s old by
@@ -141,7 +87,7 @@ describe.skipIf(!isPostgres)('the simulated processors outlive a SIGKILL of the 
     same(mandate.body, held.mandate, 'active');
 
     // One object each at the simulated processor: none was sent again after the restart.
-    const books = await query(testDb, sql`SELECT kind, count(*)::int AS n FROM simulator_objects WHERE reference IN (${held.payment.id}, ${held.payout.id}, ${held.mandate.id}) GROUP BY kind ORDER BY kind`);
+    const books = await h.query(sql`SELECT kind, count(*)::int AS n FROM simulator_objects WHERE reference IN (${held.payment.id}, ${held.payout.id}, ${held.mandate.id}) GROUP BY kind ORDER BY kind`);
     expect(books).toEqual([
       { kind: 'charge', n: 1 },
       { kind: 'mandate', n: 1 },
@@ -157,12 +103,12 @@ describe.skipIf(!isPostgres)('the simulated processors outlive a SIGKILL of the 
     const order = await doomed.api.post('/v1/payment-orders', orderBody({ amount: 1500 }));
     const created = await doomed.api.post('/v1/payments', { payment_order: order.body.id, payment_method: cardMethod(CARDS.pending) });
     expect(created.body).toMatchObject({ status: 'pending', connector: 'simulator_a' });
-    await kill(doomed.child);
+    await killChild(doomed.child);
 
     const settled = await eventually(() => survivor.api.get(`/v1/payments/${created.body.id}`), (res) => res.body.status !== 'pending', 15_000);
     expect(settled.body).toMatchObject({ status: 'succeeded', connector_reference: created.body.connector_reference });
     // The processor's report was delivered, by the survivor: the process that scheduled it is dead.
-    const received = await query(testDb, sql`SELECT connector FROM connector_webhook_events WHERE object_id = ${created.body.id}`);
+    const received = await h.query(sql`SELECT connector FROM connector_webhook_events WHERE object_id = ${created.body.id}`);
     expect(received).toEqual([{ connector: 'simulator_a' }]);
     expect((await survivor.api.get(`/v1/payment-orders/${order.body.id}`)).body.status).toBe('paid');
     await stopChild(survivor.child);

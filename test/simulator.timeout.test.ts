@@ -5,43 +5,32 @@
 // the caller's deadline nor make the caller wait for it. Over HTTP (its own server) the deadline
 // is really waited for, and the report still comes only after the caller gave up.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { startSimulatorServer, type SimulatorServer } from '../src/connectors/simulator/server.js';
-import { client, createTenant, createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
-import { CARDS, eventually, orderAndPay, query, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { CARDS, orderAndPay } from './payments.helpers.js';
+import { eventually } from './helpers.js';
+import { useService, useDatabase } from './fixtures.js';
 
-let testDb: TestDatabase;
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-});
-afterAll(async () => {
-  await testDb?.drop();
-});
+const h = useDatabase();
 
 const webhooksAbout = async (id: string) =>
-  Number((await query(testDb, sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${id}`))[0]!.n);
+  Number((await h.query(sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE object_id = ${id}`))[0]!.n);
 
 describe('the timeout card with the default settings, simulator in process', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    // Only what a test needs (database, free port, no rate limit) differs from loadConfig({}).
-    service = await startTestService(testDb);
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
+  // Only what a test needs (database, free port, no rate limit) differs from loadConfig({}).
+  const inProcess = useService({ on: h, settings: 'production' });
 
   it('uses the defaults the defect was seen with', () => {
     const defaults = loadConfig({}).payments;
-    expect(service.config.payments).toEqual(defaults);
+    expect(inProcess.service.config.payments).toEqual(defaults);
     expect(defaults.connectorTimeoutMs).toBe(10_000);
     expect(defaults.simulator.pendingDelayMs).toBe(5000);
   });
 
   it('answers pending at once with a timeout attempt; the processor reports succeeded by webhook after its delay', async () => {
-    const { payments } = service.config;
-    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { payments } = inProcess.service.config;
+    const { api } = inProcess;
     const started = Date.now();
     const { order, payment } = await orderAndPay(api, CARDS.timeout);
     // Well before both the connector timeout and the processor's report.
@@ -60,7 +49,7 @@ describe('the timeout card with the default settings, simulator in process', () 
   }, 30_000);
 
   it('?refresh=true learns the outcome at once', async () => {
-    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { api } = inProcess;
     const { payment } = await orderAndPay(api, CARDS.timeout);
     expect(payment.status).toBe('pending');
     const refreshed = await api.get(`/v1/payments/${payment.id}?refresh=true`);
@@ -71,23 +60,18 @@ describe('the timeout card with the default settings, simulator in process', () 
 
 describe('the timeout card over HTTP (npm run simulator)', () => {
   let server: SimulatorServer;
-  let service: PaymentsTestService;
   // The processor's delay is shorter than the deadline: it still reports only after the caller hung up.
   const timeoutMs = 800;
   const delayMs = 300;
   beforeAll(async () => {
     const { webhookSecret } = loadConfig({}).payments.simulator;
-    server = await startSimulatorServer({ familySecret: webhookSecret, pendingDelayMs: delayMs });
-    service = await startPaymentsService(testDb, { settings: { connectorTimeoutMs: timeoutMs, simulator: { url: server.url } } });
-    server.host.setWebhookBaseUrl(service.url);
+    server = h.track(await startSimulatorServer({ familySecret: webhookSecret, pendingDelayMs: delayMs }));
   });
-  afterAll(async () => {
-    await service?.close();
-    await server?.close();
-  });
+  const overHttp = useService({ on: h, late: () => ({ settings: { connectorTimeoutMs: timeoutMs, simulator: { url: server.url } } }) });
+  beforeAll(() => server.host.setWebhookBaseUrl(overHttp.url));
 
   it('waits for the deadline, answers pending, and the report comes after the caller gave up', async () => {
-    const api = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { api } = overHttp;
     const started = Date.now();
     const { payment } = await orderAndPay(api, CARDS.timeout);
     expect(Date.now() - started).toBeGreaterThanOrEqual(timeoutMs);

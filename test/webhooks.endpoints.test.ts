@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Webhook endpoints: create (the secret shown once, stored sealed), retrieve, list, update, delete,
+// rotate the secret, the URL rules of each mode, and tenancy.
+import { describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { client, createTenant, createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { client } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let test: ReturnType<typeof client>;
-let live: ReturnType<typeof client>;
-let other: ReturnType<typeof client>;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  const stranger = await createTenant(testDb.database, 'Other');
-  test = client(service.url, tenant.testKey);
-  live = client(service.url, tenant.liveKey);
-  other = client(service.url, stranger.testKey);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService();
+const { api: test, live } = h;
 
 async function storedAnswers(): Promise<string[]> {
-  const result = await testDb.database.db.execute(sql`SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL`);
-  return (result as unknown as { rows: { response_body: string }[] }).rows.map((r) => r.response_body);
+  return (await h.query(sql`SELECT response_body FROM idempotency_keys WHERE response_body IS NOT NULL`)).map((r) => r.response_body);
 }
 
 const body = (overrides: Record<string, unknown> = {}) => ({
@@ -67,7 +52,7 @@ describe('webhook endpoints', () => {
 
   it('stores the secret encrypted, never in clear', async () => {
     const created = await test.post('/v1/webhook-endpoints', body());
-    const { rows } = (await testDb.database.db.execute(
+    const { rows } = (await h.db.execute(
       `SELECT secret_encrypted FROM webhook_endpoints` as never,
     )) as unknown as { rows: { secret_encrypted: string }[] };
     expect(rows.length).toBeGreaterThan(0);
@@ -172,7 +157,7 @@ describe('webhook endpoints', () => {
   });
 
   it('refuses event types and patterns that match no event type, naming the closest valid one', async () => {
-    const api = client(service.url, (await createTenant(testDb.database, 'Events')).testKey);
+    const { api } = await h.newTenant('Events');
     const cases: [string[], string, string][] = [
       [['payment.succeded'], 'enabled_events.0', '"payment.succeeded"'],
       [['payment_order.*', 'paymnt.*'], 'enabled_events.1', '"payment.*"'],
@@ -230,6 +215,7 @@ describe('webhook endpoints', () => {
 
   it('keeps tenants and modes apart', async () => {
     const { body: endpoint } = await test.post('/v1/webhook-endpoints', body());
+    const other = (await h.newTenant('Other')).api;
     for (const c of [other, live]) {
       for (const [method, path] of [
         ['GET', `/v1/webhook-endpoints/${endpoint.id}`],
@@ -252,12 +238,11 @@ describe('webhook endpoints', () => {
     expect(stranger.body.error.message).not.toContain('mode');
     expect((await test.get('/v1/webhook-endpoints/we_nope')).status).toBe(404);
     expect((await test.request('GET', '/v1/webhook-endpoints')).status).toBe(200);
-    expect((await client(service.url).get('/v1/webhook-endpoints')).status).toBe(401);
+    expect((await client(h.url).get('/v1/webhook-endpoints')).status).toBe(401);
   });
 
   it('limits the number of endpoints per account and mode', async () => {
-    const tenant = await createTenant(testDb.database, 'Many endpoints');
-    const api = client(service.url, tenant.testKey);
+    const { api } = await h.newTenant('Many endpoints');
     for (let i = 0; i < 16; i++) expect((await api.post('/v1/webhook-endpoints', body())).status).toBe(201);
     const refused = await api.post('/v1/webhook-endpoints', body());
     expect(refused.status).toBe(422);
@@ -265,8 +250,7 @@ describe('webhook endpoints', () => {
   });
 
   it('holds the limit under concurrent creates', async () => {
-    const tenant = await createTenant(testDb.database, 'Racing endpoints');
-    const api = client(service.url, tenant.testKey);
+    const { api } = await h.newTenant('Racing endpoints');
     const answers = await Promise.all(Array.from({ length: 24 }, () => api.post('/v1/webhook-endpoints', body())));
     expect(answers.filter((a) => a.status === 201)).toHaveLength(16);
     expect(answers.filter((a) => a.status === 422)).toHaveLength(8);

@@ -1,33 +1,23 @@
 // The continuous delivery loop as `npm start` runs it: api and worker in one process, on both
 // databases, with the test-mode schedule compressed to fractions of a second.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
-import { Receiver, verify } from './webhooks.helpers.js';
+import { orderBody } from './helpers.js';
+import { verify } from './webhooks.helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let receiver: Receiver;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  const defaults = loadConfig({});
-  service = await startTestService(testDb, {
+const defaults = loadConfig({});
+const h = useService({
+  overrides: {
     roles: ['api', 'worker'],
     webhooks: { ...defaults.webhooks, pollIntervalMs: 10, retryJitterRatio: 0, retryScheduleS: { live: defaults.webhooks.retryScheduleS.live, test: [0, 0.2, 0.2] } },
-  });
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await service?.close();
-  await receiver?.close();
-  await testDb?.drop();
+  },
 });
 
 describe('delivery engine in the service process', () => {
   it('delivers soon after commit and retries on the compressed test-mode schedule', async () => {
-    const tenant = await createTenant(testDb.database);
-    const api = client(service.url, tenant.testKey);
+    const { api } = h;
+    const receiver = await h.receiver();
     const { body: endpoint } = await api.post('/v1/webhook-endpoints', { url: receiver.url, enabled_events: ['payment_order.created'] });
     receiver.answer = (_r, i) => ({ status: i < 2 ? 500 : 200 });
     const committed = Date.now();

@@ -4,10 +4,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Config } from '../src/config.js';
+import { expect } from 'vitest';
+import { loadConfig, type Config } from '../src/config.js';
 import type { Database } from '../src/storage/db.js';
 import { createEncryptor } from '../src/lib/encryption.js';
 import { runWorkerOnce, type WebhookWorkerOptions } from '../src/worker/worker.js';
+import { created, orderBody, type Api } from './helpers.js';
+import type { ServiceFixture } from './fixtures.js';
 
 export interface Received {
   path: string;
@@ -113,8 +116,8 @@ export function verifies(secret: string, received: Received): boolean {
   }
 }
 
-/** Delivery settings for tests: short deadline, no jitter, a compressed schedule unless given. */
-export function webhookOptions(config: Config, overrides: Partial<Config['webhooks']> = {}, extra: Partial<WebhookWorkerOptions> = {}): WebhookWorkerOptions {
+/** Delivery settings for tests (over the defaults a test service has): short deadline, no jitter, a compressed schedule unless given. */
+export function webhookOptions(overrides: Partial<Config['webhooks']> = {}, extra: Partial<WebhookWorkerOptions> = {}, config: Config = loadConfig({})): WebhookWorkerOptions {
   return {
     config: {
       ...config.webhooks,
@@ -135,4 +138,21 @@ const silent = { info: () => {}, error: () => {} };
 export async function deliverAt(database: Database, webhooks: WebhookWorkerOptions, at: Date = new Date()) {
   const result = await runWorkerOnce({ db: database.db, log: silent, now: () => at, webhooks });
   return result.webhooks!;
+}
+
+/** A new tenant with an endpoint, on a receiver of its own, subscribed to `events` in `mode`. */
+export async function subscribedTenant(h: ServiceFixture, events: string[] = ['*'], mode: 'test' | 'live' = 'test') {
+  const tenant = await h.newTenant();
+  const api = mode === 'test' ? tenant.api : tenant.live;
+  const receiver = await h.receiver();
+  const endpoint = (await created(api, '/v1/webhook-endpoints', { url: receiver.url, enabled_events: events })) as { id: string; secret: string };
+  return { tenant, api, receiver, endpoint };
+}
+
+/** A new payment order and its payment_order.created event. */
+export async function newOrderEvent(api: Api) {
+  const order = await created(api, '/v1/payment-orders', orderBody());
+  const events = await api.get('/v1/events?type=payment_order.created&limit=1');
+  expect(events.body.data[0].data.object.id).toBe(order.id);
+  return { order, event: events.body.data[0] };
 }

@@ -3,33 +3,21 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
-import { Receiver, verify } from './webhooks.helpers.js';
+import { describe, expect, it } from 'vitest';
+import { orderBody } from './helpers.js';
+import { verify } from './webhooks.helpers.js';
 import { listen, parseListenArgs } from '../src/cli/listen.js';
 import { newWebhookSecret } from '../src/webhooks/signing.js';
+import { useService } from './fixtures.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-let testDb: TestDatabase;
-let service: TestService;
-let receiver: Receiver;
-
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await receiver?.close();
-  await service?.close();
-  await testDb?.drop();
-});
+const h = useService();
 
 describe('cli listen', () => {
   it('forwards new events, signed, and nothing from before it started', async () => {
-    const tenant = await createTenant(testDb.database);
-    const api = client(service.url, tenant.testKey);
-    const other = client(service.url, (await createTenant(testDb.database)).testKey);
+    const { tenant, api } = h;
+    const other = (await h.newTenant()).api;
+    const receiver = await h.receiver();
     const before = (await api.post('/v1/payment-orders', orderBody())).body;
     const secret = newWebhookSecret();
     const out: string[] = [];
@@ -37,7 +25,7 @@ describe('cli listen', () => {
     const controller = new AbortController();
     const ready = new Promise<void>((resolve) => {
       const running = listen(
-        { apiUrl: service.url, apiKey: tenant.testKey, forwardTo: receiver.url, secret, intervalMs: 50, events: 'payment_order.*' },
+        { apiUrl: h.url, apiKey: tenant.testKey, forwardTo: receiver.url, secret, intervalMs: 50, events: 'payment_order.*' },
         { stdout: (t) => out.push(t), stderr: (t) => (err.push(t), t.startsWith('Ready') && resolve()) },
         controller.signal,
       );

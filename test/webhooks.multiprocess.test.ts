@@ -1,85 +1,37 @@
 // Worker processes as deployed (`node --import tsx src/main.ts` with ROLES=worker) sharing one
 // PostgreSQL queue: two of them deliver every event exactly once to a receiver that always answers
 // 200, and a worker killed with SIGKILL in the middle of a batch loses nothing.
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, isPostgres, startTestService, type TestDatabase, type TestService } from './helpers.js';
-import { Receiver, verifies } from './webhooks.helpers.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isPostgres } from './helpers.js';
+import { verifies, subscribedTenant } from './webhooks.helpers.js';
 import { events } from '../src/storage/schema.js';
-import { newId } from '../src/kernel/ids.js';
+import { newId, parseId } from '../src/kernel/ids.js';
+import { killChild, stopChild, type Child, startChild } from './processes.helpers.js';
+import { useService } from './fixtures.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const h = useService({ postgresOnly: true });
 
-let testDb: TestDatabase;
-let service: TestService;
-const children: ChildProcess[] = [];
-const receivers: Receiver[] = [];
-
-function startWorkerProcess(env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: testDb.url!,
-      ROLES: 'worker',
-      METRICS_PORT: '0',
-      LOG_LEVEL: 'warn',
-      DATABASE_POOL_SIZE: '5',
-      WEBHOOK_POLL_INTERVAL_MS: '10',
-      WEBHOOK_TIMEOUT_MS: '2000',
-      WEBHOOK_LEASE_MS: '4000',
-      WEBHOOK_RETRY_JITTER_PERCENT: '0',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Worker processes as deployed (ROLES=worker), their delivery settings compressed; stopped after each test. */
+const workers: Child[] = [];
+afterEach(() => Promise.all(workers.splice(0).map(stopChild)));
+const startWorkerProcess = async (env: Record<string, string> = {}) => {
+  const child = await startChild({
+    DATABASE_URL: h.databaseUrl!,
+    ROLES: 'worker',
+    DATABASE_POOL_SIZE: '5',
+    WEBHOOK_POLL_INTERVAL_MS: '10',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_LEASE_MS: '4000',
+    WEBHOOK_RETRY_JITTER_PERCENT: '0',
+    ...env,
   });
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
-  child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
-  child.on('exit', (code, signal) => {
-    if (code !== 0 && signal !== 'SIGKILL' && signal !== 'SIGTERM') process.stderr.write(`worker ${child.pid} exited ${code} ${signal}:\n${output}\n`);
-  });
-  children.push(child);
+  workers.push(child);
   return child;
-}
-
-async function stop(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-}
-
-beforeAll(async () => {
-  if (!isPostgres) return;
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-});
-afterEach(async () => {
-  await Promise.all(children.splice(0).map(stop));
-  await Promise.all(receivers.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
-async function setup() {
-  const tenant = await createTenant(testDb.database);
-  const api = client(service.url, tenant.testKey);
-  const receiver = await Receiver.start();
-  receivers.push(receiver);
-  const { body: endpoint } = await api.post('/v1/webhook-endpoints', { url: receiver.url, enabled_events: ['*'] });
-  return { tenant, api, receiver, endpoint };
-}
+};
 
 /** Commits `n` events at once, as many state changes would. */
 async function commitEvents(accountId: string, n: number): Promise<string[]> {
-  const { parseId } = await import('../src/kernel/ids.js');
   const account = parseId('acct', accountId)!;
   const ids: string[] = [];
   const rows = Array.from({ length: n }, (_, i) => {
@@ -95,30 +47,26 @@ async function commitEvents(accountId: string, n: number): Promise<string[]> {
       createdAt: new Date(),
     };
   });
-  for (let i = 0; i < rows.length; i += 500) await testDb.database.db.insert(events).values(rows.slice(i, i + 500));
+  for (let i = 0; i < rows.length; i += 500) await h.db.insert(events).values(rows.slice(i, i + 500));
   return ids;
 }
 
 async function queueState(accountId: string) {
-  const { parseId } = await import('../src/kernel/ids.js');
   const account = parseId('acct', accountId)!;
-  const result = (await testDb.database.db.execute(sql`
+  const [state] = await h.query(sql`
     SELECT
       (SELECT count(*) FROM events WHERE account_id = ${account}::uuid AND dispatched_at IS NULL)::int AS undispatched,
       (SELECT count(*) FROM webhook_deliveries WHERE account_id = ${account}::uuid AND status = 'succeeded')::int AS succeeded,
       (SELECT count(*) FROM webhook_deliveries WHERE account_id = ${account}::uuid AND status <> 'succeeded')::int AS other,
       (SELECT count(*) FROM webhook_attempts WHERE account_id = ${account}::uuid)::int AS attempts,
-      (SELECT max(attempt_number) FROM webhook_attempts WHERE account_id = ${account}::uuid)::int AS max_attempt`)) as unknown as {
-    rows: { undispatched: number; succeeded: number; other: number; attempts: number; max_attempt: number }[];
-  };
-  return result.rows[0]!;
+      (SELECT max(attempt_number) FROM webhook_attempts WHERE account_id = ${account}::uuid)::int AS max_attempt`);
+  return state!;
 }
 
 describe.skipIf(!isPostgres)('webhook workers in several processes', () => {
   it('two workers sharing the queue deliver each event exactly once', async () => {
-    const { tenant, receiver, endpoint } = await setup();
-    startWorkerProcess();
-    startWorkerProcess();
+    const { tenant, receiver, endpoint } = await subscribedTenant(h);
+    await Promise.all([startWorkerProcess(), startWorkerProcess()]);
     const ids = await commitEvents(tenant.accountId, 600);
     await receiver.waitFor(() => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size >= ids.length, 60_000);
     await new Promise((r) => setTimeout(r, 500));
@@ -130,19 +78,18 @@ describe.skipIf(!isPostgres)('webhook workers in several processes', () => {
   }, 120_000);
 
   it('a worker killed with SIGKILL mid-batch loses nothing, and its lost attempts do not use up retries', async () => {
-    const { tenant, receiver, endpoint } = await setup();
+    const { tenant, receiver, endpoint } = await subscribedTenant(h);
     // slow answers keep a batch in flight when the kill comes
     receiver.answer = () => ({ status: 200, delayMs: 150 });
     const env = { WEBHOOK_BATCH_SIZE: '40', WEBHOOK_CONCURRENCY: '40', WEBHOOK_LEASE_MS: '2500', WEBHOOK_TIMEOUT_MS: '2000' };
-    const first = startWorkerProcess(env);
+    const first = await startWorkerProcess(env);
     const ids = await commitEvents(tenant.accountId, 400);
     await receiver.waitFor(() => receiver.requests.length >= 100, 60_000);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await killChild(first);
     const atKill = new Set(receiver.requests.map((r) => String(r.headers['webhook-id'])));
     expect(atKill.size).toBeLessThan(ids.length);
 
-    startWorkerProcess(env);
+    await startWorkerProcess(env);
     await receiver.waitFor(() => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size >= ids.length, 90_000);
     expect(new Set(receiver.requests.map((r) => String(r.headers['webhook-id'])))).toEqual(new Set(ids));
     expect(receiver.requests.every((r) => verifies(endpoint.secret, r))).toBe(true);

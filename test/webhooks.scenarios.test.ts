@@ -1,13 +1,12 @@
 // The test-mode delivery scenarios, against a receiver written the way the README tells
 // integrators to write one: verify with standardwebhooks, dedupe by webhook-id, keep the highest
 // version per object.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Receiver, verify, type Received } from './webhooks.helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-let api: ReturnType<typeof client>;
+const h = useService();
+const { api } = h;
 let receiver: Receiver;
 let endpoint: { id: string; secret: string };
 
@@ -31,18 +30,9 @@ function correctReceiver(r: Received) {
 }
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  const tenant = await createTenant(testDb.database);
-  api = client(service.url, tenant.testKey);
-  receiver = await Receiver.start();
+  receiver = await h.receiver();
   receiver.answer = correctReceiver;
   endpoint = (await api.post('/v1/webhook-endpoints', { url: receiver.url, enabled_events: ['*'] })).body;
-});
-afterAll(async () => {
-  await receiver?.close();
-  await service?.close();
-  await testDb?.drop();
 });
 
 const send = (scenario: string, id = endpoint.id, opts = {}) => api.post(`/v1/test-helpers/webhook-endpoints/${id}/send`, { scenario }, opts);

@@ -2,36 +2,27 @@
 // attempt, so a name that resolved to a public address yesterday and to 127.0.0.1 today (DNS
 // rebinding) is refused, and nothing ever reaches the local receiver.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { orderBody, type Api } from './helpers.js';
 import { deliverAt, Receiver, webhookOptions } from './webhooks.helpers.js';
 import { parseId } from '../src/kernel/ids.js';
 import type { LookupAddress } from '../src/webhooks/sender.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
+const h = useService();
 let receiver: Receiver;
-
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-  receiver = await Receiver.start();
-});
-afterAll(async () => {
-  await receiver?.close();
-  await service?.close();
-  await testDb?.drop();
+  receiver = await h.receiver();
 });
 
 async function liveSetup(url: string) {
-  const tenant = await createTenant(testDb.database);
-  const live = client(service.url, tenant.liveKey);
+  const { live } = await h.newTenant();
   const created = await live.post('/v1/webhook-endpoints', { url, enabled_events: ['*'] });
   expect(created.status).toBe(201);
   return { live, endpoint: created.body };
 }
 
-async function liveEvent(live: ReturnType<typeof client>) {
+async function liveEvent(live: Api) {
   await live.post('/v1/payment-orders', orderBody());
   return (await live.get('/v1/events?limit=1')).body.data[0];
 }
@@ -46,7 +37,7 @@ describe('SSRF guard at delivery time', () => {
       [{ address: '::ffff:10.0.0.1', family: 6 }],
     ];
     const resolved: string[] = [];
-    const options = webhookOptions(service.config, { timeoutMs: 500, retryScheduleS: { live: [0, 1, 1, 1], test: [0, 1, 1, 1] } }, {
+    const options = webhookOptions({ timeoutMs: 500, retryScheduleS: { live: [0, 1, 1, 1], test: [0, 1, 1, 1] } }, {
       resolver: async (hostname) => {
         resolved.push(hostname);
         const next = answers.shift() ?? [{ address: '127.0.0.1', family: 4 }];
@@ -55,7 +46,7 @@ describe('SSRF guard at delivery time', () => {
     });
     const event = await liveEvent(live);
     const t0 = Date.now();
-    for (let i = 0; i < 4; i++) await deliverAt(testDb.database, options, new Date(t0 + i * 2000));
+    for (let i = 0; i < 4; i++) await deliverAt(h.database, options, new Date(t0 + i * 2000));
     const attempts = (await live.get(`/v1/events/${event.id}/deliveries`)).body.data.reverse();
     expect(attempts).toHaveLength(4);
     expect(resolved.every((h) => h === 'hooks.rebind.example')).toBe(true);
@@ -73,9 +64,9 @@ describe('SSRF guard at delivery time', () => {
     const { live, endpoint } = await liveSetup('https://hooks.example.com/in');
     const port = new URL(receiver.url).port;
     for (const url of [`https://127.0.0.1:${port}/webhooks`, `https://[::1]:${port}/webhooks`, `https://[::ffff:7f00:1]:${port}/webhooks`]) {
-      await testDb.database.db.execute(sql`UPDATE webhook_endpoints SET url = ${url} WHERE id = ${parseId('we', endpoint.id)!}::uuid`);
+      await h.db.execute(sql`UPDATE webhook_endpoints SET url = ${url} WHERE id = ${parseId('we', endpoint.id)!}::uuid`);
       const event = await liveEvent(live);
-      await deliverAt(testDb.database, webhookOptions(service.config));
+      await deliverAt(h.database, webhookOptions());
       const [attempt] = (await live.get(`/v1/events/${event.id}/deliveries`)).body.data;
       expect(attempt, url).toMatchObject({ outcome: 'failed', error: { code: 'destination_forbidden' } });
     }
@@ -83,17 +74,16 @@ describe('SSRF guard at delivery time', () => {
   });
 
   it('applies to test mode too when WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS=deny', async () => {
-    const tenant = await createTenant(testDb.database);
-    const api = client(service.url, tenant.testKey);
+    const { api } = await h.newTenant();
     await api.post('/v1/webhook-endpoints', { url: receiver.url, enabled_events: ['*'] });
     await api.post('/v1/payment-orders', orderBody());
     const event = (await api.get('/v1/events?limit=1')).body.data[0];
-    await deliverAt(testDb.database, webhookOptions(service.config, { testModePrivateDestinations: 'deny' }));
+    await deliverAt(h.database, webhookOptions({ testModePrivateDestinations: 'deny' }));
     const [attempt] = (await api.get(`/v1/events/${event.id}/deliveries`)).body.data;
     expect(attempt).toMatchObject({ outcome: 'failed', error: { code: 'destination_forbidden' } });
     expect(receiver.requests).toHaveLength(0);
     // allowed (the default), the same endpoint receives it
-    await deliverAt(testDb.database, webhookOptions(service.config), new Date(Date.now() + 10_000));
+    await deliverAt(h.database, webhookOptions(), new Date(Date.now() + 10_000));
     expect(receiver.forEvent(event.id)).toHaveLength(1);
   });
 });

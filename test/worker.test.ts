@@ -1,46 +1,18 @@
 // The worker expires open payment orders at their expires_at: version + 1 and a
 // payment_order.expired event in the same transaction, never twice, never a closed order.
 import { sql } from 'drizzle-orm';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runWorkerOnce } from '../src/worker/worker.js';
-import {
-  client,
-  createTenant,
-  createTestDatabase,
-  orderBody,
-  startTestService,
-  type TestDatabase,
-  type TestService,
-} from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { orderBody } from './helpers.js';
+import { useService } from './fixtures.js';
 
-let testDb: TestDatabase;
-let service: TestService;
-const log = pino({ level: 'silent' });
+const h = useService();
 
-beforeAll(async () => {
-  testDb = await createTestDatabase();
-  service = await startTestService(testDb);
-});
-afterAll(async () => {
-  await service?.close();
-  await testDb?.drop();
-});
-
-type Row = Record<string, unknown>;
-async function query(q: ReturnType<typeof sql>): Promise<Row[]> {
-  return ((await testDb.database.db.execute(q)) as unknown as { rows: Row[] }).rows;
-}
 async function expiredEvents(orderId: string): Promise<number> {
-  const [row] = await query(sql`SELECT count(*)::int AS n FROM events WHERE type = 'payment_order.expired' AND object_id = ${orderId}`);
+  const [row] = await h.query(sql`SELECT count(*)::int AS n FROM events WHERE type = 'payment_order.expired' AND object_id = ${orderId}`);
   return Number(row!.n);
 }
-const runAt = (at: Date) => runWorkerOnce({ db: testDb.database.db, log, now: () => at });
-
-async function newApi() {
-  const tenant = await createTenant(testDb.database);
-  return client(service.url, tenant.testKey);
-}
+const runAt = (at: Date) => h.service.runWorker(at);
+const newApi = async () => (await h.newTenant()).api;
 
 describe('worker: payment order expiry', () => {
   it('expires due open orders with version + 1 and an event; leaves the rest alone', async () => {
@@ -57,7 +29,7 @@ describe('worker: payment order expiry', () => {
     const { body: later } = await api.post('/v1/payment-orders', orderBody()); // default: 24 hours
 
     // Before its time nothing happens.
-    expect(await runWorkerOnce({ db: testDb.database.db, log })).toMatchObject({ expiredOrders: 0 });
+    expect(await h.service.runWorker()).toMatchObject({ expiredOrders: 0 });
     expect((await api.get(`/v1/payment-orders/${due[0].id}`)).body).toMatchObject({ status: 'open', version: 1 });
 
     const future = new Date(expiresAt.getTime() + 60_000);
@@ -120,13 +92,13 @@ describe('worker: payment order expiry', () => {
     const results = await Promise.all([runAt(future), runAt(future), runAt(future), runAt(future)]);
     expect(results.reduce((sum, r) => sum + r.expiredOrders, 0)).toBe(ids.length);
 
-    const perOrder = await query(sql`
+    const perOrder = await h.query(sql`
       SELECT object_id, count(*)::int AS n FROM events
       WHERE type = 'payment_order.expired' AND object_id IN ${ids.length ? sql`(${sql.join(ids.map((id) => sql`${id}`), sql`, `)})` : sql`(NULL)`}
       GROUP BY object_id`);
     expect(perOrder).toHaveLength(ids.length);
     for (const row of perOrder) expect(row.n).toBe(1);
-    const [states] = await query(sql`
+    const [states] = await h.query(sql`
       SELECT count(*) FILTER (WHERE status = 'expired' AND version = 2)::int AS expired, count(*)::int AS total
       FROM payment_orders WHERE expires_at = ${expiresAt.toISOString()}`);
     expect(states).toEqual({ expired: ids.length, total: ids.length });
@@ -134,7 +106,7 @@ describe('worker: payment order expiry', () => {
 
   it('runs on its own in the worker role and expires an order once its time has come', async () => {
     const api = await newApi();
-    const worker = await startTestService(testDb, { roles: ['worker'], workerIntervalMs: 50, logLevel: 'warn' });
+    const worker = await h.startService({ overrides: { roles: ['worker'], workerIntervalMs: 50, logLevel: 'warn' } });
     try {
       const expiresAt = new Date(Date.now() + 3_000);
       const { body: order } = await api.post('/v1/payment-orders', orderBody({ expires_at: expiresAt.toISOString() }));
