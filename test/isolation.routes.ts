@@ -27,7 +27,8 @@ export type Resource =
   | 'mandate'
   | 'pending_mandate'
   | 'beneficiary'
-  | 'payout';
+  | 'payout'
+  | 'connector_account';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
 export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_order: (id) => [`/v1/payment-orders/${id}`],
@@ -40,6 +41,7 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   pending_mandate: (id) => [`/v1/mandates/${id}`],
   beneficiary: (id) => [`/v1/beneficiaries/${id}`],
   payout: (id) => [`/v1/payouts/${id}`],
+  connector_account: (id) => [`/v1/connector-accounts/${id}`],
 };
 
 /** Distinct amounts per principal, so a balance that mixed tenants or modes would show. */
@@ -75,6 +77,14 @@ export class World {
     return { url: isLive(me) ? 'https://example.com/hooks' : `${this.receiverUrl()}/hooks/${me}`, enabled_events: ['*'], metadata: { owner: me } };
   }
 
+  connectorAccountBody(me: Principal) {
+    const name = `${me}-${crypto.randomUUID().slice(0, 8)}`;
+    // The simulators serve test mode only; live mode takes a processor that routes no card payment here.
+    return isLive(me)
+      ? { connector: 'gocardless', name, credentials: { access_token: `live_${'k'.repeat(40)}` }, metadata: { owner: me } }
+      : { connector: 'simulator_a', name, metadata: { owner: me } };
+  }
+
   /** A new object of each kind, owned by `me`. */
   readonly make: Record<Resource, (me: Principal) => Promise<string>> = {
     payment_order: async (me) => this.made(me, 'payment_order', await this.as(me, 'POST', '/v1/payment-orders', orderBody({ amount: AMOUNTS[me], metadata: { owner: me } }))),
@@ -95,6 +105,7 @@ export class World {
     // The 0003 account keeps a payout in transit, were it ever sent (no worker runs here).
     beneficiary: async (me) =>
       this.made(me, 'beneficiary', await this.as(me, 'POST', '/v1/beneficiaries', { name: `Owner ${me}`, type: 'individual', bank_account: bankAccount('0003'), metadata: { owner: me } })),
+    connector_account: async (me) => this.made(me, 'connector_account', await this.as(me, 'POST', '/v1/connector-accounts', this.connectorAccountBody(me))),
     payout: async (me) =>
       this.made(me, 'payout', await this.as(me, 'POST', '/v1/payouts', { beneficiary: this.owned[me].beneficiary[0], amount: 10, currency: 'EUR', reference: `iso-${me}` })),
   };
@@ -162,7 +173,8 @@ export interface Route {
   /**
    * create: makes a new `resource`; list: lists `resource`; read: reads the object `:id` (or a
    * list under it); write: changes or acts on the object `:id` (a fresh one of the caller's own);
-   * account: the caller's own account-wide object (balance, routing, funding).
+   * account: the caller's own account-wide object (balance, routing, funding), or reference data
+   * the same for every key (the connector catalogue, event types).
    */
   kind: 'create' | 'list' | 'read' | 'write' | 'account';
   resource?: Resource;
@@ -190,6 +202,7 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/payment-orders/:id', kind: 'read', resource: 'payment_order', ok: 200 },
   { route: 'POST /v1/payment-orders/:id/cancel', kind: 'write', resource: 'payment_order', ok: 200 },
   { route: 'GET /v1/events', kind: 'list', resource: 'event', ok: 200, filter: () => 'type=payment_order.created' },
+  { route: 'GET /v1/event-types', kind: 'account', ok: 200 },
   { route: 'GET /v1/events/:id', kind: 'read', resource: 'event', ok: 200 },
   { route: 'GET /v1/events/:id/deliveries', kind: 'read', resource: 'event', ok: 200 },
   {
@@ -258,4 +271,11 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/payouts/:id', kind: 'read', resource: 'payout', ok: 200 },
   { route: 'POST /v1/payouts/:id/cancel', kind: 'write', resource: 'payout', ok: 200 },
   { route: 'POST /v1/test-helpers/payouts/:id/resolve', kind: 'write', resource: 'payout', ok: 200, body: () => ({ outcome: 'paid' }), testOnly: true },
+
+  { route: 'GET /v1/connectors', kind: 'account', ok: 200 },
+  { route: 'POST /v1/connector-accounts', kind: 'create', resource: 'connector_account', ok: 201, body: (w, me) => w.connectorAccountBody(me) },
+  { route: 'GET /v1/connector-accounts', kind: 'list', resource: 'connector_account', ok: 200, filter: () => 'status=enabled' },
+  { route: 'GET /v1/connector-accounts/:id', kind: 'read', resource: 'connector_account', ok: 200 },
+  { route: 'PATCH /v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
+  { route: 'DELETE /v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200 },
 ];
