@@ -116,7 +116,7 @@ function verifiedEvent(stripe: Stripe, secrets: string[], input: InboundWebhook)
   let stale = false;
   for (const secret of secrets) {
     try {
-      return stripe.webhooks.constructEvent(input.rawBody, signature, secret, WEBHOOK_TOLERANCE_S, undefined, Math.floor(input.now.getTime() / 1000));
+      return stripe.webhooks.constructEvent(input.rawBody, signature, secret, WEBHOOK_TOLERANCE_S, undefined, input.now.getTime());
     } catch (err) {
       if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw new WebhookVerificationError('payload_invalid', 'The webhook body is not a Stripe event.');
       stale ||= /tolerance/i.test(err.message);
