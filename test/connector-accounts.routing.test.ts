@@ -8,7 +8,7 @@ import { maxRouteLength } from '../src/config.js';
 import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
 import { CARDS, orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
-import { chargeEvent, sendSimulatorWebhook } from './connectors.helpers.js';
+import { chargeEvent, createConnectorAccount, newTenantClients, sendSimulatorWebhook } from './connectors.helpers.js';
 
 let testDb: TestDatabase;
 let service: PaymentsTestService;
@@ -23,16 +23,8 @@ afterAll(async () => {
   await testDb?.drop();
 });
 
-async function newTenant() {
-  const tenant = await createTenant(testDb.database);
-  return { test: client(service.url, tenant.testKey), live: client(service.url, tenant.liveKey) };
-}
-
-async function account(api: Api, connector: string, name: string, credentials?: Record<string, string>) {
-  const res = await api.post('/v1/connector-accounts', { connector, name, ...(credentials ? { credentials } : {}) }, { idempotencyKey: undefined });
-  expect(res.status, res.text).toBe(201);
-  return res.body as { id: string; name: string };
-}
+const newTenant = () => newTenantClients(testDb, service.url);
+const account = createConnectorAccount;
 
 const putRules = (api: Api, rules: unknown[]) => api.request('PUT', '/v1/routing', { body: { rules } });
 const attemptsOf = (payment: any) => payment.attempts.map((a: any) => [a.connector, a.outcome]);

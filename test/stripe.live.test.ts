@@ -3,8 +3,9 @@
 // webhook (deduplicated by Stripe's event id); and the core's rules over Stripe's faults: 429 → the
 // next connector of the route, 500 after acting → pending with no fallback, then settled by status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTenant, createTestDatabase, type TestDatabase } from './helpers.js';
-import { orderAndPay, startPaymentsService, type Api, type PaymentsTestService } from './payments.helpers.js';
+import { createTestDatabase, type TestDatabase } from './helpers.js';
+import { orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { createConnectorAccount, newTenantClients } from './connectors.helpers.js';
 import { FakeStripe, STRIPE_CARDS } from './fakes/stripe.js';
 
 let testDb: TestDatabase;
@@ -23,20 +24,21 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function newTenant() {
-  const tenant = await createTenant(testDb.database);
-  return { test: client(service.url, tenant.testKey), live: client(service.url, tenant.liveKey) };
-}
-
-async function account(api: Api, connector: string, name: string, credentials?: Record<string, string>) {
-  const res = await api.post('/v1/connector-accounts', { connector, name, ...(credentials ? { credentials } : {}) }, { idempotencyKey: undefined });
-  expect(res.status, res.text).toBe(201);
-  return res.body as { id: string; name: string; webhook_url: string };
-}
+const newTenant = () => newTenantClients(testDb, service.url);
+const account = createConnectorAccount;
 
 async function postWebhook(url: string, body: string, signature: string) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': signature }, body });
   return { status: res.status, body: await res.json() };
+}
+
+/** A test-mode tenant routing to a Stripe account first, a simulator account after it. */
+async function stripeThenBackup() {
+  const { test } = await newTenant();
+  const stripe = await account(test, 'stripe', 'stripe', { secret_key: `sk_test_${'b'.repeat(24)}` });
+  const backup = await account(test, 'simulator_a', 'backup');
+  await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'stripe' }, { name: 'backup' }] }] } });
+  return { test, stripe, backup };
 }
 
 const intentOf = (paymentId: string) => [...fake.intents.values()].find((pi) => pi.metadata.payment_id === paymentId);
@@ -76,10 +78,7 @@ describe('Stripe in live mode, end to end', () => {
   });
 
   it('429: Stripe did nothing, the next connector of the route takes the payment', async () => {
-    const { test } = await newTenant();
-    const stripe = await account(test, 'stripe', 'stripe', { secret_key: `sk_test_${'b'.repeat(24)}` });
-    const backup = await account(test, 'simulator_a', 'backup');
-    await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'stripe' }, { name: 'backup' }] }] } });
+    const { test, stripe, backup } = await stripeThenBackup();
     fake.inject('429');
     const { payment } = await orderAndPay(test, STRIPE_CARDS.success);
     expect(payment).toMatchObject({ status: 'succeeded', connector: backup.id });
@@ -91,10 +90,7 @@ describe('Stripe in live mode, end to end', () => {
   });
 
   it('500 after acting: pending, never tried elsewhere; a status check finds the charge, once', async () => {
-    const { test } = await newTenant();
-    const stripe = await account(test, 'stripe', 'stripe', { secret_key: `sk_test_${'c'.repeat(24)}` });
-    const backup = await account(test, 'simulator_a', 'backup');
-    await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'stripe' }, { name: 'backup' }] }] } });
+    const { test, stripe, backup } = await stripeThenBackup();
     fake.inject('500_after');
     const { payment } = await orderAndPay(test, STRIPE_CARDS.success);
     expect(payment).toMatchObject({ status: 'pending', connector: stripe.id });
