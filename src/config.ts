@@ -220,8 +220,9 @@ function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   } catch {
     url = undefined;
   }
-  if (!url || !['http:', 'https:'].includes(url.protocol) || (url.pathname !== '/' && url.pathname !== '')) {
-    throw new ConfigError(`${name} must be an http(s) URL without a path, got ${JSON.stringify(raw)}`);
+  // An origin and nothing else: a path, query, fragment or user info would be silently dropped.
+  if (!url || !['http:', 'https:'].includes(url.protocol) || raw.replace(/\/$/, '') !== url.origin) {
+    throw new ConfigError(`${name} must be an http(s) origin (scheme, host, port) without a path, got ${JSON.stringify(raw)}`);
   }
   return url.origin;
 }
