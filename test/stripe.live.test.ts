@@ -4,7 +4,7 @@
 // next connector of the route, 500 after acting → pending with no fallback, then settled by status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './helpers.js';
-import { orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { cardMethod, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
 import { createConnectorAccount, newTenantClients } from './connectors.helpers.js';
 import { FakeStripe, STRIPE_CARDS } from './fakes/stripe.js';
 
@@ -99,5 +99,19 @@ describe('Stripe in live mode, end to end', () => {
     const refreshed = await test.get(`/v1/payments/${payment.id}?refresh=true`);
     expect(refreshed.body).toMatchObject({ status: 'succeeded', connector: stripe.id, connector_reference: intentOf(payment.id)!.id });
     expect([...fake.intents.values()].filter((pi) => pi.metadata.payment_id === payment.id)).toHaveLength(1);
+  });
+
+  it("an amount above Stripe's 8 digits: Stripe is left out of the route, and a route of Stripe alone is a typed 422", async () => {
+    const { test, backup } = await stripeThenBackup();
+    const { payment } = await orderAndPay(test, STRIPE_CARDS.success, { amount: 100_000_000, currency: 'EUR' });
+    expect(payment).toMatchObject({ status: 'succeeded', connector: backup.id });
+    expect(payment.attempts.map((a: any) => a.connector)).toEqual([backup.id]);
+
+    await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'stripe' }] }] } });
+    const order = (await test.post('/v1/payment-orders', { amount: 100_000_000, currency: 'EUR', reference: 'big', customer: { email: 'a@b.co' } })).body;
+    const res = await test.post('/v1/payments', { payment_order: order.id, payment_method: cardMethod(STRIPE_CARDS.success) });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.error).toMatchObject({ type: 'eligibility', code: 'amount_above_limit', param: 'payment_order', message: expect.stringMatching(/8 digits/) });
+    expect(intentOf(payment.id)).toBeUndefined();
   });
 });

@@ -12,6 +12,8 @@ export const STRIPE_MAX_AMOUNT = 99_999_999;
 /** Stripe's exponent where it differs from ISO 4217's. */
 const STRIPE_EXPONENT: Record<string, number> = { ISK: 2, MGA: 0 };
 
+const LIMIT_PROBLEM = (currency: string) => `Stripe takes at most 8 digits (${STRIPE_MAX_AMOUNT}) in ${currency}`;
+
 export type StripeAmount = { ok: true; amount: number } | { ok: false; problem: string };
 
 /** Our amount in `currency` as Stripe expects it, or why Stripe cannot take it (nothing is sent then). */
@@ -24,6 +26,12 @@ export function toStripeAmount(amount: number, currency: string): StripeAmount {
   }
   if (iso === 3 && amount % 10 !== 0) return { ok: false, problem: `Stripe takes ${currency} card amounts ending in 0 only` };
   const stripeAmount = shift >= 0 ? amount * 10 ** shift : amount / 10 ** -shift;
-  if (stripeAmount > STRIPE_MAX_AMOUNT) return { ok: false, problem: `Stripe takes at most 8 digits (${STRIPE_MAX_AMOUNT}) in ${currency}` };
+  if (stripeAmount > STRIPE_MAX_AMOUNT) return { ok: false, problem: LIMIT_PROBLEM(currency) };
   return { ok: true, amount: stripeAmount };
+}
+
+/** Why Stripe cannot take `amount` for its size alone (routing leaves Stripe out then), or undefined. */
+export function stripeAmountLimit(amount: number, currency: string): string | undefined {
+  const converted = toStripeAmount(amount, currency);
+  return !converted.ok && converted.problem === LIMIT_PROBLEM(currency) ? converted.problem : undefined;
 }
