@@ -5,7 +5,7 @@
 // the core decides (same key, then verify). Where requests go comes from configuration only
 // (STRIPE_API_BASE_URL), never from the connector account.
 import Stripe from 'stripe';
-import { connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import { beforeAbort, connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
 import { toStripeAmount } from './money.js';
 
@@ -31,20 +31,12 @@ function clientOptions(base: string | undefined): Stripe.StripeConfig {
   return { ...options, protocol: url.protocol === 'http:' ? 'http' : 'https', host: url.hostname, port: url.port ? Number(url.port) : undefined };
 }
 
-/** The call, or a timeout when the core's deadline passes first (the SDK takes no AbortSignal). */
-function withinDeadline<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new TransportError('connect_timeout', 'no time left to call Stripe'));
-  return new Promise((resolve, reject) => {
-    const fail = () => reject(new TransportError('timeout', 'Stripe did not answer in time'));
-    signal.addEventListener('abort', fail, { once: true });
-    call.then(resolve, reject).finally(() => signal.removeEventListener('abort', fail));
-  });
-}
-
 /** One SDK call: its answer read by `read`; a refusal `refused` recognises is an answer too; other errors classified. */
 async function ask<A, R, E = never>(signal: AbortSignal, call: () => Promise<A>, read: (answer: A) => R, refused: (err: unknown) => R | E | undefined = () => undefined) {
   try {
-    return read(await withinDeadline(call(), signal));
+    // The SDK takes no AbortSignal: the core's deadline is kept here.
+    if (signal.aborted) throw new TransportError('connect_timeout', 'no time left to call Stripe');
+    return read(await beforeAbort(call(), signal, 'Stripe did not answer in time'));
   } catch (err) {
     if (err instanceof TransportError) throw err;
     return refused(err) ?? callErrorOf(err);
