@@ -84,6 +84,14 @@ describe('Stripe connector: charges', () => {
     },
   );
 
+  it('no answer before the deadline: a timeout (the core keeps it unknown); the charge is found by status', async () => {
+    fake.inject('hang_after');
+    const reference = ref();
+    const call = stripe.charge({ reference, amount: 100, currency: 'USD', card: card(STRIPE_CARDS.success) }, AbortSignal.timeout(200));
+    await expect(call).rejects.toMatchObject({ code: 'timeout' });
+    expect(await stripe.chargeStatus({ reference, connectorReference: null }, signal())).toMatchObject({ kind: 'succeeded' });
+  });
+
   it('a connection refused before sending: nothing done; an unknown PaymentIntent is not found', async () => {
     const closed = createStripeConnector({ secretKey: 'sk_test_x', webhookSecrets: [], livemode: false, apiBaseUrl: 'http://127.0.0.1:1' });
     const answer = await closed.charge({ reference: ref(), amount: 100, currency: 'USD', card: card(STRIPE_CARDS.success) }, signal());
@@ -121,6 +129,8 @@ describe('Stripe connector: refunds', () => {
     expect(await refund(ref('ref'), 1)).toMatchObject({ kind: 'failed', failureCode: 'charge_not_refundable' });
     expect(await stripe.refundStatus({ reference: first, connectorReference: (partial as any).connectorReference }, signal())).toEqual(partial);
     expect(await stripe.refundStatus({ reference: first, connectorReference: 're_missing' }, signal())).toEqual({ kind: 'not_found' });
+    // Without Stripe's id there is nothing to look up: the core re-sends under the same key instead.
+    expect(await stripe.refundStatus({ reference: first, connectorReference: null }, signal())).toEqual({ kind: 'not_found' });
   });
 
   it('a refund above the captured amount is amount_above_refundable', async () => {

@@ -28,7 +28,7 @@ const DECLINES: Record<string, { code: string; decline_code?: string; message: s
   [STRIPE_CARDS.incorrectCvc]: { code: 'incorrect_cvc', message: "Your card's security code is incorrect." },
 };
 
-export type Fault = '429' | '500_after' | 'drop_after';
+export type Fault = '429' | '500_after' | 'drop_after' | 'hang_after';
 type Obj = Record<string, any>;
 type Answer = { status: number; body: Obj };
 
@@ -111,6 +111,8 @@ export class FakeStripe {
     if (key && !held && answer.status < 500) this.keys.set(key, { params: text, answer });
     if (fault === '500_after') return void send(error(500, 'api_error', 'An unknown error occurred.'));
     if (fault === 'drop_after') return void req.socket.destroy();
+    // Acts, and never answers: the caller's deadline ends the call (close() ends the connection).
+    if (fault === 'hang_after') return;
     send(answer);
   }
 

@@ -92,8 +92,9 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
       );
     },
     async refundStatus(request, signal) {
-      // Refunds cannot be searched: without Stripe's id the refund stays to verify (an error, never "not found").
-      if (!request.connectorReference) return connectorError('invalid_response', 'no Stripe refund id is held to look the refund up by');
+      // Refunds cannot be searched. Without Stripe's id (the answer was lost) the core re-sends the
+      // refund under the same Idempotency-Key, and Stripe answers with what it did, if anything.
+      if (!request.connectorReference) return { kind: 'not_found' };
       const id = request.connectorReference;
       return ask(signal, () => stripe.refunds.retrieve(id), refundStateOf, notFound);
     },
