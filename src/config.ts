@@ -141,6 +141,11 @@ export interface PaymentsConfig {
   usingDevelopmentFingerprintKey: boolean;
   simulator: SimulatorConfig;
   /**
+   * Where every Stripe request goes, sandbox and live (STRIPE_API_BASE_URL, an http(s) URL; a fake
+   * Stripe in tests). Unset: Stripe's own endpoint. Never taken from a tenant's input.
+   */
+  stripeApiBaseUrl: string | undefined;
+  /**
    * An active mandate with no successful debit for this many days (counted from its activation or
    * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
    * which a SEPA Core mandate lapses).
@@ -198,12 +203,29 @@ function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
       pendingDelayMs: int(env, 'SIMULATOR_PENDING_DELAY_MS', 5000),
       latencyMs: int(env, 'SIMULATOR_LATENCY_MS', 0),
     },
+    stripeApiBaseUrl: baseUrl(env, 'STRIPE_API_BASE_URL'),
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     crashAfter: crash as CrashPoint | undefined,
   };
 }
 
 export class ConfigError extends Error {}
+
+function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  // An origin and nothing else: a path, query, fragment or user info would be silently dropped.
+  if (!url || !['http:', 'https:'].includes(url.protocol) || raw.replace(/\/$/, '') !== url.origin) {
+    throw new ConfigError(`${name} must be an http(s) origin (scheme, host, port) without a path, got ${JSON.stringify(raw)}`);
+  }
+  return url.origin;
+}
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];

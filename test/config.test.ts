@@ -51,3 +51,14 @@ describe('PUBLIC_BASE_URL', () => {
     },
   );
 });
+
+describe('STRIPE_API_BASE_URL', () => {
+  it('is an http(s) origin; unset, Stripe\'s own endpoint', () => {
+    expect(loadConfig({}).payments.stripeApiBaseUrl).toBeUndefined();
+    expect(loadConfig({ STRIPE_API_BASE_URL: 'http://127.0.0.1:12111/' }).payments.stripeApiBaseUrl).toBe('http://127.0.0.1:12111');
+  });
+
+  it.each(['127.0.0.1:12111', 'ftp://stripe.test', 'https://stripe.test/v1', 'https://stripe.test/?x=1', 'https://user:pw@stripe.test'])('refuses %s', (raw) => {
+    expect(() => loadConfig({ STRIPE_API_BASE_URL: raw })).toThrow(/STRIPE_API_BASE_URL/);
+  });
+});

@@ -64,8 +64,9 @@ describe('the connector catalogue', () => {
       object: 'connector',
       modes: ['test', 'live'],
       capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false },
-      routable: false,
+      routable: true,
     });
+    expect(byName.adyen.routable).toBe(false);
     expect(byName.stripe.capabilities.currencies).toContain('EUR');
     expect(byName.stripe.credential_fields.map((f: any) => [f.name, f.required])).toEqual([
       ['secret_key', 'always'],

@@ -4,7 +4,9 @@ import crypto from 'node:crypto';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
-import { call, type ApiResponse } from './helpers.js';
+import { expect } from 'vitest';
+import { call, client, createTenant, type ApiResponse, type TestDatabase } from './helpers.js';
+import type { Api } from './payments.helpers.js';
 
 export function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
   return JSON.stringify({
@@ -41,4 +43,17 @@ export function sendSimulatorWebhook(baseUrl: string, path: string, processor: s
   if (header !== null) headers[SIM_SIGNATURE_HEADER] = header;
   if (opts.authorization) headers.authorization = opts.authorization;
   return call(baseUrl, 'POST', path, { rawBody: body, headers });
+}
+
+/** A new tenant of `service` (live mode activated), with a client per mode. */
+export async function newTenantClients(testDb: TestDatabase, serviceUrl: string) {
+  const tenant = await createTenant(testDb.database);
+  return { test: client(serviceUrl, tenant.testKey), live: client(serviceUrl, tenant.liveKey) };
+}
+
+/** Creates a connector account; expects a 201. */
+export async function createConnectorAccount(api: Api, connector: string, name: string, credentials?: Record<string, string>) {
+  const res = await api.post('/v1/connector-accounts', { connector, name, ...(credentials ? { credentials } : {}) }, { idempotencyKey: undefined });
+  expect(res.status, res.text).toBe(201);
+  return res.body as { id: string; name: string; webhook_url: string };
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../kernel/errors.js';
 import { CURRENCY_CODES } from '../lib/currencies.js';
 import { MANDATE_SCHEMES, type MandateScheme } from './types.js';
 import { SIMULATED_PROCESSORS } from './simulator/profiles.js';
+import { stripeAmountLimit } from './stripe/money.js';
 
 export type Mode = 'test' | 'live';
 
@@ -37,6 +38,8 @@ export interface CatalogueEntry {
   simulated: boolean;
   capabilities: Capabilities;
   credentials: CredentialField[];
+  /** Why the processor cannot take a payment of this size (it is left out of the route), or undefined. */
+  amountLimit?: (amount: number, currency: string) => string | undefined;
 }
 
 const HEX = /^(?:[0-9a-fA-F]{2}){16,64}$/;
@@ -70,6 +73,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     name: 'stripe',
     modes: ['test', 'live'],
     simulated: false,
+    amountLimit: stripeAmountLimit,
     capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
     credentials: [
       {

@@ -17,6 +17,7 @@ import type { Connector } from './types.js';
 import { createSimulatorConnector, httpTransport, inProcessTransport } from './simulator/connector.js';
 import { SIMULATED_PROCESSORS, SimulatorHost, type SimulatorClock } from './simulator/processor.js';
 import { sqlStore } from './simulator/sql-store.js';
+import { createStripeConnector } from './stripe/connector.js';
 
 /** One connector account as its connector is built from it: credentials opened, in memory only. */
 export interface ConnectorAccountCredentials {
@@ -87,6 +88,14 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
   const byName = new Map(list.map((c) => [c.name, c]));
   const controls = new Map<string, Connector & TestControls>(list.filter(hasTestControls).map((c) => [c.name, c]));
   const factories = new Map<string, ConnectorFactory>(list.map((c) => [c.name, () => c]));
+  factories.set('stripe', (account) =>
+    createStripeConnector({
+      secretKey: account.credentials.secret_key ?? '',
+      webhookSecrets: account.webhookSecrets,
+      livemode: account.livemode,
+      apiBaseUrl: config.stripeApiBaseUrl,
+    }),
+  );
   return {
     registry: { get: (name) => byName.get(name), names: () => [...byName.keys()] },
     implemented: (name) => factories.has(name),

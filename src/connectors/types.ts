@@ -232,6 +232,15 @@ export class TransportError extends Error {
   }
 }
 
+/** `answer`, or a timeout TransportError when `signal` aborts first; the listener goes when `answer` settles. */
+export function beforeAbort<T>(answer: Promise<T>, signal: AbortSignal, message: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const fail = () => reject(new TransportError('timeout', message));
+    signal.addEventListener('abort', fail, { once: true });
+    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', fail));
+  });
+}
+
 export function connectorError(code: ConnectorErrorCode, message: string): ConnectorError {
   return { kind: 'error', code, message };
 }

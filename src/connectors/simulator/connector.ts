@@ -1,7 +1,7 @@
 // The simulator connector: one instance per simulated processor, reaching it in process (the
 // default) or over HTTP (SIMULATOR_URL, a server from `npm run simulator`). It builds the
 // processor's requests, reads its answers through transformers.ts and verifies its webhooks.
-import { TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import { beforeAbort, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import type { TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';
@@ -25,15 +25,6 @@ export interface SimulatorTransport {
   send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
 }
 
-/** `answer`, or a timeout error when `signal` aborts first; the listener goes when `answer` settles. */
-function beforeAbort<T>(answer: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const fail = () => reject(new TransportError('timeout', 'the simulated processor did not answer in time'));
-    signal.addEventListener('abort', fail, { once: true });
-    answer.then(resolve, reject).finally(() => signal.removeEventListener('abort', fail));
-  });
-}
-
 /**
  * Calls the host's processors directly. A request the processor leaves unanswered (the timeout
  * scenario) fails at once with the timeout the caller would reach at its deadline: waiting for it
@@ -47,7 +38,7 @@ export function inProcessTransport(host: SimulatorHost): SimulatorTransport {
     async send(method, path, body, signal) {
       if (signal.aborted) throw new TransportError('connect_timeout', 'no time left to call the simulated processor');
       // The processor gets its own copy, as it would over the wire.
-      const answer = await beforeAbort(host.dispatch(method, path, body === undefined ? undefined : structuredClone(body)), signal);
+      const answer = await beforeAbort(host.dispatch(method, path, body === undefined ? undefined : structuredClone(body)), signal, 'the simulated processor did not answer in time');
       if (answer.hang) {
         await answer.hang.hungUp().catch(() => undefined);
         throw new TransportError('timeout', 'the simulated processor did not answer (the timeout scenario, played at once in process)');

@@ -8,7 +8,7 @@ import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import { capableKeys, type Routing } from '../routing/targets.js';
+import { amountLimitOf, capableKeys, type Routing } from '../routing/targets.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/outcome.js';
 import { summarizeCard, validateCard } from './cards.js';
@@ -58,10 +58,19 @@ export function debitOf(mandate: MandateRow): ChargeMethod {
   return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
 }
 
-/** The route for a payment of `order`: the first matching rule's connectors usable now that take the method. */
+/**
+ * The route for a payment of `order`: the first matching rule's connectors usable now that take the
+ * method and the amount. When the amount alone leaves the route empty, a typed 422 says why.
+ */
 export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type']): string[] {
   const usable = capableKeys(routing, methodType);
-  return (planRoute(routing.rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
+  const planned = (planRoute(routing.rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
+  const limits = planned.map((key) => amountLimitOf(routing, key, order.amount, order.currency));
+  const route = planned.filter((_, i) => limits[i] === undefined);
+  if (planned.length > 0 && route.length === 0) {
+    throw new ApiError('amount_above_limit', { param: 'payment_order', message: `No connector of the route can take this amount: ${[...new Set(limits)].join('; ')}.` });
+  }
+  return route;
 }
 
 /** Whether some connector of the route may be tried now (its circuit is not open). */

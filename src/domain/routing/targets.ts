@@ -128,3 +128,9 @@ export async function routingFor(db: Db, rt: Runtime, ctx: RequestContext): Prom
 export function capableKeys(routing: Routing, need: Need): Set<string> {
   return new Set(routing.targets.filter((t) => capable(t, need)).map((t) => t.key));
 }
+
+/** Why the processor behind route key `key` cannot take `amount` of `currency`, or undefined. */
+export function amountLimitOf(routing: Routing, key: string, amount: number, currency: string): string | undefined {
+  const target = routing.targets.find((t) => t.key === key);
+  return target && catalogueEntry(target.connector)?.amountLimit?.(amount, currency);
+}

@@ -1,0 +1,139 @@
+// The Stripe connector (cards), over the official SDK with a pinned API version. A payment is one
+// PaymentIntent created and confirmed in one call, captured automatically, with our payment id as
+// Stripe's Idempotency-Key and in its metadata (to locate it by search when we hold no
+// PaymentIntent id); a refund is a Refund under our refund id. The SDK never retries by itself:
+// the core decides (same key, then verify). Where requests go comes from configuration only
+// (STRIPE_API_BASE_URL), never from the connector account.
+import Stripe from 'stripe';
+import { beforeAbort, connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
+import { toStripeAmount } from './money.js';
+
+/** The API version every request names, so that Stripe's answers keep the shape mapped here. */
+export const STRIPE_API_VERSION = '2026-10-28.endive';
+export const WEBHOOK_TOLERANCE_S = 300;
+const PAYMENT_KEY = 'payment_id';
+const REFUND_KEY = 'refund_id';
+
+export interface StripeConnectorOptions {
+  secretKey: string;
+  /** The account's webhook signing secrets, newest first (current, then previous in its grace period). */
+  webhookSecrets: string[];
+  livemode: boolean;
+  /** STRIPE_API_BASE_URL; unset: api.stripe.com. */
+  apiBaseUrl: string | undefined;
+}
+
+function clientOptions(base: string | undefined): Stripe.StripeConfig {
+  const options: Stripe.StripeConfig = { apiVersion: STRIPE_API_VERSION as Stripe.StripeConfig['apiVersion'], maxNetworkRetries: 0, telemetry: false };
+  if (!base) return options;
+  const url = new URL(base);
+  return { ...options, protocol: url.protocol === 'http:' ? 'http' : 'https', host: url.hostname, port: url.port ? Number(url.port) : undefined };
+}
+
+/** One SDK call: its answer read by `read`; a refusal `refused` recognises is an answer too; other errors classified. */
+async function ask<A, R, E = never>(signal: AbortSignal, call: () => Promise<A>, read: (answer: A) => R, refused: (err: unknown) => R | E | undefined = () => undefined) {
+  try {
+    // The SDK takes no AbortSignal: the core's deadline is kept here.
+    if (signal.aborted) throw new TransportError('connect_timeout', 'no time left to call Stripe');
+    return read(await beforeAbort(call(), signal, 'Stripe did not answer in time'));
+  } catch (err) {
+    if (err instanceof TransportError) throw err;
+    return refused(err) ?? callErrorOf(err);
+  }
+}
+
+const notFound = (err: unknown): { kind: 'not_found' } | undefined =>
+  err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing' ? { kind: 'not_found' } : undefined;
+
+export function createStripeConnector(opts: StripeConnectorOptions): Connector {
+  const stripe = new Stripe(opts.secretKey, clientOptions(opts.apiBaseUrl));
+  /** The PaymentIntent of our payment: by its id when we hold it, else by search on our metadata (eventually consistent). */
+  const findIntent = async (reference: string, id: string | null): Promise<Stripe.PaymentIntent | undefined> => {
+    if (id) return stripe.paymentIntents.retrieve(id);
+    const found = await stripe.paymentIntents.search({ query: `metadata['${PAYMENT_KEY}']:'${reference}'`, limit: 1 });
+    return found.data[0];
+  };
+  return {
+    name: 'stripe',
+    modes: [opts.livemode ? 'live' : 'test'],
+    paymentMethodTypes: ['card'],
+    async charge(request, signal) {
+      const amount = toStripeAmount(request.amount, request.currency);
+      if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Stripe`);
+      if (!request.card) return connectorError('request_rejected', 'Stripe takes card payments only here; nothing was sent');
+      const { number, expMonth, expYear, cvc } = request.card;
+      const params: Stripe.PaymentIntentCreateParams = {
+        amount: amount.amount,
+        currency: request.currency.toLowerCase(),
+        confirm: true,
+        capture_method: 'automatic',
+        allowed_payment_method_types: ['card'],
+        payment_method_data: { type: 'card', card: { number, exp_month: expMonth, exp_year: expYear, cvc } } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
+        metadata: { [PAYMENT_KEY]: request.reference },
+      };
+      return ask(signal, () => stripe.paymentIntents.create(params, { idempotencyKey: request.reference }), chargeStateOf, declineOf);
+    },
+    chargeStatus: (request, signal) =>
+      ask(signal, () => findIntent(request.reference, request.connectorReference), (intent) => (intent ? chargeStateOf(intent) : ({ kind: 'not_found' } as const)), notFound),
+    async refund(request, signal) {
+      const amount = toStripeAmount(request.amount, request.currency);
+      if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Stripe`);
+      return ask(
+        signal,
+        async () => {
+          const intent = await findIntent(request.paymentReference, request.connectorPaymentReference);
+          if (!intent) throw new Stripe.errors.StripeInvalidRequestError({ message: `Stripe holds no PaymentIntent for ${request.paymentReference}`, code: 'resource_missing' });
+          const params = { payment_intent: intent.id, amount: amount.amount, metadata: { [REFUND_KEY]: request.reference } };
+          return stripe.refunds.create(params, { idempotencyKey: request.reference });
+        },
+        refundStateOf,
+        refundRefusalOf,
+      );
+    },
+    async refundStatus(request, signal) {
+      // Refunds cannot be searched. Without Stripe's id (the answer was lost) the core re-sends the
+      // refund under the same Idempotency-Key, and Stripe answers with what it did, if anything.
+      if (!request.connectorReference) return { kind: 'not_found' };
+      const id = request.connectorReference;
+      return ask(signal, () => stripe.refunds.retrieve(id), refundStateOf, notFound);
+    },
+    parseWebhook: (input) => parseStripeWebhook(stripe, opts.webhookSecrets, input),
+  };
+}
+
+function verifiedEvent(stripe: Stripe, secrets: string[], input: InboundWebhook): Stripe.Event {
+  const header = input.headers['stripe-signature'];
+  const signature = Array.isArray(header) ? header[0] : header;
+  if (!signature || secrets.length === 0) throw new WebhookVerificationError('signature_invalid', 'The Stripe-Signature header is missing or the account has no signing secret.');
+  let stale = false;
+  for (const secret of secrets) {
+    try {
+      return stripe.webhooks.constructEvent(input.rawBody, signature, secret, WEBHOOK_TOLERANCE_S, undefined, input.now.getTime());
+    } catch (err) {
+      if (!(err instanceof Stripe.errors.StripeSignatureVerificationError)) throw new WebhookVerificationError('payload_invalid', 'The webhook body is not a Stripe event.');
+      stale ||= /tolerance/i.test(err.message);
+    }
+  }
+  throw stale
+    ? new WebhookVerificationError('timestamp_stale', `The Stripe-Signature timestamp is more than ${WEBHOOK_TOLERANCE_S} s away from now.`)
+    : new WebhookVerificationError('signature_invalid', 'The Stripe-Signature header does not verify with the signing secret of this connector account.');
+}
+
+/**
+ * A verified Stripe event in our words. Events about nothing of ours (other types, objects without
+ * our id in their metadata) name no reference: the core acknowledges them without applying anything.
+ */
+export function parseStripeWebhook(stripe: Stripe, secrets: string[], input: InboundWebhook): InboundEvent {
+  const event = verifiedEvent(stripe, secrets, input);
+  const object = event.data.object as { object?: string; metadata?: Record<string, string> | null };
+  if (object.object === 'payment_intent') {
+    const intent = object as Stripe.PaymentIntent;
+    return { eventId: event.id, object: 'payment', reference: intent.metadata?.[PAYMENT_KEY] ?? '', state: chargeStateOf(intent) };
+  }
+  if (object.object === 'refund') {
+    const refund = object as Stripe.Refund;
+    return { eventId: event.id, object: 'refund', reference: refund.metadata?.[REFUND_KEY] ?? '', state: refundStateOf(refund) };
+  }
+  return { eventId: event.id, object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } };
+}

@@ -1,0 +1,131 @@
+// Stripe's words in ours: PaymentIntent and Refund statuses, card error and decline codes, and
+// the SDK's errors as the core classifies calls (a retryable error only where Stripe certainly did
+// nothing: the core may then try the next connector; anything else is verified, never re-sent
+// elsewhere, since Stripe documents that a 500 may have succeeded).
+import Stripe from 'stripe';
+import { connectorError, type ChargeState, type ConnectorError, type PaymentFailureCode, type RefundState } from '../types.js';
+
+/** Every decline code Stripe documents (https://docs.stripe.com/declines/codes), in our failure codes. */
+const DECLINE_CODES: Record<string, PaymentFailureCode> = {
+  insufficient_funds: 'insufficient_funds',
+  withdrawal_count_limit_exceeded: 'insufficient_funds',
+  card_velocity_exceeded: 'insufficient_funds',
+  expired_card: 'expired_card',
+  incorrect_cvc: 'incorrect_cvc',
+  invalid_cvc: 'incorrect_cvc',
+  processing_error: 'processing_error',
+  issuer_not_available: 'processing_error',
+  reenter_transaction: 'processing_error',
+  try_again_later: 'processing_error',
+  ...Object.fromEntries(
+    [
+      'approve_with_id', 'authentication_required', 'call_issuer', 'card_not_supported', 'currency_not_supported',
+      'do_not_honor', 'do_not_try_again', 'duplicate_transaction', 'fraudulent', 'generic_decline', 'incorrect_number',
+      'incorrect_pin', 'incorrect_zip', 'invalid_account', 'invalid_amount', 'invalid_expiry_month', 'invalid_expiry_year',
+      'invalid_number', 'invalid_pin', 'lost_card', 'merchant_blacklist', 'new_account_information_available',
+      'no_action_taken', 'not_permitted', 'offline_pin_required', 'online_or_offline_pin_required', 'pickup_card',
+      'pin_try_exceeded', 'restricted_card', 'revocation_of_all_authorizations', 'revocation_of_authorization',
+      'security_violation', 'service_not_allowed', 'stolen_card', 'stop_payment_order', 'testmode_decline',
+      'transaction_not_allowed',
+    ].map((code) => [code, 'card_declined' as const]),
+  ),
+};
+
+/** `card_error` codes that say more than `card_declined` (whose decline code then says why). */
+const CARD_ERROR_CODES: Record<string, PaymentFailureCode> = {
+  expired_card: 'expired_card',
+  incorrect_cvc: 'incorrect_cvc',
+  invalid_cvc: 'incorrect_cvc',
+  insufficient_funds: 'insufficient_funds',
+  processing_error: 'processing_error',
+  card_decline_rate_limit_exceeded: 'card_declined',
+  incorrect_number: 'card_declined',
+  invalid_number: 'card_declined',
+  invalid_expiry_month: 'card_declined',
+  invalid_expiry_year: 'card_declined',
+  card_declined: 'card_declined',
+};
+
+interface LastError {
+  code?: string | null;
+  decline_code?: string | null;
+  message?: string | null;
+}
+
+export function failureCodeOf(error: LastError | null | undefined): PaymentFailureCode {
+  if (!error) return 'processing_error';
+  return (error.decline_code && DECLINE_CODES[error.decline_code]) || (error.code && CARD_ERROR_CODES[error.code]) || 'card_declined';
+}
+
+/** Where a PaymentIntent stands, for us; its metadata carries our payment id. */
+export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'last_payment_error'>): ChargeState {
+  const connectorReference = intent.id;
+  switch (intent.status) {
+    case 'succeeded':
+      return { kind: 'succeeded', connectorReference };
+    case 'requires_payment_method': {
+      const error = intent.last_payment_error;
+      return { kind: 'declined', connectorReference, failureCode: failureCodeOf(error), message: error?.message ?? 'Stripe declined the payment.' };
+    }
+    case 'canceled':
+      return { kind: 'declined', connectorReference, failureCode: 'processing_error', message: 'The PaymentIntent was canceled at Stripe.' };
+    default:
+      // processing, requires_action, requires_capture, requires_confirmation, or a status of a later
+      // API version: still moving or not yet known, never failed while money could still move.
+      return { kind: 'pending', connectorReference };
+  }
+}
+
+export function refundStateOf(refund: Pick<Stripe.Refund, 'id' | 'status' | 'failure_reason'>): RefundState {
+  const connectorReference = refund.id;
+  switch (refund.status) {
+    case 'succeeded':
+      return { kind: 'succeeded', connectorReference };
+    case 'failed':
+    case 'canceled':
+      return { kind: 'failed', connectorReference, failureCode: 'processing_error', message: `Stripe reports the refund ${refund.status}${refund.failure_reason ? ` (${refund.failure_reason})` : ''}.` };
+    default:
+      // pending, requires_action, or null: not settled yet.
+      return { kind: 'pending', connectorReference };
+  }
+}
+
+/** Refund errors Stripe answers before acting that are refusals of the refund itself. */
+const REFUND_REFUSALS: Record<string, RefundState & { kind: 'failed' }> = {
+  charge_already_refunded: { kind: 'failed', connectorReference: null, failureCode: 'charge_not_refundable', message: 'Stripe says the charge is already refunded.' },
+  charge_disputed: { kind: 'failed', connectorReference: null, failureCode: 'charge_not_refundable', message: 'Stripe says the charge is disputed.' },
+  amount_too_large: { kind: 'failed', connectorReference: null, failureCode: 'amount_above_refundable', message: 'Stripe says the amount is above what remains refundable.' },
+};
+
+export function refundRefusalOf(err: unknown): RefundState | undefined {
+  return err instanceof Stripe.errors.StripeInvalidRequestError && err.code ? REFUND_REFUSALS[err.code] : undefined;
+}
+
+/** A card error: Stripe refused the payment, the PaymentIntent (if made) says how. */
+export function declineOf(err: unknown): ChargeState | undefined {
+  if (!(err instanceof Stripe.errors.StripeCardError)) return undefined;
+  const intent = err.payment_intent;
+  if (intent) return chargeStateOf(intent);
+  return { kind: 'declined', connectorReference: null, failureCode: failureCodeOf(err), message: err.message };
+}
+
+/** Any other error of a call, as the core classifies it; a bug of ours is rethrown (the core then verifies). */
+export function callErrorOf(err: unknown): ConnectorError {
+  const { errors } = Stripe;
+  // Too many requests: Stripe did nothing and says so.
+  if (err instanceof errors.StripeRateLimitError) return connectorError('processor_error', 'Stripe answered 429 (rate limited); nothing was done');
+  if (err instanceof errors.StripeConnectionError) {
+    const code = (err.detail as { code?: string } | undefined)?.code;
+    if (code === 'ECONNREFUSED' || code === 'ENOTFOUND') return connectorError('connection_refused', `could not connect to Stripe (${code}); nothing was sent`);
+    if (code === 'ETIMEDOUT') return connectorError('timeout', 'Stripe did not answer in time');
+    return connectorError('connection_lost', 'the connection to Stripe broke after the request was sent');
+  }
+  // Stripe holds something under our key already (other parameters): verified, like the simulator's conflict.
+  if (err instanceof errors.StripeIdempotencyError) return connectorError('invalid_response', `Stripe holds another request under this key: ${err.message}`);
+  // Refused as such before acting: a bad key, a missing permission, a request Stripe would not take.
+  if (err instanceof errors.StripeAuthenticationError || err instanceof errors.StripePermissionError || err instanceof errors.StripeInvalidRequestError) {
+    return connectorError('request_rejected', `Stripe refused the request: ${err.message}`);
+  }
+  if (err instanceof errors.StripeError) return connectorError('invalid_response', `Stripe answered ${err.statusCode ?? 'an error'} without saying whether it acted: ${err.message}`);
+  throw err;
+}
