@@ -5,8 +5,7 @@ import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { expect } from 'vitest';
-import { call, client, createTenant, type ApiResponse, type TestDatabase } from './helpers.js';
-import type { Api } from './payments.helpers.js';
+import { call, client, createTenant, type Api, type ApiResponse, type TestDatabase } from './helpers.js';
 
 export function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
   return JSON.stringify({

@@ -3,20 +3,20 @@
 // webhook (deduplicated by Stripe's event id); and the core's rules over Stripe's faults: 429 → the
 // next connector of the route, 500 after acting → pending with no fallback, then settled by status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './helpers.js';
-import { cardMethod, orderAndPay, startPaymentsService, type PaymentsTestService } from './payments.helpers.js';
+import { createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { cardMethod, orderAndPay } from './payments.helpers.js';
 import { createConnectorAccount, newTenantClients } from './connectors.helpers.js';
 import { FakeStripe, STRIPE_CARDS } from './fakes/stripe.js';
 
 let testDb: TestDatabase;
-let service: PaymentsTestService;
+let service: TestService;
 let fake: FakeStripe;
 const SIGNING_SECRET = 'whsec_live_endpoint_secret_0123';
 
 beforeAll(async () => {
   fake = await new FakeStripe().start();
   testDb = await createTestDatabase();
-  service = await startPaymentsService(testDb, { settings: { stripeApiBaseUrl: fake.url, connectorTimeoutMs: 5000 } });
+  service = await startTestService(testDb, { settings: { stripeApiBaseUrl: fake.url, connectorTimeoutMs: 5000 } });
 });
 afterAll(async () => {
   await service?.close();
