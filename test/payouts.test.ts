@@ -145,7 +145,7 @@ describe('scenarios of the simulated bank', () => {
     // Phase 1 committed, then the process "died" before (lost) or after (sent) calling the bank.
     await h.query(sql`UPDATE payouts SET status = 'processing' WHERE id IN (${parseId('po', lost.body.id)!}, ${parseId('po', sent.body.id)!})`);
     const sim = h.service.simulator();
-    sim.payouts.create({ merchant_reference: sent.body.id, amount_minor: 200, currency: 'EUR', account: { country: 'DE', number: 'DE0000', bank_code: null, holder_name: 'x' } });
+    await sim.payouts.create({ merchant_reference: sent.body.id, amount_minor: 200, currency: 'EUR', account: { country: 'DE', number: 'DE0000', bank_code: null, holder_name: 'x' } });
     expect((await h.service.runPayouts()).checked).toBe(2);
     expect(await get(api, lost.body.id)).toMatchObject({ status: 'paid', connector: 'simulator_a' });
     expect(await get(api, sent.body.id)).toMatchObject({ status: 'paid', connector: 'simulator_a' });
