@@ -2,6 +2,7 @@
 // idempotency by our reference, status, refunds, webhook verification — run against each
 // simulated processor in process and over HTTP. Then real network failures: a refused connection
 // is retryable (the router falls back), a timeout after the request went out is not.
+import { closedPort } from './sockets.helpers.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
 import { callConnector, type CallDeps } from '../src/connectors/router.js';
@@ -15,7 +16,7 @@ import type { TestControls } from '../src/connectors/test-controls.js';
 import { chargeAnswer } from '../src/connectors/simulator/transformers.js';
 import { CARDS, orderAndPay, useSimulatorFamily } from './payments.helpers.js';
 import { useService } from './fixtures.js';
-import { closedPort } from './helpers.js';
+
 
 const SECRET = 'contract-family-secret';
 const { family, connectors } = useSimulatorFamily(SECRET);

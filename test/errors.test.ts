@@ -2,9 +2,10 @@
 // body size, media type, JSON syntax, validation, authentication, an internal failure — answers
 // `{ error: { type, code, message, param?, request_id } }` as JSON, with the request id repeated
 // from the Request-Id header.
+import { rawRequest } from './sockets.helpers.js';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { call, LogCapture, orderBody, rawRequest, type ApiResponse } from './helpers.js';
+import { call, LogCapture, orderBody, type ApiResponse } from './helpers.js';
 import { useService } from './fixtures.js';
 
 const h = useService();

@@ -1,13 +1,14 @@
 // GET /metrics on its own listener: after a short flow (an order, a payment, a refund, a webhook
 // delivered) the counters have moved; METRICS_PORT=0 serves nothing; a port already taken is
 // logged and the service runs on; two services in one process count apart.
+import { rawRequest, freePort } from './sockets.helpers.js';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { createMetrics } from '../src/metrics/registry.js';
 import type { Db } from '../src/storage/db.js';
 import { startWorker } from '../src/worker/worker.js';
-import { client, createTenant, createTestDatabase, eventually, freePort, isPostgres, LogCapture, rawRequest, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { client, createTenant, createTestDatabase, eventually, isPostgres, LogCapture, startTestService, type TestDatabase, type TestService } from './helpers.js';
 import { CARDS, orderAndPay } from './payments.helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { newMandate } from './mandates.helpers.js';

@@ -3,10 +3,11 @@
 // malformed %-escapes in the path, path parameters over the router's 100 characters, NUL, DEL and
 // other control bytes in header values and names. Every answer is below 500, carries a Request-Id,
 // and every error answer is the one typed body with a code of the catalogue at its status.
+import { rawRequest } from './sockets.helpers.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CATALOGUE, type ErrorCode } from '../src/kernel/errors.js';
-import { createTenant, createTestDatabase, orderBody, rawRequest, startTestService, type TestDatabase, type TestService } from './helpers.js';
+import { createTenant, createTestDatabase, orderBody, startTestService, type TestDatabase, type TestService } from './helpers.js';
 
 let testDb: TestDatabase;
 let service: TestService;

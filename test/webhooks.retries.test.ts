@@ -1,10 +1,11 @@
 // When a delivery fails: retries on the schedule (500, timeout, refused connection, Retry-After,
 // redirects), giving up, endpoints disabled (410 Gone, failing for days) or deleted, and attempts
 // lost in a worker's crash, taken over once their lease runs out.
+import { closedPort } from './sockets.helpers.js';
 import { sql } from 'drizzle-orm';
 import { parseId } from '../src/kernel/ids.js';
 import { describe, expect, it } from 'vitest';
-import { closedPort } from './helpers.js';
+
 import { deliverAt, newOrderEvent, subscribedTenant, verifies, verify, webhookOptions } from './webhooks.helpers.js';
 import { attemptDelivery } from '../src/webhooks/attempt.js';
 import { claimDeliveries, dispatchEvents } from '../src/webhooks/queue.js';
