@@ -15,6 +15,12 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   databasePoolSize: number;
+  /** How long opening a PostgreSQL connection may take before the request waiting for it gets a 503. */
+  databaseConnectTimeoutMs: number;
+  /** On SIGTERM/SIGINT: how long /ready answers 503 while requests are still taken (load balancers notice). */
+  shutdownDelayMs: number;
+  /** On SIGTERM/SIGINT: how long, from the signal, in-flight requests and webhook attempts may take to finish. */
+  shutdownGraceMs: number;
   host: string;
   port: number;
   /** Where GET /metrics listens (METRICS_HOST, METRICS_PORT); port 0: nowhere. */
@@ -295,6 +301,16 @@ export function maxRouteLength(lockTimeoutS: number, connectorTimeoutMs: number)
   return Math.max(1, Math.ceil((lockTimeoutS * 1000) / (2 * connectorTimeoutMs)) - 1);
 }
 
+/** The grace is counted from the signal, so the delay before the listener closes is spent from it. */
+function shutdownTimes(env: NodeJS.ProcessEnv): Pick<Config, 'shutdownDelayMs' | 'shutdownGraceMs'> {
+  const shutdownDelayMs = int(env, 'SHUTDOWN_DELAY_MS', 0);
+  const shutdownGraceMs = int(env, 'SHUTDOWN_GRACE_MS', 25_000);
+  if (shutdownDelayMs >= shutdownGraceMs && shutdownDelayMs > 0) {
+    throw new ConfigError(`SHUTDOWN_DELAY_MS (${shutdownDelayMs}) must be shorter than SHUTDOWN_GRACE_MS (${shutdownGraceMs}), which counts from the signal too`);
+  }
+  return { shutdownDelayMs, shutdownGraceMs };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const idempotencyLockTimeoutS = int(env, 'IDEMPOTENCY_LOCK_TIMEOUT_S', 60, 1);
   const payments = paymentsConfig(env);
@@ -303,6 +319,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: env.DATA_DIR || './data',
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1),
+    databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100),
+    ...shutdownTimes(env),
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),
     metrics: { host: env.METRICS_HOST || '127.0.0.1', port: int(env, 'METRICS_PORT', 9464) },

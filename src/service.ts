@@ -1,11 +1,13 @@
 // Assembles a running service from configuration: database, migrations, api and worker roles.
 // Used by the process entry point and by tests that need a real server.
 import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import { openDatabase, runMigrations, type Database } from './storage/db.js';
 import { buildApp, loggerOptions } from './http/app.js';
 import type { App } from './http/types.js';
 import { createAuthenticator } from './http/auth.js';
+import { closeListener, createLifecycle } from './http/lifecycle.js';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.js';
 import { startWorker } from './worker/worker.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -18,18 +20,37 @@ export interface Service {
   url?: string;
   /** Where GET /metrics answers (absent: METRICS_PORT=0, or its port was taken). */
   metricsUrl?: string;
+  log: FastifyBaseLogger;
+  /** Stops at once: in-flight requests and webhook attempts are waited for, without a bound. */
   close(): Promise<void>;
+  /**
+   * The graceful stop of a signal (SIGTERM, SIGINT): /ready answers 503 at once; after
+   * SHUTDOWN_DELAY_MS the listener takes no new connections; requests and webhook attempts in
+   * flight finish until SHUTDOWN_GRACE_MS from now (the rest are cut, their webhook leases handed
+   * back); the worker claims nothing more; then everything closes. Each step is logged.
+   */
+  shutdown(signal: string): Promise<void>;
+}
+
+/**
+ * Whether this start may create a first account and print its key: only a development start on
+ * the embedded database that serves the API. On PostgreSQL or with NODE_ENV=production accounts
+ * are onboarded with the CLI and no secret reaches stdout; a worker-only process has no port to try.
+ */
+export function createsFirstAccount(config: Pick<Config, 'roles'>, database: Pick<Database, 'kind'>, env: NodeJS.ProcessEnv = process.env): boolean {
+  return database.kind === 'pglite' && env.NODE_ENV !== 'production' && config.roles.includes('api');
 }
 
 export async function startService(
   config: Config,
   opts: { database?: Database; logger?: boolean | object; rateLimiter?: RateLimiter; payments?: Runtime } = {},
 ): Promise<Service> {
-  const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize }));
+  const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, connectTimeoutMs: config.databaseConnectTimeoutMs }));
   await runMigrations(database);
   const rateLimiter = opts.rateLimiter ?? createRateLimiter(config.redisUrl);
   // One set of connectors (circuit breakers, in-process simulator) shared by the api and worker roles.
   const payments = opts.payments ?? createRuntime(config, { db: database.db });
+  const lifecycle = createLifecycle();
   let app: App | undefined;
   let url: string | undefined;
   if (config.roles.includes('api')) {
@@ -40,20 +61,20 @@ export async function startService(
       authenticator: createAuthenticator(database.db, config.apiKeyCacheTtlMs),
       logger: opts.logger,
       payments,
+      lifecycle,
     });
     url = await app.listen({ host: config.host, port: config.port });
     payments.setServiceUrl(url);
   }
+  const log: FastifyBaseLogger = app?.log ?? pino(loggerOptions(config));
   if (config.usingDevelopmentEncryptionKey && opts.logger !== false) {
-    (app?.log ?? pino(loggerOptions(config))).warn(
-      'ENCRYPTION_KEYS is not set: webhook secrets are encrypted with the built-in development key, which is public. Set ENCRYPTION_KEYS in production.',
-    );
+    log.warn('ENCRYPTION_KEYS is not set: webhook secrets are encrypted with the built-in development key, which is public. Set ENCRYPTION_KEYS in production.');
   }
   const worker = config.roles.includes('worker')
     ? startWorker(
         {
           db: database.db,
-          log: app?.log ?? pino(loggerOptions(config)),
+          log,
           webhooks: { config: config.webhooks, encryptor: payments.encryptor },
           webhookHistoryRetentionDays: config.webhooks.historyRetentionDays,
           payments,
@@ -65,19 +86,32 @@ export async function startService(
     : undefined;
   const pool = poolUse(database);
   if (pool) payments.metrics.watchPool(pool);
-  const metricsServer = await startMetricsServer(payments.metrics, config.metrics, app?.log ?? pino(loggerOptions(config)));
+  const metricsServer = await startMetricsServer(payments.metrics, config.metrics, log);
+  const closeTheRest = async () => {
+    await metricsServer?.close();
+    await rateLimiter.close();
+    if (!opts.payments) payments.close();
+    if (!opts.database) await database.close();
+  };
   return {
     database,
     app,
     url,
     metricsUrl: metricsServer?.url,
+    log,
     async close() {
       await app?.close();
       await worker?.stop();
-      await metricsServer?.close();
-      await rateLimiter.close();
-      if (!opts.payments) payments.close();
-      if (!opts.database) await database.close();
+      await closeTheRest();
+    },
+    async shutdown(signal) {
+      const deadline = Date.now() + config.shutdownGraceMs;
+      lifecycle.state = 'draining';
+      log.info({ signal, delay_ms: config.shutdownDelayMs, grace_ms: config.shutdownGraceMs }, 'shutdown: started; /ready answers 503');
+      if (app && config.shutdownDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+      await Promise.all([app && closeListener(app, lifecycle, deadline, log), worker?.stop(deadline)]);
+      await closeTheRest();
+      log.info('shutdown: done');
     },
   };
 }

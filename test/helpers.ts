@@ -125,7 +125,7 @@ export interface ServiceOptions {
 }
 
 type Simulated = NonNullable<ReturnType<NonNullable<Runtime['connectors']['simulator']>['processors']['get']>>;
-const silent = { info: () => {}, error: () => {} };
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
 export interface TestService extends Service {
   url: string;

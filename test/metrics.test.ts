@@ -175,7 +175,7 @@ describe('worker_pass_failures_total', () => {
         throw new Error('database unreachable');
       },
     }) as Db;
-    const worker = startWorker({ db: unreachable, log: { info() {}, error() {} }, metrics }, 10);
+    const worker = startWorker({ db: unreachable, log: { info() {}, warn() {}, error() {} }, metrics }, 10);
     try {
       const failures = async () => (await metrics.registry.getSingleMetric('worker_pass_failures_total')!.get()).values.find((v) => v.labels.job === 'periodic')?.value ?? 0;
       expect(await eventually(failures, (n) => n >= 2)).toBeGreaterThanOrEqual(2);

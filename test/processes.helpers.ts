@@ -22,7 +22,7 @@ export interface Child {
 }
 
 /** Starts the service with `env` over the test defaults (api role, no rate limit), ready to serve. */
-export async function startChild(env: Record<string, string>): Promise<Child> {
+export async function startChild(env: Record<string, string>, startTimeoutMs = 45_000): Promise<Child> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', METRICS_PORT: '0', ROLES: 'api', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
@@ -33,11 +33,13 @@ export async function startChild(env: Record<string, string>): Promise<Child> {
   child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const handle: Child = { process: child, url: '', exited, output: () => output, close: () => stopChild(handle) };
-  if (!(env.ROLES ?? 'api').split(',').includes('api')) return handle;
+  // A process serving the API says where; a worker-only one, that it runs.
+  const serves = (env.ROLES ?? 'api').split(',').includes('api');
+  const started = serves ? /Listening on (http:\/\/\S+)/ : /Worker running()/;
   handle.url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 45_000);
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), startTimeoutMs);
     child.stdout!.on('data', () => {
-      const match = /Listening on (http:\/\/\S+)/.exec(output);
+      const match = started.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
@@ -48,6 +50,7 @@ export async function startChild(env: Record<string, string>): Promise<Child> {
       reject(new Error(`service exited during start-up:\n${output}`));
     });
   });
+  if (!serves) return handle;
   for (let i = 0; (await call(handle.url, 'GET', '/ready').catch(() => undefined))?.status !== 200; i++) {
     if (i > 100) throw new Error(`service never became ready:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -132,7 +132,7 @@ export function webhookOptions(overrides: Partial<Config['webhooks']> = {}, extr
   };
 }
 
-const silent = { info: () => {}, error: () => {} };
+const silent = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** One worker pass (dispatch, then every delivery due at `at`). */
 export async function deliverAt(database: Database, webhooks: WebhookWorkerOptions, at: Date = new Date()) {

@@ -1,6 +1,7 @@
 // `npm run cli -- listen`: new events of the key's account and mode are forwarded to a local URL,
 // signed like real deliveries with the secret the command prints.
 import { spawnSync } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -50,14 +51,50 @@ describe('cli listen', () => {
     expect(out.join('')).toMatch(/payment_order\.created evt_\w+ {2}<-- \[200\]/);
   });
 
+  it('polls for a long time without piling listeners on its stop signal', async () => {
+    const tenant = await h.createTenant();
+    const receiver = await h.receiver();
+    const controller = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    let ready!: () => void;
+    const started = new Promise<void>((resolve) => (ready = resolve));
+    const running = listen(
+      { apiUrl: h.url, apiKey: tenant.testKey, forwardTo: receiver.url, secret: newWebhookSecret(), intervalMs: 50 },
+      { stdout: () => {}, stderr: (t) => t.startsWith('Ready') && ready() },
+      controller.signal,
+    );
+    try {
+      await started;
+      const counts: number[] = [];
+      // Well over the 10 listeners after which Node warns, at 50 ms a poll.
+      for (let i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        counts.push(getEventListeners(controller.signal, 'abort').length);
+      }
+      expect(Math.max(...counts)).toBeLessThanOrEqual(1);
+    } finally {
+      controller.abort();
+      await running;
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  });
+
   it('checks its flags', () => {
     expect(() => parseListenArgs([], {})).toThrow(/--forward-to/);
     expect(() => parseListenArgs(['--forward-to', 'localhost:3000'], { API_KEY: 'sk_test_x' })).toThrow(/http/);
     expect(() => parseListenArgs(['--forward-to', 'http://localhost:4242/hooks'], {})).toThrow(/api-key/);
     expect(() => parseListenArgs(['--forward-to', 'http://localhost:4242/hooks', '--secret', 'nope'], { API_KEY: 'k' })).toThrow(/whsec_/);
     const opts = parseListenArgs(['--forward-to', 'http://localhost:4242/hooks'], { API_KEY: 'sk_test_abc', API_URL: 'http://x:1/' });
-    expect(opts).toMatchObject({ apiUrl: 'http://x:1', apiKey: 'sk_test_abc', intervalMs: 1000 });
+    expect(opts).toMatchObject({ apiUrl: 'http://x:1', apiKey: 'sk_test_abc', intervalMs: 1000, keyOnCommandLine: false });
     expect(opts.secret).toMatch(/^whsec_/);
+    // The environment wins over the flag, which `ps` shows to every user of the machine.
+    const both = parseListenArgs(['--forward-to', 'http://localhost:4242/hooks', '--api-key', 'sk_test_flag'], { API_KEY: 'sk_test_env' });
+    expect(both).toMatchObject({ apiKey: 'sk_test_env', keyOnCommandLine: false });
+    const flag = parseListenArgs(['--forward-to', 'http://localhost:4242/hooks', '--api-key', 'sk_test_flag'], {});
+    expect(flag).toMatchObject({ apiKey: 'sk_test_flag', keyOnCommandLine: true });
   });
 
   it('is wired into the command line', () => {

@@ -2,6 +2,7 @@
 // payment_order.expired event in the same transaction, never twice, never a closed order.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { startWorker } from '../src/worker/worker.js';
 import { orderBody } from './helpers.js';
 import { useService } from './fixtures.js';
 
@@ -120,6 +121,49 @@ describe('worker: payment order expiry', () => {
       expect(await expiredEvents(order.id)).toBe(1);
     } finally {
       await worker.close();
+    }
+  });
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('worker: what it says', () => {
+  it('logs a pass that did work, not an idle one; backs off while the database is away and says when it is back', async () => {
+    const api = await newApi();
+    const lines: { level: string; msg: string; fields: Record<string, unknown>; at: number }[] = [];
+    const capture = (level: string) => (fields: unknown, msg?: string) =>
+      lines.push(typeof fields === 'string' ? { level, msg: fields, fields: {}, at: Date.now() } : { level, msg: msg ?? '', fields: fields as Record<string, unknown>, at: Date.now() });
+    // The same database, unreachable at will: every use fails as a refused connection does.
+    let down = false;
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const real = h.db;
+    const db = new Proxy(real, {
+      get(target, prop) {
+        if (down) return () => Promise.reject(refused);
+        const value = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const worker = startWorker({ db, log: { info: capture('info'), warn: capture('warn'), error: capture('error') } }, 50);
+    try {
+      await sleep(300);
+      expect(lines.filter((l) => l.msg.startsWith('worker pass'))).toEqual([]);
+      const { body: order } = await api.post('/v1/payment-orders', orderBody({ expires_at: new Date(Date.now() + 500).toISOString() }));
+      await expect.poll(() => lines.find((l) => l.msg === 'worker pass'), { timeout: 10_000 }).toBeTruthy();
+      expect(lines.find((l) => l.msg === 'worker pass')!.fields).toMatchObject({ expiredOrders: 1 });
+      expect(await expiredEvents(order.id)).toBe(1);
+
+      down = true;
+      await expect.poll(() => lines.filter((l) => l.level === 'warn').length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+      const failures = lines.filter((l) => l.level === 'warn');
+      expect(failures[0]).toMatchObject({ msg: 'worker pass failed: database unavailable; backing off', fields: { failed_passes: 1 } });
+      // Each failure waits longer than the last (50 ms between passes when all is well).
+      expect(failures[2]!.at - failures[1]!.at).toBeGreaterThan(failures[1]!.at - failures[0]!.at);
+      down = false;
+      await expect.poll(() => lines.find((l) => l.msg === 'worker pass succeeded again'), { timeout: 10_000 }).toBeTruthy();
+    } finally {
+      down = false;
+      await worker.stop();
     }
   });
 });

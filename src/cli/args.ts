@@ -63,7 +63,8 @@ export function requireFuture(flag: string, date: Date, now: Date): Date {
 
 /** Where a command that talks to the API sends its requests, and with which key: flags first, then $API_KEY and $API_URL. */
 export function apiTarget(values: { 'api-key'?: string; 'api-url'?: string }, env: NodeJS.ProcessEnv): { apiKey: string; apiUrl: string } {
-  const apiKey = values['api-key'] ?? env.API_KEY;
+  // The environment first: a key on the command line shows in `ps`.
+  const apiKey = env.API_KEY || values['api-key'];
   if (!apiKey) throw new UsageError('set API_KEY to the key to use (sk_test_…), or give --api-key');
   const apiUrl = (values['api-url'] ?? env.API_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
   if (!URL.canParse(apiUrl)) throw new UsageError('--api-url must be a URL');

@@ -6,6 +6,7 @@
 // your code refused can be sent again with POST /v1/events/{id}/redeliver to a real endpoint, or by
 // triggering the change again.
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newWebhookSecret, signedHeaders, SECRET_PREFIX } from '../webhooks/signing.js';
 import { createSender, type Sender } from '../webhooks/sender.js';
 import { UsageError, apiTarget, requireInteger } from './args.js';
@@ -18,6 +19,8 @@ export interface ListenOptions {
   events?: string;
   secret: string;
   intervalMs: number;
+  /** The key came from --api-key, where `ps` shows it to every user of the machine. */
+  keyOnCommandLine?: boolean;
 }
 
 export interface ListenIo {
@@ -37,7 +40,8 @@ const LOOKBACK_MS = 60_000;
 export const LISTEN_USAGE =
   'usage: npm run cli -- listen --forward-to URL [--api-key sk_test_…] [--api-url URL] [--events TYPE] [--secret whsec_…] [--interval-ms N]\n' +
   '  --forward-to   where to POST each event, e.g. http://localhost:4242/webhooks\n' +
-  '  --api-key      the key whose account and mode to listen to (default: $API_KEY)\n' +
+  '  --api-key      the key whose account and mode to listen to; prefer $API_KEY, which wins\n' +
+  '                 (a key on the command line is visible to every user of the machine in `ps`)\n' +
   '  --api-url      the service (default: $API_URL or http://127.0.0.1:3000)\n' +
   '  --events       only these event types, `*` wildcards allowed (payment_order.*)\n' +
   '  --secret       the signing secret to use (default: a new one, printed at start)\n' +
@@ -79,6 +83,7 @@ export function parseListenArgs(argv: string[], env: NodeJS.ProcessEnv): ListenO
     events: v.events,
     secret,
     intervalMs: v['interval-ms'] === undefined ? 1000 : requireInteger('interval-ms', v['interval-ms'], 50, 3_600_000),
+    keyOnCommandLine: !env.API_KEY,
   };
 }
 
@@ -139,10 +144,9 @@ export async function listen(opts: ListenOptions, io: ListenIo, signal: AbortSig
   );
   try {
     while (!signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, opts.intervalMs);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
+      // timers/promises takes its abort listener off the long-lived signal when the timer fires
+      // (one added per poll and never removed would pile up: MaxListenersExceededWarning).
+      await sleep(opts.intervalMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) break;
       let fresh: Event[];
       try {
@@ -187,6 +191,9 @@ export async function runListen(argv: string[], io: ListenIo & { env: NodeJS.Pro
       return 2;
     }
     throw err;
+  }
+  if (opts.keyOnCommandLine) {
+    io.stderr('warning: a key given with --api-key is visible to every user of this machine (ps); set API_KEY in the environment instead\n');
   }
   const controller = new AbortController();
   const stop = () => controller.abort();

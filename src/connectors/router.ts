@@ -9,6 +9,7 @@
 // transport failures in our words). The movement core (src/movement/calls.ts) tries a route with it.
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { Metrics } from '../metrics/registry.js';
+import { isDatabaseUnavailable } from '../storage/outage.js';
 import {
   connectorError,
   TransportError,
@@ -141,6 +142,10 @@ export async function callConnector<T extends { kind: string }>(
   try {
     result = await call(connector, deadline.signal);
   } catch (err) {
+    // Our own database away (the in-process simulator keeps its books in it) is no fault of the
+    // connector's: neither its circuit nor the movement should take it for one. The request fails
+    // as unavailable, and its retry resumes by asking the connectors what they hold.
+    if (!(err instanceof TransportError) && isDatabaseUnavailable(err)) throw err;
     result =
       err instanceof TransportError
         ? connectorError(err.code, err.message)

@@ -1,11 +1,7 @@
 // The HTTP application: fastify with the cross-cutting pieces every route shares, in request
 // order — request id, authentication, rate limit, body parsing and validation, idempotency — and
 // the single error renderer that gives every failure the same typed body.
-import Fastify, {
-  LogController,
-  type FastifyError,
-  type FastifyRequest,
-} from 'fastify';
+import Fastify, { LogController, type FastifyError } from 'fastify';
 import pino from 'pino';
 import { DrizzleQueryError } from 'drizzle-orm';
 import swagger from '@fastify/swagger';
@@ -22,8 +18,10 @@ import { authenticate, type Authenticator } from './auth.js';
 import { applyRateLimit } from './rate-limit.js';
 import { idempotencyHook } from './idempotency.js';
 import { sendOutcome, type App } from './types.js';
-import { releaseKey, storeFailure } from '../idempotency/store.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
+import { databaseUnavailableError, isDatabaseUnavailable, outageCause } from '../storage/outage.js';
+import { idempotencySettler } from './settle.js';
+import { createLifecycle, registerLifecycle, type Lifecycle } from './lifecycle.js';
 import { PaymentOrder } from '../domain/payment-orders/schema.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerPaymentOrderRoutes } from './routes/payment-orders.js';
@@ -62,6 +60,8 @@ export interface AppDeps {
   logger?: boolean | object;
   /** The process's runtime (connectors, routing cache, clock, keys); built by the app when absent. */
   payments?: Runtime;
+  /** Where a graceful shutdown stands (src/http/lifecycle.ts); the app's own when absent. */
+  lifecycle?: Lifecycle;
 }
 
 /** The service's pino settings: secrets redacted, failed queries logged without their parameters. */
@@ -127,7 +127,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // One line per request is written by the onResponse hook below, with account and duration.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
-    return503OnClosing: true,
+    // Requests arriving while closing get our typed 503 (src/http/lifecycle.ts), not fastify's body.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     // What fails before any route matches gets the typed body too (framework-errors.ts).
     frameworkErrors: routerErrorHandler(unrouted),
@@ -183,6 +184,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (route.url.startsWith('/docs')) route.config = { ...route.config, auth: false };
   });
 
+  const lifecycle = deps.lifecycle ?? createLifecycle();
+  registerLifecycle(app, lifecycle);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('request-id', req.id);
     (req as { startedAtNs?: bigint }).startedAtNs = process.hrtime.bigint();
@@ -211,11 +214,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     );
   });
 
+  const settler = idempotencySettler(database.db, config.idempotencyLockTimeoutS);
+  app.addHook('onClose', () => settler.close());
   app.setErrorHandler(async (error: FastifyError | ApiError, req, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
+    // An outage or a shutdown is expected and says all in its code: no stack trace per request.
+    if (apiError.code === 'service_unavailable') req.log.warn({ cause: outageCause(error)?.message ?? apiError.message }, 'request refused: service unavailable');
+    else if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
     const outcome: Outcome = { status: apiError.status, body: JSON.stringify(apiError.body(req.id)) };
-    await settleIdempotency(req, outcome, database, apiError);
+    await settler.settle(req, outcome, apiError, error);
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
     return sendOutcome(reply, outcome);
   });
@@ -258,7 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true });
 
-  registerHealthRoutes(app, database);
+  registerHealthRoutes(app, database, lifecycle);
   registerPaymentOrderRoutes(app, database.db, config);
   registerEventRoutes(app, database.db);
   // The API process sends only the test-mode delivery scenarios; the worker delivers events.
@@ -287,22 +294,9 @@ function toApiError(error: FastifyError | ApiError): ApiError {
   }
   if (error.validation) return validationError(error.validation, error.validationContext ?? 'body');
   if (error.statusCode === 400 && error instanceof SyntaxError) return new ApiError('body_invalid_json');
+  if (isDatabaseUnavailable(error)) return databaseUnavailableError();
   return new ApiError('internal_error');
 }
-
-/** 4xx answers from executing are remembered for the key; 5xx, 409 and 429 let the key go. */
-async function settleIdempotency(req: FastifyRequest, outcome: Outcome, database: Database, error: ApiError) {
-  const ctx = req.ctx;
-  if (!ctx?.idempotency || error.code === 'idempotency_key_in_use' || error.code === 'idempotency_key_reused') return;
-  try {
-    if (outcome.status < 500 && outcome.status !== 429 && outcome.status !== 409) await storeFailure(database.db, ctx, outcome);
-    else await releaseKey(database.db, ctx);
-  } catch (err) {
-    // The key stays locked; it becomes claimable again after the lock timeout.
-    req.log.error({ err }, 'could not settle idempotency key');
-  }
-}
-
 
 /**
  * Names where the first `__proto__` key (or `constructor` holding `prototype`) sits the way other

@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/store.js';
 import { ApiError } from '../kernel/errors.js';
+import { isDatabaseUnavailable } from '../storage/outage.js';
 import type { Encryptor } from '../lib/encryption.js';
 import type { Outcome } from '../kernel/context.js';
 import { sendOutcome } from './types.js';
@@ -16,7 +17,16 @@ import { sendOutcome } from './types.js';
 export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor) {
   const settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS, encryptor };
   const claim = async (req: FastifyRequest, key: string, print: string): Promise<Outcome | undefined> => {
-    const result = await claimKey(db, req.ctx, key, print, settings);
+    let result;
+    try {
+      result = await claimKey(db, req.ctx, key, print, settings);
+    } catch (err) {
+      // The claim may have committed without our hearing it (the connection broke after the
+      // statement went out): the error path lets the key go if it is ours, so a retry is not
+      // kept waiting for the lock timeout.
+      if (isDatabaseUnavailable(err)) req.ctx.idempotency = { key, recoveryPoint: 'started' };
+      throw err;
+    }
     if (result.kind === 'replay') return { ...result.outcome, replayed: true };
     req.ctx.idempotency = result.claim;
     return undefined;

@@ -153,13 +153,15 @@ export async function storeFailure(db: Db, ctx: RequestContext, outcome: Outcome
 /**
  * Lets go of the key after a 5xx (nothing is stored for those). With nothing committed the key is
  * forgotten; after a committed phase it is unlocked, so a retry resumes at the recovery point.
+ * What was committed is read from the row, not from the request's memory: after a connection cut
+ * the request cannot know whether its last commit (or even its claim) went through.
  */
 export async function releaseKey(db: Db, ctx: RequestContext): Promise<void> {
-  if (ctx.idempotency!.recoveryPoint === 'started') {
-    await db.execute(sql`DELETE FROM idempotency_keys WHERE ${ownedBy(ctx)}`);
-  } else {
-    await db.execute(sql`UPDATE idempotency_keys SET locked_at = NULL WHERE ${ownedBy(ctx)}`);
-  }
+  await db.execute(sql`
+    WITH forgotten AS (
+      DELETE FROM idempotency_keys WHERE ${ownedBy(ctx)} AND recovery_point = 'started' RETURNING 1
+    )
+    UPDATE idempotency_keys SET locked_at = NULL WHERE ${ownedBy(ctx)} AND recovery_point <> 'started'`);
 }
 
 export async function sweepExpiredKeys(db: Db, batch = 1000): Promise<number> {

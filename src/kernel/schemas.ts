@@ -97,7 +97,8 @@ export const ErrorResponse = Type.Object(
 
 /** The error statuses every authenticated route can answer with, for the OpenAPI document. */
 export function errorResponses(...extra: number[]) {
-  const statuses = new Set([400, 401, 403, 429, 500, ...extra]);
+  // 503: any request may meet a database outage or a shutting-down instance (service_unavailable).
+  const statuses = new Set([400, 401, 403, 429, 500, 503, ...extra]);
   return Object.fromEntries([...statuses].map((status) => [status, Type.Ref('Error')]));
 }
 

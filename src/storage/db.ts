@@ -52,6 +52,14 @@ function statementName(text: string): string | undefined {
 }
 
 class PreparingClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    // A connection that breaks while checked out of the pool (a PostgreSQL restart, a network cut)
+    // emits 'error' between queries, where nobody listens: unheard, it would kill the process. The
+    // failure reaches whoever uses the client through its next query, and the pool drops it.
+    this.on('error', () => {});
+  }
+
   override query(...args: unknown[]): never {
     const [config, values] = args as [unknown, unknown];
     if (typeof config === 'object' && config !== null && 'text' in config && !(config as pg.QueryConfig).name) {
@@ -66,8 +74,18 @@ class PreparingClient extends pg.Client {
   }
 }
 
-export async function openPostgres(url: string, poolSize = 20): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: PreparingClient });
+/** connectTimeoutMs: how long a new connection may take to open before its waiter gives up. */
+export async function openPostgres(url: string, poolSize = 20, connectTimeoutMs = 5000): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    Client: PreparingClient,
+    // Without a bound, a request waits for a connection to a silent (partitioned) server for as
+    // long as the kernel keeps trying to connect: minutes.
+    connectionTimeoutMillis: connectTimeoutMs,
+    // Finds connections to a server that went silent while they sat idle in the pool.
+    keepAlive: true,
+  });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   const db = drizzlePg(pool, { schema }) as unknown as Db;
@@ -131,8 +149,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   }
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string; poolSize?: number }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize) : openPglite(opts.dataDir);
+export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string; poolSize?: number; connectTimeoutMs?: number }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize, opts.connectTimeoutMs) : openPglite(opts.dataDir);
 }
 
 export async function runMigrations(database: Database): Promise<void> {

@@ -3,7 +3,7 @@
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
 import type { events } from '../storage/schema.js';
-import { toPublicId } from '../kernel/ids.js';
+import { newId, toPublicId } from '../kernel/ids.js';
 import { eventView } from '../domain/events/service.js';
 import { isGuarded } from '../domain/webhooks/destinations.js';
 import { signingSecrets } from '../domain/webhooks/service.js';
@@ -22,7 +22,16 @@ export interface AttemptDeps {
 
 export type Completed =
   | { kind: 'cancel'; claimed: ClaimedDelivery }
-  | { kind: 'attempt'; claimed: ClaimedDelivery; url: string; result: SendResult; startedAt: Date; finishedAt: Date };
+  | {
+      kind: 'attempt';
+      claimed: ClaimedDelivery;
+      /** Chosen once, so that recording again after an outage (the first try may have committed unheard) records it once. */
+      attemptId: string;
+      url: string;
+      result: SendResult;
+      startedAt: Date;
+      finishedAt: Date;
+    };
 
 /** The request body: the event exactly as GET /v1/events/{id} returns it. */
 export function deliveryBody(event: typeof events.$inferSelect): string {
@@ -49,5 +58,5 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     // Our side failed (e.g. the secret's encryption key is not configured): nothing was sent.
     result = { statusCode: null, retryAfterS: null, durationMs: 0, errorCode: 'signing_failed', errorMessage: (err as Error).message };
   }
-  return { kind: 'attempt', claimed, url: endpoint.url, result, startedAt, finishedAt: deps.now() };
+  return { kind: 'attempt', claimed, attemptId: newId('wda').uuid, url: endpoint.url, result, startedAt, finishedAt: deps.now() };
 }

@@ -18,12 +18,15 @@
 // Steps 1 and 2 are in queue.ts, 3 in attempt.ts, 4 in record.ts; this file runs them.
 import type { FastifyBaseLogger } from 'fastify';
 import { attemptDelivery, type AttemptDeps, type Completed } from './attempt.js';
-import { claimDeliveries, dispatchEvents, type ClaimedDelivery } from './queue.js';
+import crypto from 'node:crypto';
+import { claimDeliveries, dispatchEvents, releaseLeases, releaseLostClaims, type ClaimedDelivery } from './queue.js';
+import { LONGEST_OUTAGE_BACKOFF_MS, isDatabaseUnavailable } from '../storage/outage.js';
+import { settlesBy } from '../lib/deadline.js';
 import { recordOutcomes, type RecordDeps } from './record.js';
 import type { Metrics } from '../metrics/registry.js';
 
 export interface DeliveryDeps extends AttemptDeps, RecordDeps {
-  log: Pick<FastifyBaseLogger, 'info' | 'error'>;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
   metrics?: Pick<Metrics, 'webhookRecorded' | 'webhookLag' | 'workerFailure'>;
 }
 
@@ -53,8 +56,14 @@ export async function runDeliveryPass(deps: DeliveryDeps): Promise<{ dispatchedE
 }
 
 export interface DeliveryEngine {
-  /** Stops claiming, lets the attempts in flight finish and records them. */
-  stop(): Promise<void>;
+  /**
+   * Stops claiming, lets the attempts in flight finish and records them. Those still in flight at
+   * `deadlineMs` (epoch ms) are given up and their leases handed back, so that another worker
+   * sends them at once rather than when the leases run out.
+   */
+  stop(deadlineMs?: number): Promise<void>;
+  /** What was done since the last call (events dispatched, attempts recorded), for the worker's log. */
+  takeCounts(): { dispatchedEvents: number; attempts: number };
 }
 
 /** A promise-based wake-up: sleep(ms) resolves after ms or as soon as wake() is called. */
@@ -101,19 +110,28 @@ function alarm() {
 export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
   const { config, log } = deps;
   let stopped = false;
-  let inFlight = 0;
+  let handedBack = false;
+  const inFlight = new Set<ClaimedDelivery>();
+  let allDone: (() => void) | undefined;
   const completed: Completed[] = [];
+  /** Lease ids of claims whose answer the database never gave (an outage): given back when it returns. */
+  const lostClaims: string[] = [];
+  const counts = { dispatchedEvents: 0, attempts: 0 };
   const dispatcherAlarm = alarm();
   const claimerAlarm = alarm();
   const recorderAlarm = alarm();
 
   const launch = (claimed: ClaimedDelivery) => {
-    inFlight++;
+    inFlight.add(claimed);
     attemptDelivery(deps, claimed)
-      .then((done) => completed.push(done))
+      .then((done) => {
+        // An attempt given up at shutdown is not recorded: its lease was handed back.
+        if (inFlight.has(claimed)) completed.push(done);
+      })
       .catch((err) => log.error({ err }, 'webhook attempt failed unexpectedly; its lease will expire and it will be retried'))
       .finally(() => {
-        inFlight--;
+        inFlight.delete(claimed);
+        if (inFlight.size === 0) allDone?.();
         recorderAlarm.wake();
         claimerAlarm.wake();
       });
@@ -133,7 +151,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
         deps.metrics?.workerFailure(`webhook_${name}`);
         // Unrecorded outcomes are not worth waiting for forever at shutdown: their leases expire.
         if (stopped && failures >= 3) break;
-        await idle.sleep(Math.min(1000 * failures, 10_000));
+        await idle.sleep(Math.min(1000 * failures, LONGEST_OUTAGE_BACKOFF_MS));
       }
     }
   };
@@ -142,6 +160,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
     'dispatch',
     async () => {
       const dispatched = await dispatchEvents(deps.db, deps.now(), config.batchSize);
+      counts.dispatchedEvents += dispatched.events;
       if (dispatched.deliveries > 0) claimerAlarm.wake();
       return dispatched.events === config.batchSize;
     },
@@ -152,12 +171,23 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
   const claimer = forever(
     'claim',
     async () => {
-      const room = Math.min(config.batchSize, config.concurrency - inFlight);
+      const room = Math.min(config.batchSize, config.concurrency - inFlight.size);
       if (room <= 0) {
         await claimerAlarm.sleep(config.pollIntervalMs);
         return true;
       }
-      const claimed = await claimDeliveries(deps.db, deps.now(), config.leaseMs, room);
+      if (lostClaims.length > 0) {
+        await releaseLostClaims(deps.db, deps.now(), lostClaims);
+        lostClaims.length = 0;
+      }
+      const leaseId = crypto.randomUUID();
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await claimDeliveries(deps.db, deps.now(), config.leaseMs, room, leaseId);
+      } catch (err) {
+        if (isDatabaseUnavailable(err)) lostClaims.push(leaseId);
+        throw err;
+      }
       for (const c of claimed) launch(c);
       return claimed.length === room;
     },
@@ -175,6 +205,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       const batch = completed.splice(0, completed.length);
       try {
         await recordOutcomes(deps, batch);
+        counts.attempts += batch.filter((done) => done.kind === 'attempt').length;
       } catch (err) {
         completed.unshift(...batch);
         throw err;
@@ -182,16 +213,40 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       return true;
     },
     recorderAlarm,
-    () => stopped && inFlight === 0 && completed.length === 0,
+    () => stopped && (inFlight.size === 0 || handedBack) && completed.length === 0,
   );
 
+  /** At the deadline, the attempts still in flight are given up and their leases handed back. */
+  const handBack = async () => {
+    const given = [...inFlight];
+    inFlight.clear();
+    handedBack = true;
+    recorderAlarm.wake();
+    try {
+      const released = await releaseLeases(deps.db, deps.now(), given);
+      log.info({ deliveries: released }, 'shutdown: webhook attempts still in flight given up; their leases handed back');
+    } catch (err) {
+      log.error({ err }, `shutdown: could not hand ${given.length} webhook leases back; they are sent again when the leases run out`);
+    }
+  };
+
   return {
-    async stop() {
+    takeCounts() {
+      const taken = { ...counts };
+      counts.dispatchedEvents = 0;
+      counts.attempts = 0;
+      return taken;
+    },
+    async stop(deadlineMs = Infinity) {
       stopped = true;
       dispatcherAlarm.wake();
       claimerAlarm.wake();
       recorderAlarm.wake();
       await Promise.all([dispatcher, claimer]);
+      log.info({ in_flight: inFlight.size }, 'shutdown: webhook delivery stopped claiming');
+      await releaseLostClaims(deps.db, deps.now(), lostClaims).catch(() => undefined);
+      const finished = inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allDone = resolve));
+      if (!(await settlesBy(finished, deadlineMs))) await handBack();
       await recorder;
     },
   };

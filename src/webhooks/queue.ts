@@ -1,7 +1,7 @@
 // Steps 1 and 2 of webhook delivery (src/webhooks/delivery.ts): events become deliveries, and due
 // deliveries are leased to one worker. Each is one statement, so no transaction spans a batch.
 import crypto from 'node:crypto';
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import type { events } from '../storage/schema.js';
 
@@ -84,8 +84,8 @@ export interface ClaimedDelivery {
   } | null;
 }
 
-export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
-  const leaseId = crypto.randomUUID();
+/** `leaseId` is chosen by the caller, so that a claim whose answer was lost can be given back (releaseLostClaims). */
+export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit: number, leaseId: string = crypto.randomUUID()): Promise<ClaimedDelivery[]> {
   const rows = rowsOf(
     await db.execute(sql`
       WITH due AS (
@@ -147,4 +147,42 @@ export async function claimDeliveries(db: Db, now: Date, leaseMs: number, limit:
             previousSecretExpiresAt: asDate(r.w_previous_expires_at),
           },
   }));
+}
+
+// --- giving leases back ---------------------------------------------------------------------------
+
+async function releaseWhere(db: Db, now: Date, which: SQL): Promise<number> {
+  const at = now.toISOString();
+  const released = rowsOf(
+    await db.execute(sql`
+      UPDATE webhook_deliveries SET next_attempt_at = ${at}::timestamptz, lease_id = NULL, updated_at = ${at}::timestamptz
+      WHERE status = 'pending' AND ${which}
+      RETURNING 1 AS ok`),
+  );
+  return released.length;
+}
+
+/**
+ * Gives leases back before they run out (a worker shutting down with attempts still in flight):
+ * the deliveries are due again at `now`, for any worker, instead of after the lease. The attempt
+ * given up was not recorded, so it does not count against the retries; the receiver may still
+ * have got it, which at-least-once delivery allows.
+ */
+export function releaseLeases(db: Db, now: Date, leased: ClaimedDelivery[]): Promise<number> {
+  if (leased.length === 0) return Promise.resolve(0);
+  const keys = sql.join(
+    leased.map((l) => sql`(${l.accountId}::uuid, ${l.id}::uuid, ${l.leaseId}::uuid)`),
+    sql`, `,
+  );
+  return releaseWhere(db, now, sql`(account_id, id, lease_id) IN (${keys})`);
+}
+
+/**
+ * Gives back whatever claims with these lease ids took, when their answers were lost (the
+ * connection broke after the statement went out, so whether it committed is unknown): nobody is
+ * sending those deliveries, and without this they would wait for their leases to run out.
+ */
+export function releaseLostClaims(db: Db, now: Date, leaseIds: string[]): Promise<number> {
+  if (leaseIds.length === 0) return Promise.resolve(0);
+  return releaseWhere(db, now, sql`lease_id IN (${sql.join(leaseIds.map((id) => sql`${id}::uuid`), sql`, `)})`);
 }

@@ -4,7 +4,6 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../storage/db.js';
 import { webhookEndpoints } from '../storage/schema.js';
 import type { WebhookConfig } from '../config.js';
-import { newId } from '../kernel/ids.js';
 import { systemContext } from '../domain/events/service.js';
 import { setEndpointStatus } from '../domain/webhooks/service.js';
 import type { Completed } from './attempt.js';
@@ -90,7 +89,7 @@ export async function recordOutcomes(deps: RecordDeps, batch: Completed[]): Prom
                                     next_retry_at, created_at)
       SELECT * FROM unnest(
         ${param(attempts.map((a) => a.done.claimed.accountId))}::uuid[],
-        ${param(attempts.map(() => newId('wda').uuid))}::uuid[],
+        ${param(attempts.map((a) => a.done.attemptId))}::uuid[],
         ${param(attempts.map((a) => a.done.claimed.livemode))}::boolean[],
         ${param(attempts.map((a) => a.done.claimed.id))}::uuid[],
         ${param(attempts.map((a) => a.done.claimed.eventId))}::uuid[],
@@ -106,6 +105,7 @@ export async function recordOutcomes(deps: RecordDeps, batch: Completed[]): Prom
         ${param(attempts.map((a) => a.done.result.durationMs))}::int[],
         ${param(attempts.map((a) => a.decision.nextAttemptAt?.toISOString() ?? null))}::timestamptz[],
         ${param(attempts.map((a) => a.done.startedAt.toISOString()))}::timestamptz[])
+      ON CONFLICT DO NOTHING
       RETURNING 1
     ), cleared AS (
       UPDATE webhook_endpoints w SET failing_since = NULL

@@ -16,13 +16,16 @@ import { createSender, type Resolver, type Sender } from '../webhooks/sender.js'
 import { runDeliveryPass, startDeliveryEngine, type DeliveryDeps } from '../webhooks/delivery.js';
 import { webhookBacklog } from '../webhooks/queue.js';
 import type { Metrics } from '../metrics/registry.js';
+import { LONGEST_OUTAGE_BACKOFF_MS, outageCause } from '../storage/outage.js';
+import { settlesBy } from '../lib/deadline.js';
 
 export interface WorkerDeps {
   db: Db;
-  log: Pick<FastifyBaseLogger, 'info' | 'error'>;
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
   now?: () => Date;
   /** Webhook delivery; without it the worker does not deliver (tests of other jobs). */
-  webhooks?: WebhookWorkerOptions;  /** Status checks of pending payments and refunds; without it the worker does not check. */
+  webhooks?: WebhookWorkerOptions;
+  /** Status checks of pending payments and refunds; without it the worker does not check. */
   payments?: Runtime;
   /** Days of webhook delivery history to keep; unset: the worker deletes none. */
   webhookHistoryRetentionDays?: number;
@@ -100,37 +103,62 @@ export async function runWorkerOnce(
   }
 }
 
-export function startWorker(deps: WorkerDeps, intervalMs: number): { stop(): Promise<void> } {
+/** Whether a pass's report counts anything done (any number above zero, at any depth). */
+function didWork(report: object): boolean {
+  return Object.values(report).some((v) => (typeof v === 'number' ? v > 0 : typeof v === 'object' && v !== null && didWork(v)));
+}
+
+
+export interface Worker {
+  /**
+   * Stops claiming; waits for the pass and the webhook attempts in flight until `deadlineMs`
+   * (epoch ms), then hands back the webhook leases still held. A pass still running then is left
+   * to die with the process: what it claimed is taken up again when its leases run out.
+   */
+  stop(deadlineMs?: number): Promise<void>;
+}
+
+export function startWorker(deps: WorkerDeps, intervalMs: number): Worker {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
+  let failures = 0;
   // Webhooks run in their own continuous loop (low latency); the periodic pass does the rest.
   const webhookSender = deps.webhooks ? ownSender(deps.webhooks) : undefined;
   const engine = deps.webhooks && webhookSender ? startDeliveryEngine(deliveryDeps(deps, deps.webhooks, webhookSender.sender)) : undefined;
   const periodic = { ...deps, webhooks: undefined };
   if (deps.webhooks) deps.metrics?.watchWebhookBacklog(() => webhookBacklog(deps.db, deps.now?.() ?? new Date()));
+  const pass = async () => {
+    const started = performance.now();
+    try {
+      // The delivery engine runs on its own; what it did since the last pass is told with the pass.
+      const done = { ...(await runWorkerOnce(periodic)), ...(engine ? { webhooks: engine.takeCounts() } : {}) };
+      deps.metrics?.workerPass('periodic', (performance.now() - started) / 1000);
+      if (failures > 0) deps.log.info({ failed_passes: failures }, 'worker pass succeeded again');
+      failures = 0;
+      if (didWork(done)) deps.log.info(done, 'worker pass');
+    } catch (err) {
+      failures++;
+      deps.metrics?.workerFailure('periodic');
+      const outage = outageCause(err);
+      if (outage) deps.log.warn({ cause: outage.message, failed_passes: failures }, 'worker pass failed: database unavailable; backing off');
+      else deps.log.error({ err, failed_passes: failures }, 'worker pass failed');
+    }
+  };
   const loop = async () => {
     while (!stopped) {
-      const started = performance.now();
-      running = runWorkerOnce(periodic).then(
-        (done) => {
-          deps.metrics?.workerPass('periodic', (performance.now() - started) / 1000);
-          if (done.expiredOrders || done.sweptKeys) deps.log.info(done, 'worker pass');
-        },
-        (err) => {
-          deps.metrics?.workerFailure('periodic');
-          deps.log.error({ err }, 'worker pass failed');
-        },
-      );
+      running = pass();
       await running;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs).unref());
+      const pause = failures === 0 ? intervalMs : Math.min(intervalMs * 2 ** failures, Math.max(intervalMs, LONGEST_OUTAGE_BACKOFF_MS));
+      await new Promise((resolve) => setTimeout(resolve, pause).unref());
     }
   };
   void loop();
   return {
-    async stop() {
+    async stop(deadlineMs = Infinity) {
       stopped = true;
-      await running;
-      await engine?.stop();
+      deps.log.info('shutdown: worker stopped claiming');
+      const [passDone] = await Promise.all([settlesBy(running, deadlineMs), engine?.stop(deadlineMs)]);
+      if (!passDone) deps.log.warn('shutdown: a worker pass is still running at the end of the grace period; what it claimed is taken up again when its leases run out');
       if (webhookSender?.owned) webhookSender.sender.close();
     },
   };

@@ -3,10 +3,16 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { Database } from '../../storage/db.js';
 import { ApiError } from '../../kernel/errors.js';
+import { databaseUnavailableError } from '../../storage/outage.js';
+import type { Lifecycle } from '../lifecycle.js';
+import { settlesBy } from '../../lib/deadline.js';
 
 const Status = Type.Object({ status: Type.String() });
 
-export function registerHealthRoutes(app: App, database: Database) {
+/** A probe must answer in time even when the database has gone silent (a network partition). */
+const READY_PROBE_TIMEOUT_MS = 2000;
+
+export function registerHealthRoutes(app: App, database: Database, lifecycle: Lifecycle) {
   app.get(
     '/health',
     { config: { auth: false }, schema: { tags: ['health'], operationId: 'health', summary: 'Liveness: the process answers.', security: [], response: { 200: Status } } },
@@ -16,14 +22,21 @@ export function registerHealthRoutes(app: App, database: Database) {
     '/ready',
     {
       config: { auth: false },
-      schema: { tags: ['health'], operationId: 'ready', summary: 'Readiness: the database answers.', security: [], response: { 200: Status, 503: Type.Ref('Error') } },
+      schema: {
+        tags: ['health'],
+        operationId: 'ready',
+        summary: 'Readiness: the database answers and the process is not shutting down.',
+        security: [],
+        response: { 200: Status, 503: Type.Ref('Error') },
+      },
     },
     async () => {
-      try {
-        await database.db.execute(sql`SELECT 1`);
-      } catch {
-        throw new ApiError('service_unavailable', { message: 'The database is not reachable.' });
+      if (lifecycle.state !== 'serving') {
+        throw new ApiError('service_unavailable', { message: 'This instance is shutting down.', headers: { 'retry-after': '1' } });
       }
+      const probe = database.db.execute(sql`SELECT 1`).then(() => true, () => false);
+      const answered = (await settlesBy(probe, Date.now() + READY_PROBE_TIMEOUT_MS)) && (await probe);
+      if (!answered) throw databaseUnavailableError();
       return { status: 'ready' };
     },
   );
