@@ -2,6 +2,14 @@
 // fails loudly before the first request instead of surfacing as odd behaviour later.
 import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './lib/encryption.js';
 import { SIMULATED_PROCESSORS } from './connectors/simulator/profiles.js';
+import { bool, ConfigError, int } from './config/parse.js';
+import { paymentsConfig, type PaymentsConfig } from './config/payments.js';
+import { webhookConfig, type WebhookConfig } from './config/webhooks.js';
+
+export { ConfigError } from './config/parse.js';
+export type { CrashPoint, PaymentsConfig, SimulatorConfig } from './config/payments.js';
+export { CRASH_POINTS, DEVELOPMENT_SIMULATOR_SECRET } from './config/payments.js';
+export type { WebhookConfig } from './config/webhooks.js';
 
 export type Role = 'api' | 'worker';
 
@@ -61,43 +69,6 @@ export interface PayoutsConfig {
   batchSize: number;
 }
 
-export interface WebhookConfig {
-  /** Whole-request deadline of one delivery attempt. */
-  timeoutMs: number;
-  /** Delay before each attempt, in seconds, from the previous failure (the first is the first attempt). */
-  retryScheduleS: { live: number[]; test: number[] };
-  /** Each delay is spread by ± this share (0.2 = ±20 %). */
-  retryJitterRatio: number;
-  /** An endpoint that has failed without a single success for this long is disabled. */
-  disableAfterFailingS: number;
-  /** How long a claimed delivery stays with its worker before another may take it (worker died). */
-  leaseMs: number;
-  /** Pause of an idle delivery loop before it looks for new events again. */
-  pollIntervalMs: number;
-  batchSize: number;
-  /** Attempts in flight per worker process. */
-  concurrency: number;
-  /** Finished deliveries and attempt records older than this are deleted by the worker. */
-  historyRetentionDays: number;
-  /**
-   * Test-mode endpoints may point at private and loopback addresses (local development) unless
-   * 'deny'. Default: 'deny' when NODE_ENV=production, else 'allow'.
-   */
-  testModePrivateDestinations: 'allow' | 'deny';
-}
-
-const DEFAULT_RETRY_SCHEDULE_S = [0, 5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400];
-
-function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const list = raw.split(',').map((part) => Number(part.trim()));
-  if (list.length === 0 || list.length > 50 || list.some((x) => !Number.isFinite(x) || x < 0 || x > 7 * 86400)) {
-    throw new ConfigError(`${name} must be 1 to 50 comma-separated delays in seconds (0..604800), got ${JSON.stringify(raw)}`);
-  }
-  return list;
-}
-
 function encryptionKeys(raw: string | undefined): EncryptionKey[] | undefined {
   if (raw === undefined || raw === '') return undefined;
   try {
@@ -105,148 +76,6 @@ function encryptionKeys(raw: string | undefined): EncryptionKey[] | undefined {
   } catch (err) {
     throw new ConfigError(`ENCRYPTION_KEYS: ${(err as EncryptionError).message}`);
   }
-}
-
-function webhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
-  const live = schedule(env, 'WEBHOOK_RETRY_SCHEDULE_S', DEFAULT_RETRY_SCHEDULE_S);
-  const timeoutMs = int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100);
-  const leaseMs = int(env, 'WEBHOOK_LEASE_MS', timeoutMs + 30_000, 100);
-  if (leaseMs <= timeoutMs) throw new ConfigError(`WEBHOOK_LEASE_MS (${leaseMs}) must be longer than WEBHOOK_TIMEOUT_MS (${timeoutMs})`);
-  // A production deployment that hands out test keys must not let them reach its internal network
-  // (test-helper sends answer with the response); local development and tests need loopback.
-  const privateDestinations = env.WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS || (env.NODE_ENV === 'production' ? 'deny' : 'allow');
-  if (privateDestinations !== 'allow' && privateDestinations !== 'deny') {
-    throw new ConfigError(`WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS must be allow or deny, got ${JSON.stringify(privateDestinations)}`);
-  }
-  return {
-    timeoutMs,
-    retryScheduleS: { live, test: schedule(env, 'WEBHOOK_TEST_RETRY_SCHEDULE_S', live) },
-    retryJitterRatio: int(env, 'WEBHOOK_RETRY_JITTER_PERCENT', 20) / 100,
-    disableAfterFailingS: int(env, 'WEBHOOK_DISABLE_AFTER_FAILING_S', 5 * 86400, 1),
-    leaseMs,
-    pollIntervalMs: int(env, 'WEBHOOK_POLL_INTERVAL_MS', 20, 1),
-    batchSize: int(env, 'WEBHOOK_BATCH_SIZE', 200, 1),
-    concurrency: int(env, 'WEBHOOK_CONCURRENCY', 128, 1),
-    historyRetentionDays: int(env, 'WEBHOOK_HISTORY_RETENTION_DAYS', 30, 1),
-    testModePrivateDestinations: privateDestinations,
-  };
-}
-
-/** Payments, refunds and connectors (src/domain/payments, src/connectors). */
-export interface PaymentsConfig {
-  /** Deadline of one connector call. Past it, a charge the processor received has an unknown outcome: the payment stays pending. */
-  connectorTimeoutMs: number;
-  /** Consecutive failures that open a connector's circuit, and how long it stays open before one probe is let through. */
-  circuitBreaker: { failureThreshold: number; openMs: number };
-  /** Pause between the worker's status checks of one pending payment or refund. */
-  statusCheckIntervalMs: number;
-  /** Staleness bound of the in-process routing cache: another process sees a PUT /v1/routing within it. */
-  routingCacheTtlMs: number;
-  /** HMAC key of card fingerprints (CARD_FINGERPRINT_KEY, base64, at least 16 bytes). Unset: a development key. */
-  cardFingerprintKey: Buffer;
-  usingDevelopmentFingerprintKey: boolean;
-  simulator: SimulatorConfig;
-  /**
-   * Where every Stripe request goes, sandbox and live (STRIPE_API_BASE_URL, an http(s) URL; a fake
-   * Stripe in tests). Unset: Stripe's own endpoint. Never taken from a tenant's input.
-   */
-  stripeApiBaseUrl: string | undefined;
-  /**
-   * An active mandate with no successful debit for this many days (counted from its activation or
-   * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
-   * which a SEPA Core mandate lapses).
-   */
-  mandateDormancyDays: number;
-  /**
-   * Fault injection for the crash-safety tests: SIGKILL the process right after this point of a
-   * payment or refund. Never set it in production.
-   */
-  crashAfter: CrashPoint | undefined;
-}
-
-export interface SimulatorConfig {
-  /** Base URL of a simulator running as its own server (npm run simulator); unset: in process. */
-  url: string | undefined;
-  /** Where the in-process simulator posts its webhooks; unset: this service's own address. */
-  webhookUrl: string | undefined;
-  /** Family secret from which each simulated processor's webhook secret is derived. */
-  webhookSecret: string;
-  /** How long a pending simulated charge (card 4000000000000077, 4000000000000101) waits before it resolves. */
-  pendingDelayMs: number;
-  /** Added latency of every simulated processor call (0: answer at once). */
-  latencyMs: number;
-}
-
-export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created', 'mandate_created'] as const;
-export type CrashPoint = (typeof CRASH_POINTS)[number];
-
-/** Printed in this file, so it protects nothing: production sets CARD_FINGERPRINT_KEY. */
-const DEVELOPMENT_FINGERPRINT_KEY = Buffer.from('payment-orchestrator development card fingerprint key, NOT SECRET');
-export const DEVELOPMENT_SIMULATOR_SECRET = 'simsec_development_not_secret';
-
-function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
-  const rawKey = env.CARD_FINGERPRINT_KEY;
-  const key = rawKey ? Buffer.from(rawKey, 'base64') : DEVELOPMENT_FINGERPRINT_KEY;
-  if (key.length < 16) throw new ConfigError('CARD_FINGERPRINT_KEY must be base64 of at least 16 bytes');
-  const crash = env.CRASH_AFTER || undefined;
-  if (crash !== undefined && !(CRASH_POINTS as readonly string[]).includes(crash)) {
-    throw new ConfigError(`CRASH_AFTER must be one of ${CRASH_POINTS.join(', ')}, got ${JSON.stringify(crash)}`);
-  }
-  return {
-    connectorTimeoutMs: int(env, 'CONNECTOR_TIMEOUT_MS', 10_000, 10),
-    circuitBreaker: {
-      failureThreshold: int(env, 'CIRCUIT_BREAKER_FAILURES', 5, 1),
-      openMs: int(env, 'CIRCUIT_BREAKER_OPEN_MS', 30_000, 1),
-    },
-    statusCheckIntervalMs: int(env, 'STATUS_CHECK_INTERVAL_MS', 30_000, 10),
-    routingCacheTtlMs: int(env, 'ROUTING_CACHE_TTL_MS', 5000),
-    cardFingerprintKey: key,
-    usingDevelopmentFingerprintKey: !rawKey,
-    simulator: {
-      url: env.SIMULATOR_URL || undefined,
-      webhookUrl: env.SIMULATOR_WEBHOOK_URL || undefined,
-      webhookSecret: env.SIMULATOR_WEBHOOK_SECRET || DEVELOPMENT_SIMULATOR_SECRET,
-      pendingDelayMs: int(env, 'SIMULATOR_PENDING_DELAY_MS', 5000),
-      latencyMs: int(env, 'SIMULATOR_LATENCY_MS', 0),
-    },
-    stripeApiBaseUrl: baseUrl(env, 'STRIPE_API_BASE_URL'),
-    mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
-    crashAfter: crash as CrashPoint | undefined,
-  };
-}
-
-export class ConfigError extends Error {}
-
-function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const raw = env[name];
-  if (!raw) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  // An origin and nothing else: a path, query, fragment or user info would be silently dropped.
-  if (!url || !['http:', 'https:'].includes(url.protocol) || raw.replace(/\/$/, '') !== url.origin) {
-    throw new ConfigError(`${name} must be an http(s) origin (scheme, host, port) without a path, got ${JSON.stringify(raw)}`);
-  }
-  return url.origin;
-}
-
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
-  const value = Number(raw);
-  if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
-  return value;
-}
-
-function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
-  return raw === 'true';
 }
 
 /** An http(s) origin with an optional path, no query or fragment; kept without its trailing slash. */

@@ -1,0 +1,36 @@
+// The parsers every setting goes through, so each kind of value is checked one way.
+
+export class ConfigError extends Error {}
+
+export function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  // An origin and nothing else: a path, query, fragment or user info would be silently dropped.
+  if (!url || !['http:', 'https:'].includes(url.protocol) || raw.replace(/\/$/, '') !== url.origin) {
+    throw new ConfigError(`${name} must be an http(s) origin (scheme, host, port) without a path, got ${JSON.stringify(raw)}`);
+  }
+  return url.origin;
+}
+
+export function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  const value = Number(raw);
+  if (value < min) throw new ConfigError(`${name} must be at least ${min}, got ${value}`);
+  return value;
+}
+
+export function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+  return raw === 'true';
+}
+

@@ -1,0 +1,86 @@
+// Payments, refunds, mandates and connector settings (src/domain/payments, src/connectors).
+import { baseUrl, ConfigError, int } from './parse.js';
+
+/** Payments, refunds and connectors (src/domain/payments, src/connectors). */
+export interface PaymentsConfig {
+  /** Deadline of one connector call. Past it, a charge the processor received has an unknown outcome: the payment stays pending. */
+  connectorTimeoutMs: number;
+  /** Consecutive failures that open a connector's circuit, and how long it stays open before one probe is let through. */
+  circuitBreaker: { failureThreshold: number; openMs: number };
+  /** Pause between the worker's status checks of one pending payment or refund. */
+  statusCheckIntervalMs: number;
+  /** Staleness bound of the in-process routing cache: another process sees a PUT /v1/routing within it. */
+  routingCacheTtlMs: number;
+  /** HMAC key of card fingerprints (CARD_FINGERPRINT_KEY, base64, at least 16 bytes). Unset: a development key. */
+  cardFingerprintKey: Buffer;
+  usingDevelopmentFingerprintKey: boolean;
+  simulator: SimulatorConfig;
+  /**
+   * Where every Stripe request goes, sandbox and live (STRIPE_API_BASE_URL, an http(s) URL; a fake
+   * Stripe in tests). Unset: Stripe's own endpoint. Never taken from a tenant's input.
+   */
+  stripeApiBaseUrl: string | undefined;
+  /**
+   * An active mandate with no successful debit for this many days (counted from its activation or
+   * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
+   * which a SEPA Core mandate lapses).
+   */
+  mandateDormancyDays: number;
+  /**
+   * Fault injection for the crash-safety tests: SIGKILL the process right after this point of a
+   * payment or refund. Never set it in production.
+   */
+  crashAfter: CrashPoint | undefined;
+}
+
+export interface SimulatorConfig {
+  /** Base URL of a simulator running as its own server (npm run simulator); unset: in process. */
+  url: string | undefined;
+  /** Where the in-process simulator posts its webhooks; unset: this service's own address. */
+  webhookUrl: string | undefined;
+  /** Family secret from which each simulated processor's webhook secret is derived. */
+  webhookSecret: string;
+  /** How long a pending simulated charge (card 4000000000000077, 4000000000000101) waits before it resolves. */
+  pendingDelayMs: number;
+  /** Added latency of every simulated processor call (0: answer at once). */
+  latencyMs: number;
+}
+
+export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created', 'mandate_created'] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/** Printed in this file, so it protects nothing: production sets CARD_FINGERPRINT_KEY. */
+const DEVELOPMENT_FINGERPRINT_KEY = Buffer.from('payment-orchestrator development card fingerprint key, NOT SECRET');
+export const DEVELOPMENT_SIMULATOR_SECRET = 'simsec_development_not_secret';
+
+export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
+  const rawKey = env.CARD_FINGERPRINT_KEY;
+  const key = rawKey ? Buffer.from(rawKey, 'base64') : DEVELOPMENT_FINGERPRINT_KEY;
+  if (key.length < 16) throw new ConfigError('CARD_FINGERPRINT_KEY must be base64 of at least 16 bytes');
+  const crash = env.CRASH_AFTER || undefined;
+  if (crash !== undefined && !(CRASH_POINTS as readonly string[]).includes(crash)) {
+    throw new ConfigError(`CRASH_AFTER must be one of ${CRASH_POINTS.join(', ')}, got ${JSON.stringify(crash)}`);
+  }
+  return {
+    connectorTimeoutMs: int(env, 'CONNECTOR_TIMEOUT_MS', 10_000, 10),
+    circuitBreaker: {
+      failureThreshold: int(env, 'CIRCUIT_BREAKER_FAILURES', 5, 1),
+      openMs: int(env, 'CIRCUIT_BREAKER_OPEN_MS', 30_000, 1),
+    },
+    statusCheckIntervalMs: int(env, 'STATUS_CHECK_INTERVAL_MS', 30_000, 10),
+    routingCacheTtlMs: int(env, 'ROUTING_CACHE_TTL_MS', 5000),
+    cardFingerprintKey: key,
+    usingDevelopmentFingerprintKey: !rawKey,
+    simulator: {
+      url: env.SIMULATOR_URL || undefined,
+      webhookUrl: env.SIMULATOR_WEBHOOK_URL || undefined,
+      webhookSecret: env.SIMULATOR_WEBHOOK_SECRET || DEVELOPMENT_SIMULATOR_SECRET,
+      pendingDelayMs: int(env, 'SIMULATOR_PENDING_DELAY_MS', 5000),
+      latencyMs: int(env, 'SIMULATOR_LATENCY_MS', 0),
+    },
+    stripeApiBaseUrl: baseUrl(env, 'STRIPE_API_BASE_URL'),
+    mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
+    crashAfter: crash as CrashPoint | undefined,
+  };
+}
+
