@@ -249,7 +249,7 @@ describe('modes: a key sees only its own mode of its own account', () => {
   it('a live key cannot be issued before live activation, so a fresh account has only test objects', async () => {
     const account = await createAccount(db(), 'Not yet live');
     await expect(issueKey(db(), account.id, { livemode: true })).rejects.toThrow(/live mode is not enabled/);
-    await activateLive(db(), account.id);
+    await activateLive(db(), account.id, { force: true });
     const live = await issueKey(db(), account.id, { livemode: true });
     expect((await listOrders(live.secret)).status).toBe(200);
   });

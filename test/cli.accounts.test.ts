@@ -3,7 +3,7 @@
 // skipped: an in-memory database cannot be shared with a child process.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { activateLive, createAccount, getAccount, issueKey, listKeys } from '../src/domain/accounts/service.js';
+import { accountPlan, activateLive, createAccount, getAccount, issueKey, listKeys } from '../src/domain/accounts/service.js';
 import { client, isPostgres } from './helpers.js';
 import { useService } from './fixtures.js';
 import { baseEnv, runCli, tempDir } from './cli.helpers.js';
@@ -24,7 +24,7 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
   const db = () => h.db;
   const account = async (name: string, live = false) => {
     const created = await createAccount(db(), name);
-    if (live) await activateLive(db(), created.id);
+    if (live) await activateLive(db(), created.id, { force: true });
     return created;
   };
 
@@ -33,7 +33,13 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
   });
 
   it('creates, shows and lists accounts', async () => {
-    const created = await ok('accounts', 'create', '--name', '  Acme Books  ');
+    const { test_key: testKey, plan, ...created } = await ok('accounts', 'create', '--name', '  Acme Books  ');
+    // The test key it prints works, and the plan starts with every item open.
+    expect(testKey).toMatchObject({ account: created.id, livemode: false, name: 'onboarding', secret: expect.stringMatching(/^sk_test_/) });
+    expect((await listOrders(testKey.secret)).status).toBe(200);
+    expect(plan).toMatchObject({ object: 'integration_plan', account: created.id, complete: false });
+    expect(plan.items.every((item: { status: string }) => item.status === 'open')).toBe(true);
+    expect(await accountPlan(db(), created.id)).toEqual(plan);
     expect(created).toEqual({
       id: expect.stringMatching(/^acct_[0-9a-z]{26}$/),
       name: 'Acme Books',
@@ -41,6 +47,7 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
       live_enabled: false,
       rate_limit: null,
       payouts: { live_enabled: false, max_amount: null },
+      live_forced_at: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
     });
     expect(await getAccount(db(), created.id)).toEqual(created);
@@ -70,8 +77,13 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
     expect(refused.stderr).toBe(`error: live mode is not enabled for ${acct.id}; activate it first (accounts activate-live)\n`);
     expect(await listKeys(db(), acct.id)).toEqual([]);
 
-    const activated = await ok('accounts', 'activate-live', acct.id);
-    expect(activated).toEqual({ ...acct, live_enabled: true });
+    // Nothing of the implementation plan is done: refused, naming the open items, unless forced.
+    const early = await cli('accounts', 'activate-live', acct.id);
+    expect(early.code).toBe(2);
+    expect(early.stderr).toMatch(new RegExp(`^error: ${acct.id} has open required items in its implementation plan: webhook_endpoint, .*card_success.*--force`));
+    expect((await getAccount(db(), acct.id)).live_enabled).toBe(false);
+    const activated = await ok('accounts', 'activate-live', acct.id, '--force');
+    expect(activated).toEqual({ ...acct, live_enabled: true, live_forced_at: expect.stringMatching(/^\d{4}-/) });
     const live = await ok('keys', 'create', acct.id, '--mode', 'live', '--name', 'production');
     expect(live).toMatchObject({ account: acct.id, livemode: true, name: 'production', expires_at: null, revoked_at: null });
     expect(live.secret).toMatch(/^sk_live_[0-9A-Za-z]{32,}$/);

@@ -208,7 +208,7 @@ export interface Tenant {
 /** A fresh account with a test key and, live mode activated, a live key. */
 export async function createTenant(database: Database, name = 'Test tenant'): Promise<Tenant> {
   const account = await createAccount(database.db, name);
-  await activateLive(database.db, account.id);
+  await activateLive(database.db, account.id, { force: true });
   const test = await issueKey(database.db, account.id, { livemode: false });
   const live = await issueKey(database.db, account.id, { livemode: true });
   return { accountId: account.id, testKey: test.secret, liveKey: live.secret };

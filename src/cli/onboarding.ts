@@ -3,6 +3,7 @@
 // before the database is opened, then calls the same domain function the service would.
 import type { Db } from '../storage/db.js';
 import {
+  accountPlan,
   activateLive,
   createAccount,
   getAccount,
@@ -63,14 +64,27 @@ export const COMMANDS: Command[] = [
   {
     name: 'accounts create',
     synopsis: '--name NAME',
-    summary: 'Create an account (test mode only until activate-live)',
+    summary: 'Create an account (test mode only until activate-live), with a test key and its implementation plan',
+    details:
+      'Prints one JSON object: the account (its `id` at the top level), `test_key` (its secret shown only this once)\n' +
+      'and `plan`, the implementation plan that live activation checks (see accounts plan).',
     positionals: [],
     options: { name: { type: 'string' } },
     prepare({ values }) {
       const name = str(values, 'name');
       if (name === undefined) throw new UsageError('--name is required');
       const checked = requireText('name', name);
-      return { run: (db) => createAccount(db, checked) };
+      return {
+        run: async (db) => {
+          const account = await createAccount(db, checked);
+          const testKey = await issueKey(db, account.id, { livemode: false, name: 'onboarding' });
+          return { ...account, test_key: testKey, plan: await accountPlan(db, account.id) };
+        },
+        notes: () => [
+          "the test key's secret is shown only this once and stored only as a hash: keep it somewhere safe now",
+          `work through the plan in test mode; ${PROGRAM} accounts plan ACCT_ID shows where it stands`,
+        ],
+      };
     },
   },
   {
@@ -90,13 +104,24 @@ export const COMMANDS: Command[] = [
     prepare: ({ positionals: [id] }) => ({ run: (db) => getAccount(db, id!) }),
   },
   {
-    name: 'accounts activate-live',
+    name: 'accounts plan',
     synopsis: 'ACCT_ID',
-    summary: 'Enable live mode (onboarding done): live keys can then be issued',
+    summary: "Show the account's implementation plan: each item, whether it is required, done, and its evidence",
     positionals: ['ACCT_ID'],
     options: {},
-    prepare: ({ positionals: [id] }) => ({
-      run: (db) => activateLive(db, id!),
+    prepare: ({ positionals: [id] }) => ({ run: (db) => accountPlan(db, id!) }),
+  },
+  {
+    name: 'accounts activate-live',
+    synopsis: 'ACCT_ID [--force]',
+    summary: 'Enable live mode (onboarding done): live keys can then be issued',
+    details:
+      'Refused (exit code 2, naming them) while required items of the implementation plan are open.\n' +
+      '--force activates anyway; the account records when (live_forced_at).',
+    positionals: ['ACCT_ID'],
+    options: { force: { type: 'boolean' } },
+    prepare: ({ values, positionals: [id] }) => ({
+      run: (db) => activateLive(db, id!, { force: values.force === true }),
       notes: () => [`live keys can now be issued: ${PROGRAM} keys create ${id} --mode live`],
     }),
   },

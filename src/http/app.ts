@@ -16,7 +16,8 @@ import { addSharedSchema, validationError, validatorCompiler } from './validatio
 import { ErrorResponse } from '../kernel/schemas.js';
 import { authenticate, type Authenticator } from './auth.js';
 import { applyRateLimit } from './rate-limit.js';
-import { idempotencyHook } from './idempotency.js';
+import { idempotencyHook, replayEvidenceHook } from './idempotency.js';
+import { registerAccountRoutes } from './routes/account.js';
 import { sendOutcome, type App } from './types.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import { databaseUnavailableError, isDatabaseUnavailable, outageCause } from '../storage/outage.js';
@@ -196,6 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.addHook('preHandler', idempotencyHook(database.db, config, rt.encryptor));
+  app.addHook('onResponse', replayEvidenceHook(database.db));
   countRequests(app, rt.metrics);
 
   app.addHook('onResponse', async (req, reply) => {
@@ -274,6 +276,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: rt.encryptor, sender: webhookSender });
   registerPaymentsModule(app, database.db, config, rt, deps.rateLimiter);
   registerPayoutsModule(app, database.db, rt);
+  registerAccountRoutes(app, database.db);
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -13,6 +13,7 @@ import { isDatabaseUnavailable } from '../storage/outage.js';
 import type { Encryptor } from '../lib/encryption.js';
 import type { Outcome } from '../kernel/context.js';
 import { sendOutcome } from './types.js';
+import { recordReplay } from '../domain/accounts/integration.js';
 
 export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor) {
   const settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS, encryptor };
@@ -58,5 +59,19 @@ export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor) {
     }
     const replay = await claim(req, header, print);
     if (replay) return sendOutcome(reply, replay);
+  };
+}
+
+/**
+ * A test-mode answer replayed from its key is the implementation plan's evidence that the
+ * integration retries with the same key; recorded after the answer is sent, so it costs the
+ * request nothing, and once per account and process.
+ */
+export function replayEvidenceHook(db: Db) {
+  return async function replayEvidence(req: FastifyRequest, reply: FastifyReply) {
+    if (!req.ctx || req.ctx.livemode || reply.getHeader('idempotent-replayed') !== 'true') return;
+    await recordReplay(db, req.ctx.accountId, req.ctx.requestId).catch((err: unknown) => {
+      req.log.warn({ err }, 'could not record the replay for the implementation plan');
+    });
   };
 }

@@ -88,9 +88,26 @@ export const accounts = pgTable('accounts', {
   payoutsEnabled: boolean('payouts_enabled').notNull().default(false),
   /** Largest single payout, in the minor unit of the payout's currency; null: no limit of the account's own. */
   payoutMaxAmount: money('payout_max_amount'),
+  /** When an operator activated live mode with required plan items still open (accounts activate-live --force). */
+  liveForcedAt: ts('live_forced_at'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
+
+/**
+ * What an account did in test mode that leaves no object of its own behind (a replayed request, a
+ * receiver refusing a forged signature): the first occurrence of each, for its implementation plan.
+ */
+export const integrationEvidence = pgTable(
+  'integration_evidence',
+  {
+    accountId: uuid('account_id').notNull(),
+    item: text('item').notNull(),
+    evidence: text('evidence'),
+    recordedAt: ts('recorded_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.item] })],
+);
 
 export const apiKeys = pgTable(
   'api_keys',

@@ -5,6 +5,8 @@ import type { Db, Executor } from '../../storage/db.js';
 import { accounts, apiKeys } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { newApiKey, redactApiKey, sha256Hex } from '../../lib/secrets.js';
+import { integrationPlan } from './integration.js';
+import type { IntegrationPlan } from './schema.js';
 
 export class OnboardingError extends Error {}
 
@@ -16,6 +18,8 @@ export interface AccountView {
   rate_limit: { per_second: number; burst: number } | null;
   /** Payout settings: live-mode payouts on or off (test mode always has them), and the largest single payout. */
   payouts: { live_enabled: boolean; max_amount: number | null };
+  /** When live mode was activated with required plan items still open (--force); null otherwise. */
+  live_forced_at: string | null;
   created_at: string;
 }
 
@@ -27,6 +31,7 @@ function accountView(row: typeof accounts.$inferSelect): AccountView {
     live_enabled: row.liveEnabled,
     rate_limit: row.rateLimitPerS && row.rateLimitBurst ? { per_second: row.rateLimitPerS, burst: row.rateLimitBurst } : null,
     payouts: { live_enabled: row.payoutsEnabled, max_amount: row.payoutMaxAmount },
+    live_forced_at: row.liveForcedAt?.toISOString() ?? null,
     created_at: row.createdAt.toISOString(),
   };
 }
@@ -35,6 +40,11 @@ function accountUuid(accountId: string): string {
   const uuid = parseId('acct', accountId);
   if (!uuid) throw new OnboardingError(`${accountId} is not an account id (acct_…)`);
   return uuid;
+}
+
+/** The plan of an account: for the CLI (public id) and the API (the caller's own account). */
+export async function accountPlan(db: Executor, accountId: string): Promise<IntegrationPlan> {
+  return integrationPlan(db, await requireAccount(db, accountId));
 }
 
 async function requireAccount(db: Executor, accountId: string) {
@@ -67,7 +77,24 @@ async function updateAccount(db: Executor, accountId: string, values: Partial<ty
   return accountView(row);
 }
 
-export const activateLive = (db: Executor, accountId: string) => updateAccount(db, accountId, { liveEnabled: true });
+/**
+ * Live mode opens once the implementation plan's required items are done, or when the operator
+ * forces it, which the account keeps (live_forced_at) so the exception stays visible.
+ */
+export async function activateLive(db: Executor, accountId: string, opts: { force?: boolean } = {}): Promise<AccountView> {
+  const account = await requireAccount(db, accountId);
+  if (account.liveEnabled) return accountView(account);
+  if (!opts.force) {
+    const open = (await integrationPlan(db, account)).items.filter((item) => item.required && item.status === 'open');
+    if (open.length > 0) {
+      throw new OnboardingError(
+        `${accountId} has open required items in its implementation plan: ${open.map((item) => item.id).join(', ')} ` +
+          `(see accounts plan ${accountId}); finish them in test mode, or give --force to activate anyway (recorded on the account)`,
+      );
+    }
+  }
+  return updateAccount(db, accountId, { liveEnabled: true, ...(opts.force ? { liveForcedAt: new Date() } : {}) });
+}
 export const suspendAccount = (db: Executor, accountId: string) => updateAccount(db, accountId, { status: 'suspended' });
 export const reinstateAccount = (db: Executor, accountId: string) => updateAccount(db, accountId, { status: 'active' });
 export const setRateLimit = (db: Executor, accountId: string, budget: { perSecond: number; burst: number } | null) =>

@@ -14,6 +14,7 @@ import type { EventView } from '../events/service.js';
 import { signedHeaders, SECRET_PREFIX } from '../../webhooks/signing.js';
 import { loadOne } from '../../kernel/tenant.js';
 import { isGuarded } from './destinations.js';
+import { recordEvidence } from '../accounts/integration.js';
 import { signingSecrets, WEBHOOK_ENDPOINTS, type WebhookSettings } from './service.js';
 import type { WebhookTestScenario } from './state.js';
 
@@ -147,5 +148,9 @@ export async function sendTestScenario(
     requests,
     description: run.sent,
   };
-  return db.transaction((tx) => respond(tx, ctx, 200, payload));
+  return db.transaction(async (tx) => {
+    // A receiver that answered as it should has shown the implementation plan this scenario.
+    if (answersAsExpected) await recordEvidence(tx, ctx.accountId, `webhook_scenario_${scenario}`, id);
+    return respond(tx, ctx, 200, payload);
+  });
 }
