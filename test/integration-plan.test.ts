@@ -102,7 +102,7 @@ describe('implementation plan', () => {
 
     // Everything required is done: live activation needs no --force, and none is recorded.
     expect(await activateLive(h.db, account.id)).toMatchObject({ live_enabled: true, live_forced_at: null });
-  });
+  }, 120_000);
 
   it('is the account’s own: another account and live-mode objects do not count for it', async () => {
     const first = await newcomer();
