@@ -5,7 +5,8 @@ import Fastify, { LogController, type FastifyError } from 'fastify';
 import pino from 'pino';
 import { DrizzleQueryError } from 'drizzle-orm';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import { apiDescription } from './docs/guides.js';
+import { registerReference } from './docs/reference.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../storage/db.js';
@@ -254,9 +255,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       info: {
         title: 'Payment orchestration API',
         version: '1.0.0',
-        description:
-          'Payment orders, payments, payouts, mandates and signed webhooks. Amounts are integers in the minor unit of their currency. ' +
-          'Every POST that creates or moves money needs an Idempotency-Key header. Errors share one typed body.',
+        description: apiDescription(),
       },
       servers: [{ url: '/' }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'sk_test_… or sk_live_…' } } },
@@ -265,7 +264,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true });
+  await registerReference(app);
 
   registerHealthRoutes(app, database, lifecycle);
   registerPaymentOrderRoutes(app, database.db, config);
