@@ -53,17 +53,8 @@ export function registerPaymentActionRoutes(app: App, db: Db, rt: Runtime) {
       method: ['GET', 'POST'],
       url: '/v1/payments/:id/return/:token',
       config: { auth: false },
-      schema: {
-        tags,
-        operationId: 'returnFromCustomerAction',
-        summary: 'Where the processor sends the customer back (the return URL we give it)',
-        description:
-          "Asks the payment's processor for the outcome (with the parameters it appended, which only the processor can verify), " +
-          "applies it, and answers 303 to the payment's return_url with `payment=pay_…` appended. Nothing in the request decides the outcome.",
-        security: [],
-        params: ActionParams,
-        response: { 303: SeeOther, ...errorResponses(404) },
-      },
+      // Not part of the API (processors send the customer here, at the URL we gave them): the README describes it.
+      schema: { hide: true, params: ActionParams },
       handler: async (req, reply) => {
         const { id, token } = req.params as { id: string; token: string };
         return reply.redirect(await returnFromAction(db, rt, id, token, requestParams(req.query, req.body)), 303);
