@@ -13,7 +13,8 @@ import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { isRetryable, WebhookVerificationError, type Connector, type ConnectorErrorCode } from '../src/connectors/types.js';
 import type { TestControls } from '../src/connectors/test-controls.js';
-import { chargeAnswer } from '../src/connectors/simulator/transformers.js';
+import { chargeAnswers } from '../src/connectors/simulator/transformers.js';
+const { answer: chargeAnswer } = chargeAnswers(() => '');
 import { CARDS, orderAndPay, useSimulatorFamily } from './payments.helpers.js';
 import { useService } from './fixtures.js';
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStripeConnector } from '../src/connectors/stripe/connector.js';
 import { toStripeAmount } from '../src/connectors/stripe/money.js';
+import { chargeStateOf } from '../src/connectors/stripe/mapping.js';
 import { isRetryable, WebhookVerificationError, type Connector } from '../src/connectors/types.js';
 import { FakeStripe, STRIPE_CARDS } from './fakes/stripe.js';
 
@@ -49,13 +50,38 @@ describe('Stripe connector: charges', () => {
     expect(await charge(number)).toMatchObject({ kind: 'declined', failureCode, connectorReference: expect.stringMatching(/^pi_/) });
   });
 
-  it('3-D Secure asked (requires_action) is pending; the outcome comes by status', async () => {
+  it.each([STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.requiresAction])(
+    '3-D Secure (%s) with our return URL: requires_action, redirect to Stripe; the outcome comes by status',
+    async (number) => {
+      const reference = ref();
+      const returnUrl = `https://pay.example.com/v1/payments/${reference}/return/token`;
+      const answer = await stripe.charge({ reference, amount: 1000, currency: 'EUR', card: card(number), returnUrl }, signal());
+      expect(answer).toMatchObject({ kind: 'requires_action', action: { method: 'GET', url: expect.stringMatching(/^https:\/\/hooks\.stripe\.com\/3d_secure_2\//) } });
+      const id = (answer as any).connectorReference;
+      expect(fake.intents.get(id)).toMatchObject({ status: 'requires_action', next_action: { redirect_to_url: { return_url: returnUrl } } });
+      expect(await stripe.chargeStatus({ reference, connectorReference: id }, signal())).toEqual(answer);
+      fake.settle(id, 'succeeded');
+      expect(await stripe.chargeStatus({ reference, connectorReference: id }, signal())).toEqual({ kind: 'succeeded', connectorReference: id });
+    },
+  );
+
+  it('3-D Secure failed by the cardholder: authentication_failed', async () => {
     const reference = ref();
-    const answer = await charge(STRIPE_CARDS.requiresAction, reference);
-    expect(answer).toMatchObject({ kind: 'pending' });
-    const id = (answer as any).connectorReference;
-    fake.settle(id, 'succeeded');
-    expect(await stripe.chargeStatus({ reference, connectorReference: id }, signal())).toEqual({ kind: 'succeeded', connectorReference: id });
+    const answer = (await stripe.charge({ reference, amount: 1000, currency: 'EUR', card: card(STRIPE_CARDS.threeDSecureRequired), returnUrl: 'https://pay.example.com/r' }, signal())) as any;
+    fake.settle(answer.connectorReference, 'failed');
+    expect(await stripe.chargeStatus({ reference, connectorReference: answer.connectorReference }, signal())).toMatchObject({ kind: 'declined', failureCode: 'authentication_failed' });
+  });
+
+  it('3-D Secure without a return URL: Stripe is told not to start it; declined authentication_required, the PaymentIntent cancelled', async () => {
+    const reference = ref();
+    const answer = await charge(STRIPE_CARDS.threeDSecureRequired, reference);
+    expect(answer).toMatchObject({ kind: 'declined', failureCode: 'authentication_required', connectorReference: expect.stringMatching(/^pi_/) });
+    expect(fake.intents.get((answer as any).connectorReference)).toMatchObject({ status: 'canceled', next_action: null });
+  });
+
+  it('use_stripe_sdk (an action for Stripe.js) cannot be performed here: authentication_required', async () => {
+    const intent = { id: 'pi_sdk', status: 'requires_action', last_payment_error: null, next_action: { type: 'use_stripe_sdk', use_stripe_sdk: {} } };
+    expect(chargeStateOf(intent as any)).toMatchObject({ kind: 'declined', failureCode: 'authentication_required', connectorReference: 'pi_sdk' });
   });
 
   it('429: nothing was done, another connector may be tried', async () => {
@@ -172,7 +198,7 @@ describe('Stripe connector: webhooks', () => {
 
   it('verifies with the current or the previous signing secret and reads payments and refunds', async () => {
     const reference = ref();
-    const made = (await charge(STRIPE_CARDS.requiresAction, reference)) as any;
+    const made = (await stripe.charge({ reference, amount: 1000, currency: 'EUR', card: card(STRIPE_CARDS.requiresAction), returnUrl: 'https://pay.example.com/r' }, signal())) as any;
     const intent = fake.settle(made.connectorReference, 'failed');
     for (const secret of [CURRENT, PREVIOUS]) {
       const { body, signature } = fake.event('payment_intent.payment_failed', intent, secret);
@@ -180,7 +206,7 @@ describe('Stripe connector: webhooks', () => {
         eventId: expect.stringMatching(/^evt_/),
         object: 'payment',
         reference,
-        state: { kind: 'declined', failureCode: 'card_declined', connectorReference: made.connectorReference },
+        state: { kind: 'declined', failureCode: 'authentication_failed', connectorReference: made.connectorReference },
       });
     }
     const refund = { ...fake.refunds.values().next().value, metadata: { refund_id: 'ref_x' }, status: 'failed', failure_reason: 'expired_or_canceled_card' };

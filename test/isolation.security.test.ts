@@ -24,7 +24,17 @@ beforeAll(async () => {
 }, 120_000);
 
 /** Public routes under /v1: they need no key. */
-const PUBLIC_V1 = new Set(['GET /v1/openapi.json', 'POST /v1/connectors/:name/webhooks', 'POST /v1/connector-accounts/:id/webhooks']);
+const PUBLIC_V1 = new Set([
+  'GET /v1/openapi.json',
+  'POST /v1/connectors/:name/webhooks',
+  'POST /v1/connector-accounts/:id/webhooks',
+  // Customer actions: a customer's browser, opened by the payment's (or the challenge's) random secret.
+  'GET /v1/payments/:id/action/:token',
+  'GET /v1/payments/:id/return/:token',
+  'POST /v1/payments/:id/return/:token',
+  'GET /v1/connectors/:name/challenges/:reference/:challenge',
+  'POST /v1/connectors/:name/challenges/:reference/:challenge',
+]);
 const NEVER = '01jd8x3v0pe7wbz0m4k6f2n9qa';
 
 /** "METHOD /url" for every route the running app registers (HEAD aside), read from its route tree. */

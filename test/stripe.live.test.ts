@@ -4,7 +4,7 @@
 // next connector of the route, 500 after acting → pending with no fallback, then settled by status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, startTestService, type TestDatabase, type TestService } from './helpers.js';
-import { cardMethod, orderAndPay } from './payments.helpers.js';
+import { cardMethod, newOrder, orderAndPay, pay } from './payments.helpers.js';
 import { createConnectorAccount, newTenantClients } from './connectors.helpers.js';
 import { FakeStripe, STRIPE_CARDS } from './fakes/stripe.js';
 
@@ -62,9 +62,10 @@ describe('Stripe in live mode, end to end', () => {
     expect(refund.body).toMatchObject({ status: 'succeeded', amount: 1000 });
     expect([...fake.refunds.values()].find((r) => r.metadata.refund_id === refund.body.id)).toMatchObject({ amount: 1000, payment_intent: payment.connector_reference });
 
-    // 3-D Secure: pending until Stripe's webhook says how it ended.
-    const asked = await orderAndPay(live, STRIPE_CARDS.requiresAction, { amount: 700, currency: 'EUR' });
-    expect(asked.payment).toMatchObject({ status: 'pending', connector: stripe.id });
+    // 3-D Secure: requires_action until Stripe's webhook says how it ended.
+    const order3ds = await newOrder(live, { amount: 700, currency: 'EUR' });
+    const asked = { payment: (await pay(live, order3ds.id, STRIPE_CARDS.requiresAction, { return_url: 'https://shop.example.com/done' })).body };
+    expect(asked.payment).toMatchObject({ status: 'requires_action', connector: stripe.id });
     const intent = fake.settle(asked.payment.connector_reference, 'succeeded');
     const event = fake.event('payment_intent.succeeded', intent, SIGNING_SECRET);
     expect(await postWebhook(stripe.webhook_url, event.body, event.signature)).toEqual({ status: 200, body: { received: true, duplicate: false, applied: true } });

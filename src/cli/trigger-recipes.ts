@@ -19,17 +19,17 @@ export interface Recipe {
   waitMs?: number;
 }
 
-const CARDS = { success: '4242424242424242', declined: '4000000000000002', pending: '4000000000000077' } as const;
+const CARDS = { success: '4242424242424242', declined: '4000000000000002', pending: '4000000000000077', challenge: '4000000000003220' } as const;
 const CUSTOMER = { email: 'trigger@example.com', name: 'Trigger' };
 const reference = (type: EventType) => `trigger-${type}-${crypto.randomBytes(4).toString('hex')}`;
 
 const order = (api: TriggerApi, type: EventType, extra: Record<string, unknown> = {}) =>
   api.call('POST', '/v1/payment-orders', { amount: 1999, currency: 'EUR', reference: reference(type), customer: CUSTOMER, metadata: { trigger: type }, ...extra });
 
-async function pay(api: TriggerApi, type: EventType, card: string) {
+async function pay(api: TriggerApi, type: EventType, card: string, extra: Record<string, unknown> = {}) {
   const paid = await order(api, type);
   const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
-  return { order: paid.id, payment: (await api.call('POST', '/v1/payments', { payment_order: paid.id, payment_method: method, metadata: { trigger: type } })).id };
+  return { order: paid.id, payment: (await api.call('POST', '/v1/payments', { payment_order: paid.id, payment_method: method, metadata: { trigger: type }, ...extra })).id };
 }
 
 const beneficiary = (api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') =>
@@ -93,6 +93,10 @@ export const RECIPES: Partial<Record<EventType, Recipe>> = {
   },
   'payment.created': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
   'payment.pending': { does: orderPending, run: async (api, type) => (await pay(api, type, CARDS.pending)).payment },
+  'payment.requires_action': {
+    does: 'an order and a payment with card 4000 0000 0000 3220 and a return_url (3-D Secure: waits on its challenge page)',
+    run: async (api, type) => (await pay(api, type, CARDS.challenge, { return_url: 'https://example.com/cli-trigger/return' })).payment,
+  },
   'payment.succeeded': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
   'payment.failed': { does: orderDeclined, run: async (api, type) => (await pay(api, type, CARDS.declined)).payment },
   'refund.created': { does: refunded, run: (api, type) => refund(api, type) },

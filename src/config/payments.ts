@@ -9,6 +9,11 @@ export interface PaymentsConfig {
   circuitBreaker: { failureThreshold: number; openMs: number };
   /** Pause between the worker's status checks of one pending payment or refund. */
   statusCheckIntervalMs: number;
+  /**
+   * How long a payment may wait for its customer action (3-D Secure, a redirect) before the
+   * worker's last status check fails it authentication_failed (ACTION_TIMEOUT_MS, default 1 h).
+   */
+  actionTimeoutMs: number;
   /** Staleness bound of the in-process routing cache: another process sees a PUT /v1/routing within it. */
   routingCacheTtlMs: number;
   /** HMAC key of card fingerprints (CARD_FINGERPRINT_KEY, base64, at least 16 bytes). Unset: a development key. */
@@ -68,6 +73,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
       openMs: int(env, 'CIRCUIT_BREAKER_OPEN_MS', 30_000, 1),
     },
     statusCheckIntervalMs: int(env, 'STATUS_CHECK_INTERVAL_MS', 30_000, 10),
+    actionTimeoutMs: int(env, 'ACTION_TIMEOUT_MS', 3_600_000, 1),
     routingCacheTtlMs: int(env, 'ROUTING_CACHE_TTL_MS', 5000),
     cardFingerprintKey: key,
     usingDevelopmentFingerprintKey: !rawKey,

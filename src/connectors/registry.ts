@@ -64,6 +64,8 @@ export interface ConnectorOptions {
    * it they keep them in this process's memory.
    */
   db?: Db;
+  /** The service's public base URL (PUBLIC_BASE_URL), base of the pages it serves for the simulated processors. */
+  publicUrl?: () => string;
   /** Opens connector accounts' credentials; without it no connector account can be called. */
   accountSource?: ConnectorAccountSource;
 }
@@ -84,7 +86,9 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
   const transport = simulator ? inProcessTransport(simulator) : httpTransport(sim.url!, http);
   const list =
     opts.connectors ??
-    SIMULATED_PROCESSORS.map((profile) => createSimulatorConnector({ name: profile.name, transport, familySecret: sim.webhookSecret }));
+    SIMULATED_PROCESSORS.map((profile) =>
+      createSimulatorConnector({ name: profile.name, transport, familySecret: sim.webhookSecret, pageBaseUrl: opts.publicUrl }),
+    );
   const byName = new Map(list.map((c) => [c.name, c]));
   const controls = new Map<string, Connector & TestControls>(list.filter(hasTestControls).map((c) => [c.name, c]));
   const factories = new Map<string, ConnectorFactory>(list.map((c) => [c.name, () => c]));

@@ -100,7 +100,7 @@ export async function resolveConnector(deps: CallDeps, key: string): Promise<Con
   return deps.owner && deps.accounts ? deps.accounts.resolve(key, deps.owner) : undefined;
 }
 
-export const ATTEMPT_OUTCOMES = ['succeeded', 'pending', 'declined', 'error', 'timeout', 'skipped'] as const;
+export const ATTEMPT_OUTCOMES = ['succeeded', 'pending', 'requires_action', 'declined', 'error', 'timeout', 'skipped'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 export interface Attempt {
@@ -171,6 +171,7 @@ export function attemptOf(name: string, guarded: Guarded<{ kind: string; failure
   switch (r.kind) {
     case 'succeeded':
     case 'pending':
+    case 'requires_action':
       outcome = r.kind;
       break;
     case 'declined':

@@ -25,6 +25,8 @@ export const PAYMENT_FAILURE_CODES = [
   'mandate_invalid',
   /** No connector could take the payment (errors, open circuits) or a processor refused the request itself. */
   'processing_error',
+  'authentication_required',
+  'authentication_failed',
 ] as const;
 export type PaymentFailureCode = (typeof PAYMENT_FAILURE_CODES)[number];
 
@@ -62,6 +64,15 @@ export interface ChargeRequest {
   card?: CardDetails;
   /** Direct debits: the mandate as the processor knows it (no account data: the processor holds it). */
   mandate?: MandateDebitDetails;
+  returnUrl?: string;
+}
+
+/** Where the processor needs the customer (3-D Secure, a bank redirect): the page to send them to. */
+export interface CustomerAction {
+  url: string;
+  method: 'GET' | 'POST';
+  /** Form fields to post when method is POST (the service serves a page that posts them). */
+  data?: Record<string, string>;
 }
 
 export interface MandateDebitDetails {
@@ -79,7 +90,10 @@ type Answer<State> = State | ConnectorError;
 /** The answer to a status question, which may also be that the processor never heard of it. */
 type StatusAnswer<State> = State | { kind: 'not_found' } | ConnectorError;
 
-export type ChargeState = Taken<'succeeded' | 'pending'> | Refused<'declined', PaymentFailureCode>;
+export type ChargeState =
+  | Taken<'succeeded' | 'pending'>
+  | Refused<'declined', PaymentFailureCode>
+  | { kind: 'requires_action'; connectorReference: string; action: CustomerAction };
 export type ChargeResult = Answer<ChargeState>;
 export type ChargeStatusResult = StatusAnswer<ChargeState>;
 
@@ -208,6 +222,7 @@ export interface Connector {
   /** Authorises and captures in one step. */
   charge(request: ChargeRequest, signal: AbortSignal): Promise<ChargeResult>;
   chargeStatus(request: StatusRequest, signal: AbortSignal): Promise<ChargeStatusResult>;
+  completeAction?(request: StatusRequest & { params: Record<string, string> }, signal: AbortSignal): Promise<ChargeStatusResult>;
   refund(request: RefundRequest, signal: AbortSignal): Promise<RefundResult>;
   refundStatus(request: StatusRequest, signal: AbortSignal): Promise<RefundStatusResult>;
   /** Verifies with the connector's secret and normalises; throws WebhookVerificationError. */

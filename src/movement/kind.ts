@@ -33,8 +33,8 @@ export interface MovementRow {
 /** What a processor said about one movement, in our words. */
 export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 
-/** A state as an attempt record tells it: the processor took it, holds it pending, or refused it. */
-export type AttemptReading = { kind: 'succeeded' | 'pending' } | { kind: 'declined'; failureCode: string };
+/** A state as an attempt record tells it: the processor took it, holds it pending (or waiting for the customer), or refused it. */
+export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
   object: 'payment' | 'refund' | 'payout' | 'mandate';

@@ -4,7 +4,7 @@
 // for the truth, outside any transaction, and applies it like any other report — how a movement
 // whose call timed out learns its outcome when no webhook comes, and how one a crashed request
 // left behind is found (adopted), sent again, or abandoned.
-import { and, asc, eq, lte, type SQL } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { systemContext } from '../domain/events/service.js';
 import type { Runtime } from '../runtime.js';
@@ -17,7 +17,7 @@ export interface ClaimQuery<Row> {
   table: MovementTable;
   /** The column holding the row's check (or action) time. */
   due: 'nextStatusCheckAt' | 'nextActionAt';
-  status: string;
+  status: string | readonly string[];
   now: Date;
   batch: number;
   /** Just this row, whatever its time (a submission right after create). */
@@ -36,7 +36,7 @@ export async function claimDue<Row>(db: Db, q: ClaimQuery<Row>): Promise<Row[]> 
     const due = (await tx
       .select()
       .from(table)
-      .where(and(eq(table.status, q.status), when))
+      .where(and(typeof q.status === 'string' ? eq(table.status, q.status) : inArray(table.status, [...q.status]), when))
       .orderBy(asc(dueAt))
       .limit(q.batch)
       .for('update', { skipLocked: true })) as Row[];
@@ -56,11 +56,14 @@ export async function claimDue<Row>(db: Db, q: ClaimQuery<Row>): Promise<Row[]> 
   });
 }
 
-/** Claims pending movements of `table` whose next_status_check_at has come, the next check one interval on as their lease. */
-export function claimPendingChecks<Row>(db: Db, rt: Runtime, table: MovementTable, batch: number): Promise<Row[]> {
+/**
+ * Claims movements of `table` in `statuses` (pending, or also waiting for the customer) whose
+ * next_status_check_at has come, the next check one interval on as their lease.
+ */
+export function claimPendingChecks<Row>(db: Db, rt: Runtime, table: MovementTable, batch: number, statuses: readonly string[] = ['pending']): Promise<Row[]> {
   const now = rt.now();
   const next = new Date(now.getTime() + rt.config.statusCheckIntervalMs);
-  return claimDue<Row>(db, { table, due: 'nextStatusCheckAt', status: 'pending', now, batch, leaseUntil: () => next });
+  return claimDue<Row>(db, { table, due: 'nextStatusCheckAt', status: statuses, now, batch, leaseUntil: () => next });
 }
 
 export interface CheckPolicy {
@@ -74,6 +77,11 @@ export interface CheckPolicy {
   unbooked?: (connector: string) => unknown;
   /** The request to send again, rebuilt from what is stored. */
   request?: (row: MovementRow) => Promise<unknown>;
+  /**
+   * Past its deadline for something outside the processor (a customer action): applied when the
+   * processor answered and the check left the movement where it was.
+   */
+  expired?: unknown;
 }
 
 /** Verifies one claimed movement with its processor(s) and applies what they say. */
@@ -98,10 +106,10 @@ export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: Mov
   const connector = row.connector;
   const asked = await askStatus(calls, kind, connector, row);
   if (!asked) return;
-  if (asked.report.kind !== 'not_found') {
-    await applyState(db, rt, kind, ctx, row.id, connector, asked.report);
-    return;
-  }
+  if (asked.report.kind !== 'not_found') await applyState(db, rt, kind, ctx, row.id, connector, asked.report);
+  // This was the last check: the processor's answer, if final, has just won.
+  if (policy.expired !== undefined) await applyUpdate(db, rt, kind, ctx, row.id, { update: policy.expired, unless: unlessMoved });
+  if (asked.report.kind !== 'not_found' || policy.expired !== undefined) return;
   // The request went out (a timeout) but the processor never booked it.
   if (policy.whenUnknown === 'send') await send([connector]);
   // Until overdue it may still be on its way; after that, waiting longer would leave it pending forever.

@@ -278,7 +278,7 @@ export const payments = pgTable(
   {
     ...objectKey(),
     paymentOrderId: uuid('payment_order_id').notNull(),
-    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    status: text('status', { enum: ['pending', 'requires_action', 'succeeded', 'failed'] }).notNull(),
     amount: money('amount').notNull(),
     currency: text('currency').notNull(),
     /** Pending and succeeded refunds (a failed refund gives its amount back). */
@@ -287,8 +287,18 @@ export const payments = pgTable(
     paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
     ...routed(),
     metadata: metadata(),
-    /** When the worker next asks the connector about a pending payment. */
+    /** When the worker next asks the connector about a pending or requires_action payment. */
     nextStatusCheckAt: ts('next_status_check_at'),
+    /** The merchant's page the customer is sent back to after a customer action; null: no action possible. */
+    returnUrl: text('return_url'),
+    /** Random secret in the URL of our return endpoint for this payment (no API key reaches it). */
+    actionToken: text('action_token'),
+    /** requires_action: what the processor asked for (its page, method and form fields). */
+    customerAction: jsonb('customer_action').$type<{ url: string; method: 'GET' | 'POST'; data?: Record<string, string> }>(),
+    /** requires_action: the page the customer is sent to (next_action.url). */
+    nextActionUrl: text('next_action_url'),
+    /** requires_action: past this, the worker's last status check fails the payment authentication_failed. */
+    actionExpiresAt: ts('action_expires_at'),
     ...versioned(),
   },
   (t) => [
@@ -296,7 +306,7 @@ export const payments = pgTable(
     index('payments_order_idx').on(t.accountId, t.livemode, t.paymentOrderId),
     // Processors report by our id alone (inbound webhooks carry no account).
     uniqueIndex('payments_id_key').on(t.id),
-    index('payments_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+    index('payments_status_check_idx').on(t.nextStatusCheckAt).where(sql`status IN ('pending', 'requires_action')`),
   ],
 );
 

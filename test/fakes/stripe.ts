@@ -16,6 +16,8 @@ export const STRIPE_CARDS = {
   success: '4242424242424242',
   declined: '4000000000000002',
   insufficientFunds: '4000000000009995',
+  /** 3-D Secure on every payment (Stripe's 4000002760003184, pm_card_threeDSecureRequired); 4000002500003155 behaves the same here. */
+  threeDSecureRequired: '4000002760003184',
   requiresAction: '4000002500003155',
   expired: '4000000000000069',
   incorrectCvc: '4000000000000127',
@@ -83,11 +85,12 @@ export class FakeStripe {
     return { body, signature };
   }
 
-  /** Settles a PaymentIntent left waiting (requires_action) as the customer's bank would. */
+  /** Settles a PaymentIntent left waiting (requires_action) as the customer's 3-D Secure answer would. */
   settle(id: string, outcome: 'succeeded' | 'failed'): Obj {
     const intent = this.intents.get(id)!;
-    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', amount_received: intent.amount, next_action: null } : { status: 'requires_payment_method', next_action: null, last_payment_error: { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'The customer did not complete 3-D Secure.' } });
-    return structuredClone(intent);
+    const failure = { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', message: 'The provided PaymentMethod has failed authentication.' };
+    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', amount_received: intent.amount, next_action: null } : { status: 'requires_payment_method', next_action: null, last_payment_error: failure });
+    return strip(intent);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -118,6 +121,8 @@ export class FakeStripe {
 
   private create(path: string, params: Obj, livemode: boolean): Answer {
     if (path === '/v1/payment_intents') return this.createIntent(params, livemode);
+    const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
+    if (cancel) return this.cancelIntent(cancel[1]!);
     return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
   }
 
@@ -165,9 +170,36 @@ export class FakeStripe {
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
       return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, payment_intent: strip(intent) });
     }
-    if (card.number === STRIPE_CARDS.requiresAction) {
-      Object.assign(intent, { status: 'requires_action', next_action: { type: 'redirect_to_url', redirect_to_url: { url: `https://hooks.stripe.com/3d_secure_2/${id}`, return_url: null } } });
-    } else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
+    if (card.number === STRIPE_CARDS.requiresAction || card.number === STRIPE_CARDS.threeDSecureRequired) return this.authenticate(intent, params);
+    Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
+    return { status: 200, body: strip(intent) };
+  }
+
+  /**
+   * A card that needs 3-D Secure, as Stripe answers it: refused `authentication_required` under
+   * error_on_requires_action; a redirect to its hosted page with a return_url; otherwise an action
+   * for Stripe.js (use_stripe_sdk).
+   */
+  private authenticate(intent: Obj, params: Obj): Answer {
+    if (params.error_on_requires_action === 'true') {
+      const error = { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error, latest_charge: null });
+      return { status: 402, body: { error: { ...error, payment_intent: strip(intent) } } };
+    }
+    const next = params.return_url
+      ? { type: 'redirect_to_url', redirect_to_url: { url: `https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_fake&payment_intent=${intent.id}`, return_url: params.return_url } }
+      : { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/redirect/authenticate/${intent.id}` } };
+    Object.assign(intent, { status: 'requires_action', next_action: next, latest_charge: null });
+    return { status: 200, body: strip(intent) };
+  }
+
+  private cancelIntent(id: string): Answer {
+    const intent = this.intents.get(id);
+    if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${id}'`, { code: 'resource_missing' });
+    if (intent.status === 'succeeded' || intent.status === 'canceled') {
+      return error(400, 'invalid_request_error', `You cannot cancel this PaymentIntent because it has a status of ${intent.status}.`, { code: 'payment_intent_unexpected_state' });
+    }
+    Object.assign(intent, { status: 'canceled', canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: null, next_action: null });
     return { status: 200, body: strip(intent) };
   }
 

@@ -1,6 +1,6 @@
 // The test-card table (API.md §6): in test mode the card number chooses the scenario, so that
 // integration code is the same in both modes. Other numbers are a validation error in test mode.
-export const TEST_CARD_SCENARIOS = ['success', 'decline', 'pending', 'timeout', 'processor_error'] as const;
+export const TEST_CARD_SCENARIOS = ['success', 'decline', 'pending', 'timeout', 'processor_error', 'challenge'] as const;
 export type TestCardScenario = (typeof TEST_CARD_SCENARIOS)[number];
 
 export interface TestCard {
@@ -22,6 +22,11 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
     scenario: 'timeout',
     description:
       'The processor charges but never answers (in process the timeout comes at once): the payment stays pending until ?refresh=true, the worker, or the webhook sent SIMULATOR_PENDING_DELAY_MS after the caller gave up, tells it succeeded.',
+  },
+  '4000000000003220': {
+    scenario: 'challenge',
+    description:
+      'Needs 3-D Secure: with a return_url the payment is requires_action and next_action.url opens the challenge page (Complete or Fail); without one it fails authentication_required.',
   },
   '4000000000000119': {
     scenario: 'processor_error',

@@ -2,8 +2,9 @@
 // direct debit (a charge naming a mandate) is pending until the bank settles it. Charges and
 // refunds are idempotent by the merchant's reference (our payment or refund id), so a repeated call
 // returns the charge already made instead of charging again.
+import crypto from 'node:crypto';
 import { testCard } from './cards.js';
-import type { SimCharge, SimChargeRequest, SimMandate, SimRefund, SimRefundRequest } from './protocol.js';
+import type { SimChallengeAnswer, SimCharge, SimChargeRequest, SimMandate, SimRefund, SimRefundRequest } from './protocol.js';
 import { countRequest, ProcessorObjects, type Desk, type Made, type ProcessorContext } from './objects.js';
 import { movesMoney, simError, type SimResponse } from './wire.js';
 
@@ -40,9 +41,10 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
       kind: 'charge',
       objectId: (charge) => charge.charge_id,
       settle(charge, to) {
-        if (charge.state !== 'PENDING') return false;
+        if (charge.state !== 'PENDING' && charge.state !== 'AWAITING_AUTHENTICATION') return false;
+        const challenged = charge.state === 'AWAITING_AUTHENTICATION';
         charge.state = to as SimCharge['state'];
-        charge.refusal = to === 'REFUSED' ? (charge.mandate_id ? 'DEBIT_RETURNED' : 'DO_NOT_HONOUR') : null;
+        charge.refusal = to === 'REFUSED' ? (charge.mandate_id ? 'DEBIT_RETURNED' : challenged ? 'AUTHENTICATION_FAILED' : 'DO_NOT_HONOUR') : null;
         return true;
       },
     });
@@ -81,6 +83,11 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     if (expired) return refuse('EXPIRED_CARD');
     if (card.scenario === 'decline') return refuse(card.decline === 'insufficient_funds' ? 'NOT_ENOUGH_BALANCE' : 'DO_NOT_HONOUR');
     if (card.scenario === 'pending') return { object: { ...charge, state: 'PENDING' }, settlesTo: 'CAPTURED' };
+    // 3-D Secure: the cardholder decides on the challenge page; nothing settles on its own.
+    if (card.scenario === 'challenge') {
+      if (!body.return_url) return refuse('AUTHENTICATION_REQUIRED');
+      return { object: { ...charge, state: 'AWAITING_AUTHENTICATION', return_url: body.return_url, challenge_id: crypto.randomBytes(16).toString('hex') } };
+    }
     // The timeout card: charged, but the answer never comes; the merchant learns it by asking or by webhook.
     return { object: charge, hang: card.scenario === 'timeout' };
   }
@@ -96,7 +103,22 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
   }
 
   act(action: string, reference: string, body: unknown) {
+    if (action === 'challenge') return this.answerChallenge(reference, body);
     return action === 'resolve' ? this.resolveControl(SETTLED_CHARGE_STATES, reference, body) : undefined;
+  }
+
+  /** The cardholder's answer on the challenge page; only the holder of the challenge's id can give it. */
+  private async answerChallenge(reference: string, body: unknown): Promise<SimResponse> {
+    const answer = body as Partial<SimChallengeAnswer> | undefined;
+    const held = await this.get(reference);
+    const given = Buffer.from(typeof answer?.challenge_id === 'string' ? answer.challenge_id : '');
+    const expected = Buffer.from(held?.challenge_id ?? '');
+    if (!held?.challenge_id || given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) {
+      return simError(404, 'NOT_FOUND', 'no challenge with this id');
+    }
+    if (answer!.outcome !== 'COMPLETED' && answer!.outcome !== 'FAILED') return simError(400, 'BAD_REQUEST', 'outcome must be COMPLETED or FAILED');
+    // Answered once: a second answer (a reload, the other button) finds the charge settled and changes nothing.
+    return this.settle(reference, answer!.outcome === 'COMPLETED' ? 'CAPTURED' : 'REFUSED');
   }
 }
 

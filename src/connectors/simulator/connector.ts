@@ -1,16 +1,16 @@
 // The simulator connector: one instance per simulated processor, reaching it in process (the
 // default) or over HTTP (SIMULATOR_URL, a server from `npm run simulator`). It builds the
 // processor's requests, reads its answers through transformers.ts and verifies its webhooks.
-import { beforeAbort, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
-import type { TestControls } from '../test-controls.js';
+import { beforeAbort, TransportError, WebhookVerificationError, type ChargeResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import type { ChallengeResult, TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';
-import { SIM_SIGNATURE_HEADER } from './protocol.js';
+import { SIM_SIGNATURE_HEADER, type SimCharge } from './protocol.js';
 import { processorSecret, verifySignature } from './signing.js';
 import {
-  chargeAnswer,
-  chargeStatusAnswer,
+  chargeAnswers,
   inboundEventOf,
+  type ChallengePages,
   mandateAnswer,
   mandateStatusAnswer,
   toMandateRequest,
@@ -55,13 +55,33 @@ export function httpTransport(baseUrl: string, client: HttpClient): SimulatorTra
 
 export const WEBHOOK_TOLERANCE_S = 300;
 
+/** The answer to a challenge: where the cardholder goes next (the charge's return_url), or why not. */
+const challengeAnswer =
+  (chargeAnswer: (status: number, body: unknown) => ChargeResult) =>
+  (status: number, body: unknown): ChallengeResult => {
+    if (status === 404) return { kind: 'not_found' };
+    const state = chargeAnswer(status, body);
+    if (state.kind === 'error') return state;
+    const returnUrl = (body as SimCharge).return_url;
+    return { kind: 'answered', returnUrl: typeof returnUrl === 'string' ? returnUrl : null };
+  };
+
 const CHARGE_STATE_OF = { succeeded: 'CAPTURED', failed: 'REFUSED' } as const;
 const MANDATE_STATE_OF = { active: 'ACTIVE', failed: 'REJECTED', revoked: 'REVOKED_BY_PAYER' } as const;
 const PAYOUT_STATE_OF = { paid: 'PAID', failed: 'REJECTED', returned: 'RETURNED' } as const;
 
 /** A simulated processor: a connector, with its sandbox's test controls on the same object. */
-export function createSimulatorConnector(opts: { name: string; transport: SimulatorTransport; familySecret: string }): Connector & TestControls {
+export function createSimulatorConnector(opts: {
+  name: string;
+  transport: SimulatorTransport;
+  familySecret: string;
+  /** The service's public base URL, where this sandbox's challenge pages are served (src/http/routes/challenges.ts); unset: a relative URL. */
+  pageBaseUrl?: () => string;
+}): Connector & TestControls {
   const { name, transport } = opts;
+  const pages: ChallengePages = (charge) =>
+    `${opts.pageBaseUrl?.() ?? ''}/v1/connectors/${encodeURIComponent(name)}/challenges/${encodeURIComponent(charge.merchant_reference)}/${charge.challenge_id}`;
+  const { answer: chargeAnswer, statusAnswer: chargeStatusAnswer } = chargeAnswers(pages);
   const secret = processorSecret(opts.familySecret, name);
   const path = (...parts: string[]) => `/${[name, ...parts].map(encodeURIComponent).join('/')}`;
   /** One request to the processor, its answer read by `read`. */
@@ -84,6 +104,8 @@ export function createSimulatorConnector(opts: { name: string; transport: Simula
     payoutStatus: (request, signal) => ask(signal, payoutStatusAnswer, 'GET', ['payouts', request.reference]),
     resolvePendingCharge: (reference, outcome, signal) =>
       ask(signal, chargeStatusAnswer, 'POST', ['charges', reference, 'resolve'], { state: CHARGE_STATE_OF[outcome] }),
+    answerChallenge: (reference, challengeId, outcome, signal) =>
+      ask(signal, challengeAnswer(chargeAnswer), 'POST', ['charges', reference, 'challenge'], { challenge_id: challengeId, outcome: outcome === 'completed' ? 'COMPLETED' : 'FAILED' }),
     resolveTestMandate: (reference, outcome, signal) =>
       ask(signal, mandateStatusAnswer, 'POST', ['mandates', reference, 'resolve'], { state: MANDATE_STATE_OF[outcome] }),
     resolvePendingPayout: (reference, outcome, signal) =>
@@ -107,7 +129,7 @@ export function createSimulatorConnector(opts: { name: string; transport: Simula
       } catch {
         throw new WebhookVerificationError('payload_invalid', 'The webhook body is not valid JSON.');
       }
-      const event = inboundEventOf(parsed);
+      const event = inboundEventOf(parsed, pages);
       if (!event) throw new WebhookVerificationError('payload_invalid', `The webhook body is not an event of ${name}.`);
       return event;
     },

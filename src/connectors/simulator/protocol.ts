@@ -2,7 +2,7 @@
 // define it. Nothing outside src/connectors/simulator/ speaks it: transformers.ts maps it onto ours.
 // Amounts are integers in minor units, like ours (never floats).
 
-export const SIM_CHARGE_STATES = ['CAPTURED', 'PENDING', 'REFUSED'] as const;
+export const SIM_CHARGE_STATES = ['CAPTURED', 'PENDING', 'AWAITING_AUTHENTICATION', 'REFUSED'] as const;
 export type SimChargeState = (typeof SIM_CHARGE_STATES)[number];
 
 export const SIM_REFUSALS = [
@@ -11,6 +11,10 @@ export const SIM_REFUSALS = [
   'EXPIRED_CARD',
   'CVC_DECLINED',
   'UNKNOWN_CARD',
+  /** The card needs 3-D Secure and the request gave no return_url. */
+  'AUTHENTICATION_REQUIRED',
+  /** The cardholder failed (or the merchant's customer abandoned) the challenge. */
+  'AUTHENTICATION_FAILED',
   // direct debits
   'DEBIT_RETURNED',
   'MANDATE_NOT_ACTIVE',
@@ -33,6 +37,8 @@ export interface SimChargeRequest {
   currency: string;
   card?: { pan: string; expiry_month: number; expiry_year: number; security_code: string };
   mandate_id?: string;
+  /** Where the cardholder goes after a 3-D Secure challenge; without it, a card that needs one is refused AUTHENTICATION_REQUIRED. */
+  return_url?: string;
 }
 
 export interface SimCharge {
@@ -46,6 +52,18 @@ export interface SimCharge {
   created_at: string;
   /** Direct debits: the mandate debited. */
   mandate_id?: string;
+  /** 3-D Secure: the return_url of the request, and the challenge's secret id (AWAITING_AUTHENTICATION). */
+  return_url?: string | null;
+  challenge_id?: string;
+}
+
+/**
+ * POST /{processor}/charges/{merchant_reference}/challenge — the cardholder's answer on the
+ * challenge page (served by the merchant's service for this sandbox). Answers the charge, settled.
+ */
+export interface SimChallengeAnswer {
+  challenge_id: string;
+  outcome: 'COMPLETED' | 'FAILED';
 }
 
 /** POST /{processor}/refunds — `merchant_reference` (our refund id) is the idempotency key. */

@@ -42,6 +42,8 @@ const FAILURE_OF_REFUSAL = {
   EXPIRED_CARD: 'expired_card',
   CVC_DECLINED: 'incorrect_cvc',
   UNKNOWN_CARD: 'card_declined',
+  AUTHENTICATION_REQUIRED: 'authentication_required',
+  AUTHENTICATION_FAILED: 'authentication_failed',
   DEBIT_RETURNED: 'debit_declined',
   MANDATE_NOT_ACTIVE: 'mandate_invalid',
 } as const satisfies Record<SimRefusal, PaymentFailureCode>;
@@ -52,6 +54,8 @@ const MESSAGE_OF_FAILURE = {
   expired_card: 'The card has expired.',
   incorrect_cvc: 'The card security code is incorrect.',
   processing_error: 'The processor could not process the payment.',
+  authentication_required: 'The card needs 3-D Secure and the payment has no return_url.',
+  authentication_failed: 'The cardholder failed or abandoned the 3-D Secure challenge.',
   debit_declined: "The customer's bank returned the direct debit.",
   mandate_invalid: 'The processor does not hold the mandate as active.',
 } as const satisfies Record<PaymentFailureCode, string>;
@@ -76,6 +80,7 @@ export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
             security_code: request.card!.cvc,
           },
         }),
+    ...(request.returnUrl === undefined ? {} : { return_url: request.returnUrl }),
   };
 }
 
@@ -105,13 +110,20 @@ function isRefund(body: unknown): body is SimRefund {
   );
 }
 
-export function chargeStateOf(charge: SimCharge): ChargeState {
+/** Where the cardholder answers a charge's 3-D Secure challenge: a page the service serves for this sandbox. */
+export type ChallengePages = (charge: SimCharge & { challenge_id: string }) => string;
+
+export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeState {
   const state: SimChargeState = charge.state;
   switch (state) {
     case 'CAPTURED':
       return { kind: 'succeeded', connectorReference: charge.charge_id };
     case 'PENDING':
       return { kind: 'pending', connectorReference: charge.charge_id };
+    case 'AWAITING_AUTHENTICATION':
+      // A challenge without its id cannot be answered: still pending, as far as we can tell.
+      if (typeof charge.challenge_id !== 'string') return { kind: 'pending', connectorReference: charge.charge_id };
+      return { kind: 'requires_action', connectorReference: charge.charge_id, action: { method: 'GET', url: pages({ ...charge, challenge_id: charge.challenge_id }) } };
     case 'REFUSED': {
       const failureCode = FAILURE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
       return { kind: 'declined', connectorReference: charge.charge_id, failureCode, message: MESSAGE_OF_FAILURE[failureCode] };
@@ -137,7 +149,7 @@ export function refundStateOf(refund: SimRefund): RefundState {
   }
 }
 
-export const { answer: chargeAnswer, statusAnswer: chargeStatusAnswer } = answersOf(isCharge, chargeStateOf);
+export const chargeAnswers = (pages: ChallengePages) => answersOf(isCharge, (charge: SimCharge) => chargeStateOf(charge, pages));
 export const { answer: refundAnswer, statusAnswer: refundStatusAnswer } = answersOf(isRefund, refundStateOf);
 
 // ---- mandates ----
@@ -194,11 +206,11 @@ export function mandateStateOf(mandate: SimMandate): MandateState {
 export const { answer: mandateAnswer, statusAnswer: mandateStatusAnswer } = answersOf(isMandate, mandateStateOf);
 
 /** Undefined when the payload is not one of the processor's event shapes. */
-export function inboundEventOf(webhook: unknown): InboundEvent | undefined {
+export function inboundEventOf(webhook: unknown, pages: ChallengePages): InboundEvent | undefined {
   const w = webhook as SimWebhook | undefined;
   if (typeof w?.event_id !== 'string' || w.event_id.length === 0 || w.event_id.length > 200) return undefined;
   if (w.event_type === 'charge.state_changed' && isCharge(w.charge)) {
-    return { eventId: w.event_id, object: 'payment', reference: w.charge.merchant_reference, state: chargeStateOf(w.charge) };
+    return { eventId: w.event_id, object: 'payment', reference: w.charge.merchant_reference, state: chargeStateOf(w.charge, pages) };
   }
   if (w.event_type === 'refund.state_changed' && isRefund(w.refund)) {
     return { eventId: w.event_id, object: 'refund', reference: w.refund.merchant_reference, state: refundStateOf(w.refund) };

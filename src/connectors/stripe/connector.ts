@@ -71,8 +71,16 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         allowed_payment_method_types: ['card'],
         payment_method_data: { type: 'card', card: { number, exp_month: expMonth, exp_year: expYear, cvc } } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
         metadata: { [PAYMENT_KEY]: request.reference },
+        // 3-D Secure: a redirect back to our return endpoint; without one, Stripe must not start it.
+        ...(request.returnUrl === undefined ? { error_on_requires_action: true } : { return_url: request.returnUrl }),
       };
-      return ask(signal, () => stripe.paymentIntents.create(params, { idempotencyKey: request.reference }), chargeStateOf, declineOf);
+      const state = await ask(signal, () => stripe.paymentIntents.create(params, { idempotencyKey: request.reference }), chargeStateOf, declineOf);
+      // A PaymentIntent that needs a customer nobody will bring is cancelled, so that it can never be completed later.
+      if (state.kind === 'declined' && state.failureCode === 'authentication_required' && state.connectorReference) {
+        const id = state.connectorReference;
+        await ask(signal, () => stripe.paymentIntents.cancel(id), () => undefined).catch(() => undefined);
+      }
+      return state;
     },
     chargeStatus: (request, signal) =>
       ask(signal, () => findIntent(request.reference, request.connectorReference), (intent) => (intent ? chargeStateOf(intent) : ({ kind: 'not_found' } as const)), notFound),

@@ -17,9 +17,10 @@ const DECLINE_CODES: Record<string, PaymentFailureCode> = {
   issuer_not_available: 'processing_error',
   reenter_transaction: 'processing_error',
   try_again_later: 'processing_error',
+  authentication_required: 'authentication_required',
   ...Object.fromEntries(
     [
-      'approve_with_id', 'authentication_required', 'call_issuer', 'card_not_supported', 'currency_not_supported',
+      'approve_with_id', 'call_issuer', 'card_not_supported', 'currency_not_supported',
       'do_not_honor', 'do_not_try_again', 'duplicate_transaction', 'fraudulent', 'generic_decline', 'incorrect_number',
       'incorrect_pin', 'incorrect_zip', 'invalid_account', 'invalid_amount', 'invalid_expiry_month', 'invalid_expiry_year',
       'invalid_number', 'invalid_pin', 'lost_card', 'merchant_blacklist', 'new_account_information_available',
@@ -44,6 +45,10 @@ const CARD_ERROR_CODES: Record<string, PaymentFailureCode> = {
   invalid_expiry_month: 'card_declined',
   invalid_expiry_year: 'card_declined',
   card_declined: 'card_declined',
+  // error_on_requires_action: the card needs 3-D Secure and we asked Stripe not to start it.
+  authentication_required: 'authentication_required',
+  // The cardholder failed (or abandoned) 3-D Secure.
+  payment_intent_authentication_failure: 'authentication_failed',
 };
 
 interface LastError {
@@ -58,11 +63,18 @@ export function failureCodeOf(error: LastError | null | undefined): PaymentFailu
 }
 
 /** Where a PaymentIntent stands, for us; its metadata carries our payment id. */
-export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'last_payment_error'>): ChargeState {
+export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'last_payment_error' | 'next_action'>): ChargeState {
   const connectorReference = intent.id;
   switch (intent.status) {
     case 'succeeded':
       return { kind: 'succeeded', connectorReference };
+    case 'requires_action': {
+      const redirect = intent.next_action?.type === 'redirect_to_url' ? intent.next_action.redirect_to_url?.url : undefined;
+      if (redirect) return { kind: 'requires_action', connectorReference, action: { url: redirect, method: 'GET' } };
+      // use_stripe_sdk (or another action) needs Stripe.js in the customer's browser, which this
+      // service does not run: nobody can complete it (the connector cancels it when it meets it).
+      return { kind: 'declined', connectorReference, failureCode: 'authentication_required', message: 'Stripe asks for an action only Stripe.js can perform (use_stripe_sdk).' };
+    }
     case 'requires_payment_method': {
       const error = intent.last_payment_error;
       return { kind: 'declined', connectorReference, failureCode: failureCodeOf(error), message: error?.message ?? 'Stripe declined the payment.' };
@@ -70,7 +82,7 @@ export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status'
     case 'canceled':
       return { kind: 'declined', connectorReference, failureCode: 'processing_error', message: 'The PaymentIntent was canceled at Stripe.' };
     default:
-      // processing, requires_action, requires_capture, requires_confirmation, or a status of a later
+      // processing, requires_capture, requires_confirmation, or a status of a later
       // API version: still moving or not yet known, never failed while money could still move.
       return { kind: 'pending', connectorReference };
   }

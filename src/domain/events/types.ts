@@ -37,6 +37,10 @@ export const EVENT_TYPES = {
 
   'payment.created': on('payment', "A payment was created (pending) and is being sent to its route's connectors."),
   'payment.pending': on('payment', 'A connector accepted the payment and its outcome comes later (processor webhook, status check or test helper).'),
+  'payment.requires_action': on(
+    'payment',
+    'The processor needs the customer (3-D Secure, a redirect): send them to next_action.url. The outcome comes later (succeeded, or failed authentication_failed).',
+  ),
   'payment.succeeded': on('payment', 'The payment succeeded (final); its amount is credited to the balance.'),
   'payment.failed': on('payment', 'The payment failed (final): failure_code says why (a decline, processing_error…); its order is open again.'),
 

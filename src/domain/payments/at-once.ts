@@ -146,7 +146,8 @@ export async function tryCreateCardPaymentAtOnce(
   input: CreatePaymentBody,
 ): Promise<{ created: CommittedPayment; card: CardDetails } | undefined> {
   const deferred = ctx.deferredIdempotency;
-  if (!deferred || input.payment_method.type !== 'card') return undefined;
+  // A payment that may need its customer back keeps to the general path, which stores its return_url.
+  if (!deferred || input.payment_method.type !== 'card' || input.return_url !== undefined) return undefined;
   const now = rt.now();
   let card: CardDetails;
   try {

@@ -13,7 +13,7 @@ import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/serv
 import { paymentSucceeded } from '../../ledger/journal.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
-import type { PaymentFailureCode } from '../../connectors/types.js';
+import type { CustomerAction, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentStatus } from './state.js';
 import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
@@ -33,6 +33,8 @@ export function paymentView(row: PaymentRow): PaymentView {
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
+    next_action: row.status === 'requires_action' ? { type: 'redirect_to_url', url: row.nextActionUrl!, return_url: row.returnUrl! } : null,
+    return_url: row.returnUrl,
     ...viewTail(row),
   };
 }
@@ -52,6 +54,8 @@ export type PaymentUpdate =
   | { kind: 'succeeded'; connector: string; connectorReference: string }
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
+  /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
+  | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
 /** A payment's transition table with its effects: its order follows, a success is booked. */
@@ -86,12 +90,29 @@ export async function applyPaymentUpdate(
   row: PaymentRow,
   update: PaymentUpdate,
   attempts: Attempt[],
-  rt: Pick<Runtime, 'now' | 'config'>,
+  rt: Pick<Runtime, 'now' | 'config' | 'publicUrl'>,
 ): Promise<PaymentRow> {
   const now = rt.now();
   const t = PAYMENT_TRANSITIONS;
+  const keep = () => (attempts.length ? save(tx, t, row, now, { attempts: withAttempts(row, attempts) }) : Promise.resolve(row));
   // Final already (a webhook or the worker got there first): keep the outcome, record the calls.
-  if (row.status !== 'pending') return attempts.length ? save(tx, t, row, now, { attempts: withAttempts(row, attempts) }) : row;
+  if (row.status === 'succeeded' || row.status === 'failed') return keep();
+  // Waiting for the customer: a report that it still waits (or is processing) says nothing new.
+  if (row.status === 'requires_action' && (update.kind === 'pending' || update.kind === 'requires_action')) return keep();
+
+  if (update.kind === 'requires_action') {
+    // Without a return_url nobody can bring the customer back: the payment cannot be completed.
+    if (row.returnUrl === null) return applyPaymentUpdate(tx, ctx, row, authenticationRequired(update), attempts, rt);
+    return moveTo(tx, t, ctx, row, 'requires_action', 'require action', now, {
+      connector: update.connector,
+      connectorReference: update.connectorReference,
+      customerAction: update.action,
+      nextActionUrl: update.action.method === 'GET' ? update.action.url : actionPageUrl(rt.publicUrl(), row),
+      actionExpiresAt: new Date(now.getTime() + rt.config.actionTimeoutMs),
+      attempts: withAttempts(row, attempts),
+      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
+    });
+  }
 
   if (update.kind === 'pending') {
     const firstAcceptance = row.connector === null;
@@ -114,5 +135,37 @@ export async function applyPaymentUpdate(
     failureMessage: update.kind === 'failed' ? update.failureMessage : null,
     attempts: withAttempts(row, attempts),
     nextStatusCheckAt: null,
+    customerAction: null,
+    nextActionUrl: null,
+    actionExpiresAt: null,
   });
+}
+
+function authenticationRequired(update: { connector: string; connectorReference: string }): PaymentUpdate {
+  return {
+    kind: 'failed',
+    connector: update.connector,
+    connectorReference: update.connectorReference,
+    failureCode: 'authentication_required',
+    failureMessage: 'The processor needs the customer to authenticate (3-D Secure), and the payment has no return_url to bring them back to.',
+  };
+}
+
+/** The failure of a customer action abandoned past ACTION_TIMEOUT_MS (the worker's last status check still found it waiting). */
+export const ACTION_EXPIRED: PaymentUpdate = {
+  kind: 'failed',
+  connector: null,
+  connectorReference: null,
+  failureCode: 'authentication_failed',
+  failureMessage: 'The customer did not complete the action (3-D Secure, redirect) in time.',
+};
+
+/** Our page that posts a POST action's form to the processor (src/http/routes/payment-actions.ts). */
+export function actionPageUrl(base: string, row: Pick<PaymentRow, 'id' | 'actionToken'>): string {
+  return `${base}/v1/payments/${toPublicId('pay', row.id)}/action/${row.actionToken}`;
+}
+
+/** Our return endpoint for this payment, given to the processor as its return URL (ChargeRequest.returnUrl). */
+export function returnEndpointUrl(base: string, row: Pick<PaymentRow, 'id' | 'actionToken'>): string {
+  return `${base}/v1/payments/${toPublicId('pay', row.id)}/return/${row.actionToken}`;
 }

@@ -1,5 +1,6 @@
 // What a new payment is made of, shared by the general path (service.ts) and the one-statement
 // path (at-once.ts): the payment method as given, the route, the new row and the request sent.
+import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { RequestContext } from '../../kernel/context.js';
@@ -12,7 +13,7 @@ import { amountLimitOf, capableKeys, type Routing } from '../routing/targets.js'
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/outcome.js';
 import { summarizeCard, validateCard } from './cards.js';
-import type { PaymentRow } from './outcome.js';
+import { returnEndpointUrl, type PaymentRow } from './outcome.js';
 import type { CreatePaymentBody } from './schema.js';
 
 export const RECOVERY_PREFIX = 'payment_created:';
@@ -87,6 +88,7 @@ export function newPaymentRow(
   route: string[],
   metadata: Record<string, string>,
   now: Date,
+  returnUrl: string | null = null,
 ): PaymentRow {
   return {
     accountId: ctx.accountId,
@@ -107,6 +109,12 @@ export function newPaymentRow(
     metadata: inJsonbOrder(metadata),
     // Only a payment abandoned by a crashed request is still without a connector by then.
     nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+    returnUrl,
+    // Only a payment that can bring its customer back has our return endpoint, reached with this secret.
+    actionToken: returnUrl === null ? null : crypto.randomBytes(24).toString('base64url'),
+    customerAction: null,
+    nextActionUrl: null,
+    actionExpiresAt: null,
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -126,6 +134,28 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
   return methodOf(input, ctx.livemode, now, false);
 }
 
-export function chargeRequest(row: PaymentRow, method: ChargeMethod): ChargeRequest {
-  return { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method };
+/** `publicUrl`: the service's PUBLIC_BASE_URL, base of our return endpoint given to the processor. */
+export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: string): ChargeRequest {
+  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method };
+  return row.actionToken === null ? request : { ...request, returnUrl: returnEndpointUrl(publicUrl, row) };
+}
+
+/** The merchant's return_url of a new payment, checked: absolute http(s), https in live mode; null when not given. */
+export function returnUrlOf(input: CreatePaymentBody, livemode: boolean): string | null {
+  const given = input.return_url;
+  if (given === undefined) return null;
+  let url: URL | undefined;
+  try {
+    url = new URL(given);
+  } catch {
+    url = undefined;
+  }
+  const allowed = livemode ? ['https:'] : ['https:', 'http:'];
+  if (!url || !allowed.includes(url.protocol) || url.username !== '' || url.password !== '') {
+    throw new ApiError('parameter_invalid', {
+      param: 'return_url',
+      message: `return_url must be an absolute ${livemode ? 'https' : 'http(s)'} URL without credentials${livemode ? ' (live mode)' : ''}.`,
+    });
+  }
+  return url.href;
 }

@@ -33,6 +33,16 @@ export const CreatePaymentBody = Type.Object(
       },
       { additionalProperties: false },
     ),
+    return_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          'Where the customer comes back to after a customer action (3-D Secure, a redirect), with `payment=pay_…` appended. ' +
+          'An absolute URL; https in live mode. Without it a payment whose processor needs the customer fails `authentication_required`.',
+        examples: ['https://shop.example.com/checkout/done'],
+      }),
+    ),
     metadata: Type.Optional(Metadata),
   },
   { additionalProperties: false },
@@ -80,6 +90,18 @@ export const Payment = Type.Object(
     attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),
     failure_code: Type.Union([Type.String({ enum: [...PAYMENT_FAILURE_CODES] }), Type.Null()]),
     failure_message: Type.Union([Type.String(), Type.Null()]),
+    next_action: Type.Union(
+      [
+        Type.Object({
+          type: Type.Literal('redirect_to_url'),
+          url: Type.String({ description: "Send the customer's browser here (a GET): the processor's page, or ours that takes them on to it." }),
+          return_url: Type.String({ description: 'The return_url of the payment, where the customer lands afterwards.' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'Set while the status is `requires_action`: what the customer must do before the processor decides; null otherwise.' },
+    ),
+    return_url: Type.Union([Type.String(), Type.Null()], { description: 'The return_url given at creation.' }),
     metadata: Type.Record(Type.String(), Type.String()),
     ...Versioned('Increases by one with every change; order webhooks by it.'),
   },

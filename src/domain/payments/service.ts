@@ -40,6 +40,7 @@ import {
   newPaymentRow,
   planPaymentRoute,
   RECOVERY_PREFIX,
+  returnUrlOf,
   routeAvailable,
   type ChargeMethod,
   type CommittedPayment,
@@ -66,6 +67,7 @@ export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, in
   const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
   const resuming = recovery.startsWith(RECOVERY_PREFIX);
   const method = methodOf(input, ctx.livemode, now, resuming);
+  const returnUrl = returnUrlOf(input, ctx.livemode);
   if (resuming) return resumePayment(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length), method);
 
   const orderUuid = parseId('ord', input.payment_order);
@@ -98,7 +100,7 @@ export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, in
           throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
         }
         const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, (method as { card: CardDetails }).card);
-        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, paymentMethod, route, input.metadata ?? {}, now)).returning();
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
         const processing = await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         await recordEvent(tx, ctx, 'payment.created', paymentView(row!), now);
         await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${row!.id}`);
@@ -128,7 +130,7 @@ export async function chargeAndFinish(
   opts: { atOnce: boolean },
 ): Promise<Outcome> {
   rt.crashPoint('payment_created');
-  const execution = await routeCall<ChargeState>(rt.callsFor(ctx), paymentKind, created.payment.route, chargeRequest(created.payment, method));
+  const execution = await routeCall<ChargeState>(rt.callsFor(ctx), paymentKind, created.payment.route, chargeRequest(created.payment, method, rt.publicUrl()));
   rt.crashPoint('payment_connector_answered');
   const update = fromExecution<PaymentUpdate>(paymentKind, execution);
   if (opts.atOnce && update.kind === 'succeeded' && !isMandateMethod(created.payment.paymentMethod)) {
@@ -150,13 +152,17 @@ async function resumePayment(db: Db, rt: Runtime, ctx: RequestContext, uuid: str
     // A resumed debit is sent as it was planned: the mandate was eligible when the payment was
     // created, and the processor refuses it if it no longer holds the mandate.
     request: async () =>
-      chargeRequest(row!, isMandateMethod(row!.paymentMethod) ? debitOf(await loadMandate(db, ctx, row!.paymentMethod.mandate)) : { card: (method as { card: CardDetails }).card }),
+      chargeRequest(
+        row!,
+        isMandateMethod(row!.paymentMethod) ? debitOf(await loadMandate(db, ctx, row!.paymentMethod.mandate)) : { card: (method as { card: CardDetails }).card },
+        rt.publicUrl(),
+      ),
   });
 }
 
 /** Asks the payment's connector for the current state of a pending payment and applies it. */
 async function refresh(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow): Promise<PaymentRow> {
-  if (row.status !== 'pending' || row.connector === null) return row;
+  if ((row.status !== 'pending' && row.status !== 'requires_action') || row.connector === null) return row;
   const asked = await askStatus<ChargeState>(rt.callsFor(ctx), paymentKind, row.connector, row);
   if (!asked || asked.report.kind === 'not_found') return row;
   return (await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, row.connector, asked.report)) ?? row;

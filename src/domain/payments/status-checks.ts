@@ -1,5 +1,6 @@
-// The worker's status checks of pending payments and refunds, on the movement core: claimed when
-// their check time comes (src/movement/worker.ts), then verified with their processor.
+// The worker's status checks of pending payments (and those waiting for their customer) and
+// refunds, on the movement core: claimed when their check time comes (src/movement/worker.ts),
+// then verified with their processor.
 //
 // A payment that no connector has taken is one whose request crashed between the phases: once
 // its retry window is over, the route's connectors are asked whether one holds the charge (it is
@@ -12,14 +13,14 @@ import { payments, refunds } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import type { PaymentRow } from './outcome.js';
+import { ACTION_EXPIRED, type PaymentRow } from './outcome.js';
 import { ABANDONED, paymentKind, unbooked } from './kind.js';
 import { refundKind, refundRequest } from '../refunds/kind.js';
 import type { RefundRow } from '../refunds/outcome.js';
 
 /** One pass: checks up to `batch` due payments and refunds; returns how many were checked. */
 export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<{ payments: number; refunds: number }> {
-  const duePayments = await claimPendingChecks<PaymentRow>(db, rt, payments, batch);
+  const duePayments = await claimPendingChecks<PaymentRow>(db, rt, payments, batch, ['pending', 'requires_action']);
   await checkAll(duePayments, (row) =>
     checkMovement(db, rt, paymentKind, row, {
       overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
@@ -27,6 +28,8 @@ export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<
       whenUnknown: 'fail',
       abandoned: ABANDONED,
       unbooked,
+      // A customer action left waiting past ACTION_TIMEOUT_MS: failed after this last check, so its order reopens.
+      expired: row.status === 'requires_action' && row.actionExpiresAt !== null && rt.now() >= row.actionExpiresAt ? ACTION_EXPIRED : undefined,
     }),
   );
   const dueRefunds = await claimPendingChecks<RefundRow>(db, rt, refunds, batch);

@@ -18,6 +18,7 @@ import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
 import { registerPaymentTestHelperRoutes } from './test-helpers.js';
 import { registerMandateRoutes } from './mandates.js';
 import { registerConnectorAccountRoutes } from './connector-accounts.js';
+import { registerPaymentActionRoutes } from './payment-actions.js';
 import { ConnectorAccount, ConnectorSchema } from '../../domain/connector-accounts/schema.js';
 import type { RateLimiter } from '../../lib/rate-limiter.js';
 
@@ -27,6 +28,7 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Run
     addSharedSchema(schema);
   }
   registerPaymentRoutes(app, db, rt, config);
+  registerPaymentActionRoutes(app, db, rt);
   registerRefundRoutes(app, db, rt);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);
