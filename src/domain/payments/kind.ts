@@ -13,8 +13,11 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   route: (row) => row.route,
   send: (connector, request, signal) => connector.charge(request, signal),
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
-  attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
-  fromState: (connector, state) => reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed' } as const)[state.kind], connector, state) as PaymentUpdate,
+  // Until the core holds customer actions (requires_action with next_action), a payment waiting
+  // for its customer is pending: the outcome arrives by webhook or status check.
+  attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'requires_action' ? 'pending' : state.kind }),
+  fromState: (connector, state) =>
+    reported(({ succeeded: 'succeeded', pending: 'pending', requires_action: 'pending', declined: 'failed' } as const)[state.kind], connector, state) as PaymentUpdate,
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,
