@@ -53,7 +53,9 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
   const encryptor = createEncryptor(config.encryptionKeys);
   const metrics = opts.metrics ?? createMetrics();
   const accountSource = opts.db && connectorAccountSource(opts.db, encryptor);
-  const connectors = createConnectors(payments, { nowMs: opts.nowMs ?? (() => now().getTime()), accountSource, ...opts });
+  let listening = `http://${config.host}:${config.port}`;
+  const publicUrl = () => config.publicBaseUrl ?? listening;
+  const connectors = createConnectors(payments, { nowMs: opts.nowMs ?? (() => now().getTime()), accountSource, publicUrl, ...opts });
   const call: CallDeps = {
     registry: connectors.registry,
     accounts: { resolve: (key, owner) => connectors.resolveAccount(key, owner) },
@@ -63,7 +65,6 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
     metrics,
   };
   metrics.watchCircuits(() => connectors.registry.names().map((name) => [name, connectors.breaker.state(name)]));
-  let listening = `http://${config.host}:${config.port}`;
   return {
     config: payments,
     payouts: config.payouts,
@@ -74,7 +75,7 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
     random: opts.random ?? Math.random,
     idempotencyLockTimeoutS: config.idempotencyLockTimeoutS,
     routingCache: new Map(),
-    publicUrl: () => config.publicBaseUrl ?? listening,
+    publicUrl,
     setServiceUrl(url) {
       listening = url;
       connectors.setServiceUrl(url);

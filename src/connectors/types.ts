@@ -239,6 +239,8 @@ export interface Connector {
   completeAction?(request: StatusRequest & { params: Record<string, string> }, signal: AbortSignal): Promise<ChargeStatusResult>;
   /** Verifies with the connector's secret and normalises; throws WebhookVerificationError. */
   parseWebhook(input: InboundWebhook): InboundEvent;
+  /** The plain-text body the processor expects in answer to a webhook it sent (Adyen: `[accepted]`); unset: our JSON receipt. */
+  readonly webhookAcknowledgement?: string;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
   setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
   mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;
