@@ -16,15 +16,14 @@
 // (never failed as "nothing charged", which no one could know) until the AUTHORISATION webhook.
 import type { PaymentDetailsRequest, PaymentRefundRequest, PaymentRequest } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
-import HmacModule from '@adyen/api-library/lib/src/utils/hmacValidator.js';
 import type { HttpAnswer, HttpClient } from '../http.js';
 import { connectorError, WebhookVerificationError, type ChargeStatusResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { callErrorOf, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
+import { adyenHmac } from './hmac.js';
 
 export const ADYEN_API_VERSION = 'v71';
 const TEST_BASE = `https://checkout-test.adyen.com/${ADYEN_API_VERSION}`;
-const hmac = new HmacModule.default();
 
 export interface AdyenConnectorOptions {
   apiKey: string;
@@ -127,7 +126,7 @@ function verifiedItem(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode'>
   if (!item || typeof item !== 'object') throw new WebhookVerificationError('payload_invalid', 'The webhook is not an Adyen notification with exactly one NotificationRequestItem.');
   const signed = opts.hmacKeys.some((key) => {
     try {
-      return hmac.validateHMAC(item, key);
+      return adyenHmac.validateHMAC(item, key);
     } catch {
       return false;
     }
