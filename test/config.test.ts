@@ -52,14 +52,17 @@ describe('PUBLIC_BASE_URL', () => {
   );
 });
 
-describe('STRIPE_API_BASE_URL', () => {
-  it('is an http(s) origin; unset, Stripe\'s own endpoint', () => {
-    expect(loadConfig({}).payments.stripeApiBaseUrl).toBeUndefined();
-    expect(loadConfig({ STRIPE_API_BASE_URL: 'http://127.0.0.1:12111/' }).payments.stripeApiBaseUrl).toBe('http://127.0.0.1:12111');
+describe.each([
+  ['STRIPE_API_BASE_URL', 'stripeApiBaseUrl'],
+  ['ADYEN_CHECKOUT_BASE_URL', 'adyenCheckoutBaseUrl'],
+] as const)('%s', (name, field) => {
+  it("is an http(s) origin; unset, the processor's own endpoint", () => {
+    expect(loadConfig({}).payments[field]).toBeUndefined();
+    expect(loadConfig({ [name]: 'http://127.0.0.1:12111/' }).payments[field]).toBe('http://127.0.0.1:12111');
   });
 
-  it.each(['127.0.0.1:12111', 'ftp://stripe.test', 'https://stripe.test/v1', 'https://stripe.test/?x=1', 'https://user:pw@stripe.test'])('refuses %s', (raw) => {
-    expect(() => loadConfig({ STRIPE_API_BASE_URL: raw })).toThrow(/STRIPE_API_BASE_URL/);
+  it.each(['127.0.0.1:12111', 'ftp://processor.test', 'https://processor.test/v1', 'https://processor.test/?x=1', 'https://user:pw@processor.test'])('refuses %s', (raw) => {
+    expect(() => loadConfig({ [name]: raw })).toThrow(new RegExp(name));
   });
 });
 

@@ -119,21 +119,21 @@ describe('routing through connector accounts', () => {
     const mine = await account(test, 'simulator_a', 'mine');
     const off = await account(test, 'simulator_b', 'off');
     await test.request('PATCH', `/v1/connector-accounts/${off.id}`, { body: { status: 'disabled' } });
-    await account(test, 'adyen', 'adyen', { api_key: 'k'.repeat(24), merchant_account: 'TestMerchant' });
+    await account(test, 'gocardless', 'gocardless', { access_token: `sandbox_${'k'.repeat(24)}` });
     const theirs = await account(stranger.test, 'simulator_a', 'theirs');
     const liveOne = await account(live, 'stripe', 'live-stripe', { secret_key: `sk_live_${'y'.repeat(30)}` });
     const neverId = 'ca_01jd8x3v0pe7wbz0m4k6f2n9qa';
     const before = (await test.get('/v1/routing')).body;
 
     const cases: [unknown, number, string, string, RegExp][] = [
-      [{ name: 'nobody' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /no connector account named nobody in test mode; available: mine, off, adyen, simulator_a, simulator_b/],
+      [{ name: 'nobody' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /no connector account named nobody in test mode; available: mine, off, gocardless, simulator_a, simulator_b/],
       [{ name: 'theirs' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /no connector account named theirs/],
       [{ connector_account: neverId }, 404, 'resource_missing', 'rules.0.connectors.0.connector_account', /No such connector account/],
       [{ connector_account: 'ca_nonsense' }, 404, 'resource_missing', 'rules.0.connectors.0.connector_account', /No such connector account/],
       [{ connector_account: liveOne.id }, 404, 'resource_missing', 'rules.0.connectors.0.connector_account', /exists in live mode/],
       [{ name: 'off' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /off \(ca_\w+\) is disabled/],
       [{ connector_account: off.id }, 400, 'parameter_invalid', 'rules.0.connectors.0.connector_account', /is disabled/],
-      [{ name: 'adyen' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /this version cannot send requests to adyen yet/],
+      [{ name: 'gocardless' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /this version cannot send requests to gocardless yet/],
       [{ name: 'other', connector_account: mine.id }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /is named mine, not other/],
       [{ weight: 2 }, 400, 'parameter_missing', 'rules.0.connectors.0.name', /name \(or rules\.0\.connectors\.0\.connector_account\)/],
     ];
@@ -220,17 +220,17 @@ describe('routing through connector accounts', () => {
     expect(nobody.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
   });
 
-  it('an Adyen account cannot receive webhooks until this version reaches Adyen', async () => {
+  it('a GoCardless account cannot receive webhooks until this version reaches GoCardless', async () => {
     const { test } = await newTenant();
-    const adyen = await account(test, 'adyen', 'adyen', { api_key: 'k'.repeat(24), merchant_account: 'TestMerchant' });
-    const res = await sendSimulatorWebhook(service.url, `/v1/connector-accounts/${adyen.id}/webhooks`, 'simulator_a', '{}');
+    const gocardless = await account(test, 'gocardless', 'gocardless', { access_token: `sandbox_${'k'.repeat(24)}` });
+    const res = await sendSimulatorWebhook(service.url, `/v1/connector-accounts/${gocardless.id}/webhooks`, 'simulator_a', '{}');
     expect(res.status, res.text).toBe(404);
-    expect(res.body.error.message).toMatch(/does not reach adyen yet/);
+    expect(res.body.error.message).toMatch(/does not reach gocardless yet/);
   });
 
   it('live mode: a live account of a processor this version cannot reach routes nothing yet', async () => {
     const { live } = await newTenant();
-    await account(live, 'adyen', 'adyen-live', { api_key: 'k'.repeat(24), merchant_account: 'LiveMerchant', live_url_prefix: '0123456789abcdef-Company' });
+    await account(live, 'gocardless', 'gocardless-live', { access_token: `live_${'k'.repeat(24)}` });
     expect((await live.get('/v1/routing')).body).toMatchObject({ is_default: true, rules: [], connectors: [] });
     const order = (await live.post('/v1/payment-orders', { amount: 100, currency: 'EUR', reference: 'r', customer: { email: 'a@b.co' } })).body;
     const res = await live.post('/v1/payments', {

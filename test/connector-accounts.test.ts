@@ -66,7 +66,9 @@ describe('the connector catalogue', () => {
       capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false },
       routable: true,
     });
-    expect(byName.adyen.routable).toBe(false);
+    expect(byName.adyen).toMatchObject({ routable: true, capabilities: { card_payments: true, refunds: true, customer_actions: true } });
+    expect(byName.adyen.capabilities.currencies).not.toContain('MGA');
+    expect(byName.gocardless.routable).toBe(false);
     expect(byName.stripe.capabilities.currencies).toContain('EUR');
     expect(byName.stripe.credential_fields.map((f: any) => [f.name, f.required])).toEqual([
       ['secret_key', 'always'],

@@ -4,8 +4,7 @@
 // is retryable (the router falls back), a timeout after the request went out is not.
 import { closedPort } from './sockets.helpers.js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
-import { callConnector, type CallDeps } from '../src/connectors/router.js';
+import { callConnector } from '../src/connectors/router.js';
 import { routeCall } from '../src/movement/calls.js';
 import { paymentKind } from '../src/domain/payments/kind.js';
 import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
@@ -17,6 +16,7 @@ import { chargeAnswers } from '../src/connectors/simulator/transformers.js';
 const { answer: chargeAnswer } = chargeAnswers(() => '');
 import { CARDS, orderAndPay, useSimulatorFamily } from './payments.helpers.js';
 import { useService } from './fixtures.js';
+import { callDepsFor } from './connectors.helpers.js';
 
 
 const SECRET = 'contract-family-secret';
@@ -133,15 +133,7 @@ describe.each(connectors)('connector contract: %s', (_label, make) => {
 });
 
 describe('network failures, classified by whether the processor can have acted', () => {
-  function deps(connector: Connector, timeoutMs = 300): CallDeps {
-    return {
-      registry: { get: (name) => (name === connector.name ? connector : undefined), names: () => [connector.name] },
-      breaker: new CircuitBreaker({ failureThreshold: 100, openMs: 1000 }),
-      timeoutMs,
-      now: () => new Date(),
-    };
-  }
-
+  const deps = callDepsFor;
 
   it('a refused connection is connection_refused (retryable)', async () => {
     const connector = createSimulatorConnector({ name: 'simulator_a', transport: httpTransport(`http://127.0.0.1:${await closedPort()}`, family.http), familySecret: SECRET });

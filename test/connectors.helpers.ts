@@ -5,6 +5,9 @@ import { DEVELOPMENT_SIMULATOR_SECRET } from '../src/config.js';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
 import { expect } from 'vitest';
+import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
+import type { CallDeps } from '../src/connectors/router.js';
+import type { Connector } from '../src/connectors/types.js';
 import { call, client, createTenant, type Api, type ApiResponse, type TestDatabase } from './helpers.js';
 
 export function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
@@ -55,4 +58,14 @@ export async function createConnectorAccount(api: Api, connector: string, name: 
   const res = await api.post('/v1/connector-accounts', { connector, name, ...(credentials ? { credentials } : {}) }, { idempotencyKey: undefined });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; name: string; webhook_url: string };
+}
+
+/** The core's call rules around one connector alone (a breaker that never opens), for connector-level tests. */
+export function callDepsFor(connector: Connector, timeoutMs = 300): CallDeps {
+  return {
+    registry: { get: (name) => (name === connector.name ? connector : undefined), names: () => [connector.name] },
+    breaker: new CircuitBreaker({ failureThreshold: 100, openMs: 1000 }),
+    timeoutMs,
+    now: () => new Date(),
+  };
 }

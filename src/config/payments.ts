@@ -26,6 +26,13 @@ export interface PaymentsConfig {
    */
   stripeApiBaseUrl: string | undefined;
   /**
+   * Where every Adyen Checkout request goes, test and live (ADYEN_CHECKOUT_BASE_URL, an http(s)
+   * origin; calls go to its /v71/…; a fake Adyen in tests). Unset: Adyen's test endpoint in
+   * test mode, and in live mode the account's own live endpoint built from its validated
+   * live_url_prefix. Never taken from a tenant's input.
+   */
+  adyenCheckoutBaseUrl: string | undefined;
+  /**
    * An active mandate with no successful debit for this many days (counted from its activation or
    * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
    * which a SEPA Core mandate lapses).
@@ -85,6 +92,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
       latencyMs: int(env, 'SIMULATOR_LATENCY_MS', 0),
     },
     stripeApiBaseUrl: baseUrl(env, 'STRIPE_API_BASE_URL'),
+    adyenCheckoutBaseUrl: baseUrl(env, 'ADYEN_CHECKOUT_BASE_URL'),
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     crashAfter: crash as CrashPoint | undefined,
   };

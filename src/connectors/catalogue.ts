@@ -7,6 +7,7 @@ import { CURRENCY_CODES } from '../lib/currencies.js';
 import { MANDATE_SCHEMES, type MandateScheme } from './types.js';
 import { SIMULATED_PROCESSORS } from './simulator/profiles.js';
 import { stripeAmountLimit } from './stripe/money.js';
+import { ADYEN_CURRENCIES, adyenAmountLimit } from './adyen/money.js';
 
 export type Mode = 'test' | 'live';
 
@@ -91,7 +92,8 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     name: 'adyen',
     modes: ['test', 'live'],
     simulated: false,
-    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    amountLimit: adyenAmountLimit,
+    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: [...ADYEN_CURRENCIES] },
     credentials: [
       { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
       { name: 'merchant_account', required: 'always', check: visible, description: 'The Adyen merchant account the payments are booked to.' },

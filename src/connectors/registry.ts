@@ -18,6 +18,7 @@ import { createSimulatorConnector, httpTransport, inProcessTransport } from './s
 import { SIMULATED_PROCESSORS, SimulatorHost, type SimulatorClock } from './simulator/processor.js';
 import { sqlStore } from './simulator/sql-store.js';
 import { createStripeConnector } from './stripe/connector.js';
+import { createAdyenConnector } from './adyen/connector.js';
 
 /** One connector account as its connector is built from it: credentials opened, in memory only. */
 export interface ConnectorAccountCredentials {
@@ -98,6 +99,18 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
       webhookSecrets: account.webhookSecrets,
       livemode: account.livemode,
       apiBaseUrl: config.stripeApiBaseUrl,
+    }),
+  );
+  factories.set('adyen', (account) =>
+    createAdyenConnector({
+      apiKey: account.credentials.api_key ?? '',
+      merchantAccount: account.credentials.merchant_account ?? '',
+      hmacKeys: account.webhookSecrets,
+      livemode: account.livemode,
+      liveUrlPrefix: account.credentials.live_url_prefix,
+      checkoutBaseUrl: config.adyenCheckoutBaseUrl,
+      publicUrl: opts.publicUrl ?? (() => 'http://localhost'),
+      http,
     }),
   );
   return {

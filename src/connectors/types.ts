@@ -19,6 +19,10 @@ export const PAYMENT_FAILURE_CODES = [
   'insufficient_funds',
   'expired_card',
   'incorrect_cvc',
+  /** The processor needs the customer (3-D Secure) but the payment has no return_url. */
+  'authentication_required',
+  /** The customer failed or abandoned the challenge. */
+  'authentication_failed',
   /** Direct debit: the customer's bank refused the debit (insufficient funds, account closed, disputed). */
   'debit_declined',
   /** Direct debit: the processor no longer holds the mandate as active (revoked, expired, cancelled). */
@@ -64,6 +68,11 @@ export interface ChargeRequest {
   card?: CardDetails;
   /** Direct debits: the mandate as the processor knows it (no account data: the processor holds it). */
   mandate?: MandateDebitDetails;
+  /**
+   * The service's own return endpoint for this payment (built from PUBLIC_BASE_URL, never the
+   * merchant's URL); absent when the payment has no return_url. Without it a connector starts no
+   * redirect flow, and answers `declined` with `authentication_required` if the customer is needed.
+   */
   returnUrl?: string;
 }
 
@@ -93,6 +102,7 @@ type StatusAnswer<State> = State | { kind: 'not_found' } | ConnectorError;
 export type ChargeState =
   | Taken<'succeeded' | 'pending'>
   | Refused<'declined', PaymentFailureCode>
+  /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction };
 export type ChargeResult = Answer<ChargeState>;
 export type ChargeStatusResult = StatusAnswer<ChargeState>;
@@ -222,11 +232,17 @@ export interface Connector {
   /** Authorises and captures in one step. */
   charge(request: ChargeRequest, signal: AbortSignal): Promise<ChargeResult>;
   chargeStatus(request: StatusRequest, signal: AbortSignal): Promise<ChargeStatusResult>;
-  completeAction?(request: StatusRequest & { params: Record<string, string> }, signal: AbortSignal): Promise<ChargeStatusResult>;
   refund(request: RefundRequest, signal: AbortSignal): Promise<RefundResult>;
   refundStatus(request: StatusRequest, signal: AbortSignal): Promise<RefundStatusResult>;
+  /**
+   * Called when the customer comes back to the service's return endpoint, with the query and form
+   * parameters the processor appended; connectors without it get a plain status check instead.
+   */
+  completeAction?(request: StatusRequest & { params: Record<string, string> }, signal: AbortSignal): Promise<ChargeStatusResult>;
   /** Verifies with the connector's secret and normalises; throws WebhookVerificationError. */
   parseWebhook(input: InboundWebhook): InboundEvent;
+  /** The plain-text body the processor expects in answer to a webhook it sent (Adyen: `[accepted]`); unset: our JSON receipt. */
+  readonly webhookAcknowledgement?: string;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
   setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
   mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;

@@ -53,9 +53,9 @@ const MESSAGE_OF_FAILURE = {
   insufficient_funds: 'The card has insufficient funds.',
   expired_card: 'The card has expired.',
   incorrect_cvc: 'The card security code is incorrect.',
+  authentication_required: 'The card issuer requires 3-D Secure, and the payment has no return_url.',
+  authentication_failed: 'The customer did not complete 3-D Secure.',
   processing_error: 'The processor could not process the payment.',
-  authentication_required: 'The card needs 3-D Secure and the payment has no return_url.',
-  authentication_failed: 'The cardholder failed or abandoned the 3-D Secure challenge.',
   debit_declined: "The customer's bank returned the direct debit.",
   mandate_invalid: 'The processor does not hold the mandate as active.',
 } as const satisfies Record<PaymentFailureCode, string>;

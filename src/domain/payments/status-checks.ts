@@ -34,7 +34,7 @@ export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<
   );
   const dueRefunds = await claimPendingChecks<RefundRow>(db, rt, refunds, batch);
   await checkAll(dueRefunds, (row) =>
-    checkMovement(db, rt, refundKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: async () => refundRequest(row) }),
+    checkMovement(db, rt, refundKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: () => refundRequest(db, row) }),
   );
   return { payments: duePayments.length, refunds: dueRefunds.length };
 }

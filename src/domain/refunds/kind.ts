@@ -1,9 +1,11 @@
 // A refund as a money movement (src/movement): sent to the one connector holding its payment,
 // the refund id being the processor's idempotency key, so sending again is always safe.
+import { and, eq } from 'drizzle-orm';
 import { toPublicId } from '../../kernel/ids.js';
+import type { Executor } from '../../storage/db.js';
 import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
-import { refunds } from '../../storage/schema.js';
+import { payments, refunds } from '../../storage/schema.js';
 import { applyRefundUpdate, refundView, type RefundRow, type RefundUpdate } from './outcome.js';
 
 export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
@@ -32,11 +34,19 @@ export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, Refu
   view: refundView,
 };
 
-export function refundRequest(row: RefundRow): RefundRequest {
+/**
+ * The refund as its connector needs it, with the payment as that connector knows it (its
+ * reference there): a processor without a search by our id (Adyen) can refund only by it.
+ */
+export async function refundRequest(db: Executor, row: RefundRow): Promise<RefundRequest> {
+  const [payment] = await db
+    .select({ connectorReference: payments.connectorReference })
+    .from(payments)
+    .where(and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.paymentId)));
   return {
     reference: toPublicId('ref', row.id),
     paymentReference: toPublicId('pay', row.paymentId),
-    connectorPaymentReference: null,
+    connectorPaymentReference: payment?.connectorReference ?? null,
     amount: row.amount,
     currency: row.currency,
   };

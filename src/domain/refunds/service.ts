@@ -103,7 +103,7 @@ export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, inp
     throw new ApiError('resource_missing', { param: 'payment', message: missing.message });
   }
   rt.crashPoint('refund_created');
-  return sendAndFinish(db, rt, refundKind, ctx, created, refundRequest(created));
+  return sendAndFinish(db, rt, refundKind, ctx, created, await refundRequest(db, created));
 }
 
 async function resumeRefund(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
@@ -111,7 +111,7 @@ async function resumeRefund(db: Db, rt: Runtime, ctx: RequestContext, uuid: stri
   if (!row) throw new Error(`recovery point names refund ${uuid}, which does not exist`);
   // Sent and answered meanwhile (webhook, worker): finish with what is known.
   if (row.status !== 'pending' || row.connectorReference !== null) return finishRequest(db, rt, refundKind, ctx, uuid, { update: undefined });
-  return sendAndFinish(db, rt, refundKind, ctx, row, refundRequest(row));
+  return sendAndFinish(db, rt, refundKind, ctx, row, await refundRequest(db, row));
 }
 
 export const { retrieve: retrieveRefund, list: listRefunds } = tenantReads(REFUNDS, refundView, (q: ListRefundsQuery) => {

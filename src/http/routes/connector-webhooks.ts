@@ -68,14 +68,22 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime, li
           description: `${description("the connector account's webhook secret, by the processor's own scheme")} At most 256 KiB; rate-limited per account.`,
           security: [],
           params: Type.Object({ id: Type.String({ maxLength: 64, examples: ['ca_01jd8x3v0pe7wbz0m4k6f2n9qa'] }) }),
-          response: { 200: Received, ...errorResponses(404, 413) },
+          response: {
+            200: {
+              description: 'Received. Processors that expect a plain-text acknowledgement get it instead of the JSON receipt (Adyen: `[accepted]`).',
+              content: { 'application/json': { schema: Received }, 'text/plain': { schema: Type.String({ examples: ['[accepted]'] }) } },
+            },
+            ...errorResponses(404, 413),
+          },
         },
       },
       async (req, reply) => {
         const body = rawBody(req.body);
         const sender = await connectorAccountSender(db, rt, (req.params as { id: string }).id);
         if (limits) await takeToken(limits.limiter, `connector_account_webhooks:${sender.name}`, limits.config.rateLimit.live, reply, req.log);
-        return receiveConnectorWebhook(db, rt, MOVEMENT_KINDS, sender, req.headers, body);
+        const received = await receiveConnectorWebhook(db, rt, MOVEMENT_KINDS, sender, req.headers, body);
+        const ack = sender.connector.webhookAcknowledgement;
+        return ack === undefined ? received : reply.type('text/plain; charset=utf-8').send(ack);
       },
     );
   });

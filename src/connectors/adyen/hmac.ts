@@ -1,0 +1,13 @@
+// The official SDK's HMAC validator of Adyen's standard webhooks. The SDK is CommonJS and its index
+// loads every API client (seconds at start-up): the validator's own file is required alone.
+import { createRequire } from 'node:module';
+
+interface HmacValidator {
+  calculateHmac(data: object, key: string): string;
+  validateHMAC(item: object, key: string): boolean;
+}
+
+const require = createRequire(import.meta.url);
+const { default: Validator } = require('@adyen/api-library/lib/src/utils/hmacValidator.js') as { default: new () => HmacValidator };
+
+export const adyenHmac: HmacValidator = new Validator();

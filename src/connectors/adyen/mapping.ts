@@ -1,0 +1,154 @@
+// Adyen's words in ours: resultCodes and refusal reasons of /payments and /payments/details, the
+// HTTP answers of its Checkout API as the core classifies calls, and standard webhook notification
+// items. A retryable error only where Adyen certainly did nothing (429, or a refusal of the request
+// itself, which is no charge); a 5xx is unknown — Adyen may have acted — and is verified, never
+// re-sent to another processor.
+import type { PaymentDetailsResponse, PaymentResponse } from '@adyen/api-library/lib/src/typings/checkout/models.js';
+import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
+import type { HttpAnswer } from '../http.js';
+import { connectorError, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState } from '../types.js';
+
+type ResultCode = `${PaymentResponse.ResultCodeEnum}`;
+/** What /payments and /payments/details answer, as this connector reads it. */
+export type PaymentAnswer = Pick<PaymentResponse | PaymentDetailsResponse, 'pspReference' | 'refusalReason' | 'refusalReasonCode' | 'merchantReference'> & {
+  resultCode?: ResultCode;
+  action?: { type?: string; url?: string; method?: string; data?: Record<string, string> } | null;
+};
+
+/**
+ * Adyen's refusal reasons (https://docs.adyen.com/development-resources/refusal-reasons) that say
+ * more than `card_declined`, by refusalReasonCode and refusalReason (a webhook carries the reason
+ * only); every other one (2 Refused, 5 Blocked Card, 8 Invalid Card Number, 20 FRAUD, 23 Transaction
+ * Not Permitted, 25 Restricted Card, …) is a decline.
+ */
+const REFUSALS: [code: string, reason: string, ours: PaymentFailureCode][] = [
+  ['4', 'Acquirer Error', 'processing_error'],
+  ['6', 'Expired Card', 'expired_card'],
+  ['9', 'Issuer Unavailable', 'processing_error'],
+  ['11', '3D Not Authenticated', 'authentication_failed'],
+  ['12', 'Not enough balance', 'insufficient_funds'],
+  ['15', 'Cancelled', 'processing_error'],
+  // The shopper left the challenge.
+  ['16', 'Shopper Cancelled', 'authentication_failed'],
+  ['21', 'Not Submitted', 'processing_error'],
+  ['24', 'CVC Declined', 'incorrect_cvc'],
+  ['28', 'Withdrawal amount exceeded', 'insufficient_funds'],
+  ['29', 'Withdrawal count exceeded', 'insufficient_funds'],
+  // The issuer wants 3-D Secure, which was not attempted (the payment has no return_url).
+  ['38', 'Authentication required', 'authentication_required'],
+  ['39', 'RReq not received from DS', 'authentication_failed'],
+  ['42', '3DS Authentication Error', 'authentication_failed'],
+];
+const BY_CODE = new Map(REFUSALS.map(([code, , ours]) => [code, ours]));
+const BY_REASON = new Map(REFUSALS.map(([, reason, ours]) => [reason.toLowerCase(), ours]));
+
+export function refusalCodeOf(answer: Pick<PaymentAnswer, 'refusalReasonCode' | 'refusalReason'>): PaymentFailureCode {
+  const byCode = answer.refusalReasonCode && BY_CODE.get(answer.refusalReasonCode);
+  return byCode || (answer.refusalReason && BY_REASON.get(answer.refusalReason.toLowerCase())) || 'card_declined';
+}
+
+/** The page Adyen sends the customer to, when its action is one the service can present (a redirect). */
+function customerActionOf(action: PaymentAnswer['action']): CustomerAction | undefined {
+  if (!action?.url) return undefined;
+  const method = action.method?.toUpperCase() === 'POST' ? 'POST' : 'GET';
+  return { url: action.url, method, ...(method === 'POST' && action.data ? { data: action.data } : {}) };
+}
+
+/**
+ * Where a payment stands after /payments or /payments/details. `Error` is Adyen's own failure to
+ * process it (final, nothing charged); `Received` and `Pending` wait for the AUTHORISATION webhook.
+ */
+export function chargeStateOf(answer: PaymentAnswer, reference: string | null = answer.pspReference ?? null): ChargeState {
+  const connectorReference = reference ?? '';
+  const declined = (failureCode: PaymentFailureCode, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, failureCode, message });
+  const code = answer.resultCode;
+  switch (code) {
+    case 'Authorised':
+      return { kind: 'succeeded', connectorReference };
+    case 'Refused':
+      return declined(refusalCodeOf(answer), `Adyen refused the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
+    case 'Cancelled':
+      return declined(answer.refusalReasonCode === '16' ? 'authentication_failed' : 'processing_error', 'The payment was cancelled at Adyen before it completed.');
+    case 'Error':
+      return declined('processing_error', `Adyen could not process the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
+    case 'RedirectShopper':
+    case 'IdentifyShopper':
+    case 'ChallengeShopper': {
+      const action = customerActionOf(answer.action);
+      // A native 3-D Secure 2 action (no page to send the customer to) needs Adyen's own browser
+      // component, which the service does not serve; it asks for redirects (nativeThreeDS disabled).
+      if (!action) return declined('authentication_required', `Adyen asked for the customer (${code}) without a page to redirect them to.`);
+      return { kind: 'requires_action', connectorReference, action };
+    }
+    default:
+      // Received, Pending, PresentToShopper, PartiallyAuthorised (not requested), or a code of a
+      // later version: not final while money could still move; the webhook settles it.
+      return { kind: 'pending', connectorReference };
+  }
+}
+
+/** Adyen's error body (ServiceError), as much as a message needs. */
+function errorOf(body: unknown): string {
+  const e = (body ?? {}) as { errorCode?: string; message?: string };
+  return [e.errorCode, e.message].filter(Boolean).join(' ') || 'no details';
+}
+
+/** An answer other than success, as the core classifies it. */
+export function callErrorOf(answer: HttpAnswer): ConnectorError {
+  const { status } = answer;
+  // Too many requests: Adyen did nothing and says so.
+  if (status === 429) return connectorError('processor_error', 'Adyen answered 429 (rate limited); nothing was done');
+  // Refused as such before acting: a bad key, a missing role, a request Adyen would not take.
+  if (status >= 400 && status < 500) return connectorError('request_rejected', `Adyen refused the request (${status}): ${errorOf(answer.body)}`);
+  return connectorError('invalid_response', `Adyen answered ${status} without saying whether it acted: ${errorOf(answer.body)}`);
+}
+
+/** A refund Adyen took (`received`): its outcome comes by the REFUND webhook. */
+export function refundTaken(body: { pspReference?: string; status?: string }): RefundState {
+  if (!body.pspReference) throw new Error('Adyen took the refund without a pspReference');
+  return { kind: 'pending', connectorReference: body.pspReference };
+}
+
+// ---- standard webhooks ----
+
+/** A notification item in our words: the object it settles (by our id, its merchantReference) and how. */
+export type NotificationReading =
+  | { object: 'payment'; reference: string; state: ChargeState }
+  | { object: 'refund'; reference: string; state: RefundState }
+  | undefined;
+
+/**
+ * What a verified notification item says about our payments and refunds; undefined for events that
+ * change nothing we hold (CAPTURE: captured automatically, reports, disputes, …).
+ */
+export function readNotification(item: NotificationRequestItem): NotificationReading {
+  const success = item.success === 'true';
+  const reason = item.reason && item.reason !== 'null' ? `: ${item.reason}` : '';
+  switch (`${item.eventCode}`) {
+    case 'AUTHORISATION': {
+      const state: ChargeState = success
+        ? { kind: 'succeeded', connectorReference: item.pspReference }
+        : { kind: 'declined', connectorReference: item.pspReference, failureCode: refusalCodeOf({ refusalReason: item.reason }), message: `Adyen refused the payment${reason}.` };
+      return { object: 'payment', reference: item.merchantReference, state };
+    }
+    case 'CANCELLATION':
+    case 'TECHNICAL_CANCEL':
+      // The authorisation was cancelled before capture: nothing was charged.
+      return success
+        ? { object: 'payment', reference: item.merchantReference, state: { kind: 'declined', connectorReference: item.originalReference ?? item.pspReference, failureCode: 'processing_error', message: `The payment was cancelled at Adyen${reason}.` } }
+        : undefined;
+    case 'REFUND':
+      return {
+        object: 'refund',
+        reference: item.merchantReference,
+        state: success
+          ? { kind: 'succeeded', connectorReference: item.pspReference }
+          : { kind: 'failed', connectorReference: item.pspReference, failureCode: 'processing_error', message: `Adyen refused the refund${reason}.` },
+      };
+    case 'REFUND_FAILED':
+      // The card scheme sent a refund Adyen had accepted back.
+      return { object: 'refund', reference: item.merchantReference, state: { kind: 'failed', connectorReference: item.pspReference, failureCode: 'processing_error', message: `The card scheme rejected the refund${reason}.` } };
+    default:
+      return undefined;
+  }
+}
