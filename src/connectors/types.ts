@@ -29,8 +29,6 @@ export const PAYMENT_FAILURE_CODES = [
   'mandate_invalid',
   /** No connector could take the payment (errors, open circuits) or a processor refused the request itself. */
   'processing_error',
-  'authentication_required',
-  'authentication_failed',
 ] as const;
 export type PaymentFailureCode = (typeof PAYMENT_FAILURE_CODES)[number];
 
