@@ -86,15 +86,6 @@ export interface ProcessorHarness {
   webhook?(connected: Connected, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale'): Webhook;
 }
 
-/** A harness of a real sandbox, for `npm run connectors:smoke -- <name>`. */
-export interface Sandbox {
-  /** Environment variables that must be set (credentials); without them the smoke run is skipped. */
-  credentials: readonly string[];
-  /** Optional ones, read when set. */
-  optional: readonly string[];
-  harness(): ProcessorHarness;
-}
-
 export async function postWebhook(url: string, webhook: Webhook) {
   const res = await fetch(url, { method: 'POST', headers: webhook.headers, body: webhook.body });
   const text = await res.text();

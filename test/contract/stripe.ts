@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { createConnectorAccount } from '../connectors.helpers.js';
 import { FakeStripe, stripeEvent } from '../fakes/stripe.js';
-import type { Capability, Connected, PaymentLike, ProcessorHarness, Sandbox } from './harness.js';
+import type { Capability, Connected, PaymentLike, ProcessorHarness } from './harness.js';
 
 const SIGNING_SECRET = 'whsec_contract_0123456789abcdef';
 const CARDS = { success: '4242424242424242', declined: '4000000000000002', insufficientFunds: '4000000000009995' };
@@ -75,11 +75,9 @@ export function stripeHarness(): ProcessorHarness {
   };
 }
 
-/** Stripe's own sandbox (or whatever STRIPE_API_BASE_URL names): no fault controls, no books to read. */
-export const stripeSandbox: Sandbox = {
-  credentials: ['STRIPE_SECRET_KEY'],
-  optional: ['STRIPE_API_BASE_URL'],
-  harness: () => ({
+/** Stripe's own sandbox (or whatever STRIPE_API_BASE_URL names), with STRIPE_SECRET_KEY: no fault controls, no books to read. */
+export function stripeSandbox(): ProcessorHarness {
+  return {
     name: 'stripe (sandbox)',
     capabilities: new Set<Capability>(['webhooks']),
     cards: CARDS,
@@ -89,5 +87,5 @@ export const stripeSandbox: Sandbox = {
     processEnv: () => ({}),
     connect: (api) => connectStripe(api, process.env.STRIPE_SECRET_KEY!),
     webhook: stripeWebhook,
-  }),
-};
+  };
+}
