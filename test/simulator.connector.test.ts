@@ -6,7 +6,7 @@
 // test/connectors.contract.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CircuitBreaker } from '../src/connectors/circuit-breaker.js';
-import { callConnector, type CallDeps } from '../src/connectors/router.js';
+import type { CallDeps } from '../src/connectors/router.js';
 import { routeCall } from '../src/movement/calls.js';
 import { paymentKind } from '../src/domain/payments/kind.js';
 import { createSimulatorConnector, httpTransport, inProcessTransport } from '../src/connectors/simulator/connector.js';
