@@ -84,6 +84,9 @@ export interface ProcessorHarness {
   settle?(payment: PaymentLike, outcome: 'succeeded' | 'failed'): Promise<void>;
   /** The processor's webhook about `payment` in `state` (capability `webhooks`). */
   webhook?(connected: Connected, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale'): Webhook;
+  // Customer actions (capability `customer_actions`): the work bringing requires_action adds here
+  // what its scenarios in scenarios.ts need (a card the processor asks an action for, completing
+  // and failing that action at the fake) and sets the capability in each harness that has it.
 }
 
 export async function postWebhook(url: string, webhook: Webhook) {
