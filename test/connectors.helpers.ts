@@ -10,13 +10,18 @@ import type { CallDeps } from '../src/connectors/router.js';
 import type { Connector } from '../src/connectors/types.js';
 import { call, client, createTenant, type Api, type ApiResponse, type TestDatabase } from './helpers.js';
 
-export function chargeEvent(payment: { id: string; amount: number; currency: string }, state: 'CAPTURED' | 'REFUSED', eventId = `evt_${crypto.randomUUID()}`) {
+export function chargeEvent(
+  payment: { id: string; amount: number; currency: string },
+  state: 'CAPTURED' | 'REFUSED' | 'PENDING',
+  eventId = `evt_${crypto.randomUUID()}`,
+  chargeId = 'simulator_a_ch_test',
+) {
   return JSON.stringify({
     event_id: eventId,
     event_type: 'charge.state_changed',
     occurred_at: new Date().toISOString(),
     charge: {
-      charge_id: 'simulator_a_ch_test',
+      charge_id: chargeId,
       merchant_reference: payment.id,
       amount_minor: payment.amount,
       currency: payment.currency,
@@ -37,14 +42,19 @@ export interface SignOptions {
   authorization?: string;
 }
 
-/** POSTs `body` to `path` signed as the simulated processor `processor` signs its webhooks. */
-export function sendSimulatorWebhook(baseUrl: string, path: string, processor: string, body: string, opts: SignOptions = {}): Promise<ApiResponse> {
+/** The headers of `body` signed as the simulated processor `processor` signs its webhooks (or as told). */
+export function simulatorWebhookHeaders(processor: string, body: string, opts: SignOptions = {}): Record<string, string> {
   const secret = processorSecret(DEVELOPMENT_SIMULATOR_SECRET, opts.secretOf ?? processor);
   const header = opts.header === undefined ? signPayload(secret, opts.timestampS ?? Math.floor(Date.now() / 1000), body) : opts.header;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (header !== null) headers[SIM_SIGNATURE_HEADER] = header;
   if (opts.authorization) headers.authorization = opts.authorization;
-  return call(baseUrl, 'POST', path, { rawBody: body, headers });
+  return headers;
+}
+
+/** POSTs `body` to `path` signed as the simulated processor `processor` signs its webhooks. */
+export function sendSimulatorWebhook(baseUrl: string, path: string, processor: string, body: string, opts: SignOptions = {}): Promise<ApiResponse> {
+  return call(baseUrl, 'POST', path, { rawBody: body, headers: simulatorWebhookHeaders(processor, body, opts) });
 }
 
 /** A new tenant of `service` (live mode activated), with a client per mode. */

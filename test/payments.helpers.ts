@@ -9,7 +9,7 @@ import { startSimulatorServer, type SimulatorServer } from '../src/connectors/si
 import type { TestControls } from '../src/connectors/test-controls.js';
 import { SimulatorHost } from '../src/connectors/simulator/processor.js';
 import type { Connector } from '../src/connectors/types.js';
-import { call, created, orderBody, type Api, type ApiResponse } from './helpers.js';
+import { call, created, orderBody, type Api, type ApiResponse, type RequestOptions } from './helpers.js';
 
 export const CARDS = {
   success: '4242424242424242',
@@ -29,8 +29,8 @@ export function cardMethod(number: string, overrides: Record<string, unknown> = 
 
 export const newOrder = (api: Api, overrides: Record<string, unknown> = {}) => created(api, '/v1/payment-orders', orderBody(overrides));
 
-export async function pay(api: Api, orderId: string, number: string = CARDS.success, extra: Record<string, unknown> = {}) {
-  return api.post('/v1/payments', { payment_order: orderId, payment_method: cardMethod(number), ...extra });
+export async function pay(api: Api, orderId: string, number: string = CARDS.success, extra: Record<string, unknown> = {}, opts: RequestOptions = {}) {
+  return api.post('/v1/payments', { payment_order: orderId, payment_method: cardMethod(number), ...extra }, opts);
 }
 
 /** Creates an order and pays it; expects a 201. */

@@ -5,12 +5,14 @@
 // choosing the outcome, card errors as 402 with the PaymentIntent, refunds bounded by what was
 // captured. Answers start from Stripe's published example objects (test/fixtures/stripe/, with
 // their SOURCE and LICENSE). Faults can be injected: 429 before acting, 500 or a dropped connection
-// after acting; search can lag behind creation, as Stripe's does.
+// after acting, no answer at all, a card payment left `processing` (as Stripe leaves one while the
+// card network has not answered), connections refused; search can lag behind creation, as Stripe's does.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
+import { refuseConnections } from './fault-proxy.js';
 
 export const STRIPE_CARDS = {
   success: '4242424242424242',
@@ -30,7 +32,7 @@ const DECLINES: Record<string, { code: string; decline_code?: string; message: s
   [STRIPE_CARDS.incorrectCvc]: { code: 'incorrect_cvc', message: "Your card's security code is incorrect." },
 };
 
-export type Fault = '429' | '500_after' | 'drop_after' | 'hang_after';
+export type Fault = '429' | '500_after' | 'drop_after' | 'hang_after' | 'processing';
 type Obj = Record<string, any>;
 type Answer = { status: number; body: Obj };
 
@@ -78,11 +80,14 @@ export class FakeStripe {
     this.faults.push(...faults);
   }
 
+  /** Refuses connections until the function returned is called (Stripe unreachable: nothing sent). */
+  refuseConnections(): Promise<() => Promise<void>> {
+    return refuseConnections(this.server);
+  }
+
   /** A webhook as Stripe sends it: the event body and its Stripe-Signature, made by the SDK. */
   event(type: string, object: Obj, secret: string, timestamp = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
-    const body = JSON.stringify({ id: `evt_${crypto.randomBytes(12).toString('hex')}`, object: 'event', api_version: null, created: timestamp, type, data: { object }, livemode: object.livemode ?? false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
-    const signature = new Stripe('sk_test_fake').webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
-    return { body, signature };
+    return stripeEvent(type, object, secret, timestamp);
   }
 
   /** Settles a PaymentIntent left waiting (requires_action) as the customer's 3-D Secure answer would. */
@@ -109,7 +114,7 @@ export class FakeStripe {
     if (fault === '429') return void send(error(429, 'invalid_request_error', 'Too many requests hit the API too quickly.', { code: 'rate_limit' }));
     const held = key && this.keys.get(key);
     const reused = error(400, 'idempotency_error', 'Keys for idempotent requests can only be used with the same parameters they were first used with.');
-    const answer = held ? (held.params === text ? held.answer : reused) : this.create(url.pathname, params, livemode);
+    const answer = held ? (held.params === text ? held.answer : reused) : this.create(url.pathname, params, livemode, fault === 'processing');
     // Stripe keeps the answer under the key, so a retry with it gets the same answer.
     if (key && !held && answer.status < 500) this.keys.set(key, { params: text, answer });
     if (fault === '500_after') return void send(error(500, 'api_error', 'An unknown error occurred.'));
@@ -119,8 +124,8 @@ export class FakeStripe {
     send(answer);
   }
 
-  private create(path: string, params: Obj, livemode: boolean): Answer {
-    if (path === '/v1/payment_intents') return this.createIntent(params, livemode);
+  private create(path: string, params: Obj, livemode: boolean, processing: boolean): Answer {
+    if (path === '/v1/payment_intents') return this.createIntent(params, livemode, processing);
     const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
     if (cancel) return this.cancelIntent(cancel[1]!);
     return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
@@ -139,7 +144,7 @@ export class FakeStripe {
     return found ? { status: 200, body: strip(found) } : error(404, 'invalid_request_error', `No such ${kind}: '${id}'`, { code: 'resource_missing' });
   }
 
-  private createIntent(params: Obj, livemode: boolean): Answer {
+  private createIntent(params: Obj, livemode: boolean, processing: boolean): Answer {
     const card = params.payment_method_data?.card;
     if (!params.amount || !params.currency || params.confirm !== 'true' || params.payment_method_data?.type !== 'card' || !card?.number) {
       return error(400, 'invalid_request_error', 'amount, currency, confirm=true and payment_method_data[card] are required here.', { code: 'parameter_missing' });
@@ -171,7 +176,8 @@ export class FakeStripe {
       return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, payment_intent: strip(intent) });
     }
     if (card.number === STRIPE_CARDS.requiresAction || card.number === STRIPE_CARDS.threeDSecureRequired) return this.authenticate(intent, params);
-    Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
+    if (processing) Object.assign(intent, { status: 'processing' });
+    else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
     return { status: 200, body: strip(intent) };
   }
 
@@ -215,6 +221,13 @@ export class FakeStripe {
     this.refunds.set(refund.id, refund);
     return { status: 200, body: refund };
   }
+}
+
+/** A webhook as Stripe sends it about `object`: the event body and its Stripe-Signature, made by the SDK. */
+export function stripeEvent(type: string, object: Obj, secret: string, timestamp = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
+  const body = JSON.stringify({ id: `evt_${crypto.randomBytes(12).toString('hex')}`, object: 'event', api_version: null, created: timestamp, type, data: { object }, livemode: object.livemode ?? false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
+  const signature = new Stripe('sk_test_fake').webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
+  return { body, signature };
 }
 
 /** The object as Stripe shows it, without the fake's own bookkeeping. */

@@ -1,0 +1,56 @@
+// `npm run connectors:smoke` (scripts/connectors-smoke.ts) is not part of npm test — it needs a
+// processor's real sandbox — so this proves the script itself: it skips cleanly without
+// credentials, says when a processor has no connector yet, runs green against the fake Stripe when
+// STRIPE_API_BASE_URL points at it (the fake's books show the scenarios really went there), and
+// fails when the scenarios fail (Stripe unreachable: the payments land on the backup connector).
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeStripe } from './fakes/stripe.js';
+import { isPostgres } from './helpers.js';
+import { ROOT } from './processes.helpers.js';
+import { closedPort } from './sockets.helpers.js';
+
+function smoke(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('STRIPE_') && !key.startsWith('VITEST') && !['TEST_DB', 'FORCE_COLOR'].includes(key)));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/connectors-smoke.ts', ...args], { cwd: ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
+}
+
+// The script runs on its own embedded database whichever project runs this file: once is enough.
+describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
+  let fake: FakeStripe;
+  beforeAll(async () => {
+    fake = await new FakeStripe().start();
+  });
+  afterAll(() => fake?.close());
+
+  it('skips, saying so, without credentials; names what has no connector yet; refuses an unknown name', async () => {
+    const [skipped, adyen, unknown] = await Promise.all([smoke(['stripe'], {}), smoke(['adyen'], {}), smoke(['paypal'], {})]);
+    expect(skipped).toEqual({ code: 0, output: 'stripe: skipped: no credentials (set STRIPE_SECRET_KEY)\n' });
+    expect(adyen.code).toBe(2);
+    expect(adyen.output).toMatch(/^adyen: not available yet/);
+    expect(unknown.code).toBe(2);
+    expect(unknown.output).toMatch(/usage: npm run connectors:smoke -- <stripe\|adyen>/);
+  }, 120_000);
+
+  it('runs green against the fake Stripe named by STRIPE_API_BASE_URL', async () => {
+    const run = await smoke(['stripe'], { STRIPE_SECRET_KEY: `sk_test_smoke${'0'.repeat(16)}`, STRIPE_API_BASE_URL: fake.url });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/stripe: smoke passed\n$/);
+    expect(run.output).toMatch(/✓ .*success: succeeded at once/);
+    expect(run.output).toMatch(/✓ .*refunds: partial, then the rest/);
+    // The scenarios that need a fake's controls are not in the smoke run.
+    expect(run.output).not.toMatch(/connection refused|settled by the processor/);
+    expect([...fake.intents.values()].map((pi) => pi.status).sort()).toEqual(['requires_payment_method', 'requires_payment_method', 'succeeded', 'succeeded', 'succeeded']);
+    expect(fake.refunds.size).toBe(2);
+  }, 180_000);
+
+  it('exits non-zero when a scenario fails', async () => {
+    const run = await smoke(['stripe'], { STRIPE_SECRET_KEY: `sk_test_smoke${'0'.repeat(16)}`, STRIPE_API_BASE_URL: `http://127.0.0.1:${await closedPort()}` });
+    expect(run.code, run.output).toBe(1);
+    expect(run.output).toMatch(/stripe: smoke FAILED\n$/);
+  }, 180_000);
+});

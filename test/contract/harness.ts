@@ -1,0 +1,96 @@
+// What the connector contract suite needs from a processor: a "harness" wraps one processor's
+// fake (or its real sandbox, for `npm run connectors:smoke`) behind one interface, so that the
+// same scenarios (scenarios.ts) run through the service's HTTP API over every connector. A new
+// connector joins the suite with one harness file, listed in harnesses.ts.
+//
+// A harness says what it can do with capabilities; a scenario needing one the harness lacks is
+// skipped for it (a real sandbox has no fault controls, no books of its own to read, and cannot be
+// told to send a webhook now).
+import type { RuntimeOptions } from '../../src/runtime.js';
+import type { Api, PaymentsSettings } from '../helpers.js';
+
+export type Capability =
+  /** Fault controls: refuse the next request before acting, refuse connections, 500 or hang after acting. */
+  | 'faults'
+  /** Its own books can be read (charges held and requests received under our id, amount refunded). */
+  | 'books'
+  /** Settles a pending payment at the processor now (a webhook then reports it). */
+  | 'settle'
+  /** Signs webhooks as the processor does (and badly, or with a stale timestamp, when told). */
+  | 'webhooks'
+  /** Runs beside a service process (env), for the SIGKILL crash scenarios. */
+  | 'processes'
+  /** Customer actions (3-D Secure): see the requires-action scenarios in scenarios.ts. */
+  | 'customer_actions';
+
+/** A webhook as the processor sends it. */
+export interface Webhook {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A payment as the API shows it, as far as a harness needs it. */
+export interface PaymentLike {
+  id: string;
+  amount: number;
+  currency: string;
+  connector_reference: string | null;
+}
+
+/** One tenant's way to the processor: its connector account, or the configuration naming it. */
+export interface Connected {
+  /** How routing rules name it. */
+  route: { name: string };
+  /** What payments and attempts show as their connector. */
+  connector: string;
+  /** Where the processor posts its webhooks. */
+  webhookUrl: string;
+}
+
+export interface ProcessorHarness {
+  readonly name: string;
+  readonly capabilities: ReadonlySet<Capability>;
+  /** Cards the processor answers as documented (its own test cards). */
+  readonly cards: { success: string; declined: string; insufficientFunds: string };
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** What a service in this process needs to reach the processor (never tenant input). */
+  service(): { settings?: PaymentsSettings; runtime?: RuntimeOptions };
+  /** The same, as the environment of a service process. */
+  processEnv(): Record<string, string>;
+  /** Creates the tenant's connector account (or configuration) on the service at `serviceUrl`. */
+  connect(api: Api, serviceUrl: string): Promise<Connected>;
+  /** A card whose next payment the processor answers pending (arranging it with the fake where needed). */
+  pendingCard?(): string;
+  books?: {
+    /** Objects the processor holds under our payment id (one charge, declined or not). */
+    chargesHeld(paymentId: string): Promise<number>;
+    /** Charge requests it received under our payment id, replays included. */
+    chargeRequests(paymentId: string): Promise<number>;
+    /** What it refunded of our payment, in minor units. */
+    refunded(paymentId: string): Promise<number>;
+  };
+  faults?: {
+    /** The next request is refused before acting, in the processor's words (Stripe: 429). */
+    refuseNext(): void;
+    /** The next request is acted on, then answered with a bare 500. */
+    serverErrorAfterNext(): void;
+    /** The next request is acted on and never answered. */
+    hangAfterNext(): void;
+    /** Connections are refused until the function returned is called. */
+    refuseConnections(): Promise<() => Promise<void>>;
+  };
+  /** Settles a payment the processor holds pending (capability `settle`). */
+  settle?(payment: PaymentLike, outcome: 'succeeded' | 'failed'): Promise<void>;
+  /** The processor's webhook about `payment` in `state` (capability `webhooks`). */
+  webhook?(connected: Connected, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale'): Webhook;
+  // Customer actions (capability `customer_actions`): the work bringing requires_action adds here
+  // what its scenarios in scenarios.ts need (a card the processor asks an action for, completing
+  // and failing that action at the fake) and sets the capability in each harness that has it.
+}
+
+export async function postWebhook(url: string, webhook: Webhook) {
+  const res = await fetch(url, { method: 'POST', headers: webhook.headers, body: webhook.body });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+}

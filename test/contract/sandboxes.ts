@@ -1,0 +1,17 @@
+// The real sandboxes `npm run connectors:smoke -- <name>` can run the contract against, by name:
+// which environment variables each needs, and its harness, loaded only when it runs (the script
+// reads this table first, and must answer "skipped" quickly). undefined: no connector yet.
+import type { ProcessorHarness } from './harness.js';
+
+export interface Sandbox {
+  /** Environment variables that must be set (credentials); without them the smoke run is skipped. */
+  credentials: readonly string[];
+  /** Optional ones, read when set. */
+  optional: readonly string[];
+  harness(): Promise<ProcessorHarness>;
+}
+
+export const SANDBOXES: Readonly<Record<string, Sandbox | undefined>> = {
+  stripe: { credentials: ['STRIPE_SECRET_KEY'], optional: ['STRIPE_API_BASE_URL'], harness: async () => (await import('./stripe.js')).stripeSandbox() },
+  adyen: undefined,
+};

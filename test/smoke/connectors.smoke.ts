@@ -1,0 +1,12 @@
+// The contract's scenarios that need no fake (no fault injection, no books, no webhook sent on
+// demand) against a processor's real sandbox. Run by scripts/connectors-smoke.ts
+// (`npm run connectors:smoke -- <name>`), which names the sandbox in SMOKE_CONNECTOR after
+// checking its credentials; not part of npm test (its name does not end in .test.ts).
+import { SANDBOXES } from '../contract/sandboxes.js';
+import { describeContract } from '../contract/suite.js';
+
+const name = process.env.SMOKE_CONNECTOR ?? '';
+const sandbox = SANDBOXES[name];
+if (!sandbox) throw new Error(`SMOKE_CONNECTOR=${JSON.stringify(name)} names no sandbox of test/contract/sandboxes.ts`);
+// A real sandbox over the internet: the production deadline (two connectors of it fit the idempotency lock).
+describeContract(`connectors smoke: ${name}`, await sandbox.harness(), { connectorTimeoutMs: 10_000 }, { onlyRunnable: true });
