@@ -83,7 +83,7 @@ interface Tenant {
 }
 
 async function setUpTenant(db: BenchDatabase): Promise<Tenant> {
-  const database = await openPostgres(db.url, 2);
+  const database = await openPostgres(db.url, { poolSize: 2 });
   try {
     await runMigrations(database);
     const account = await createAccount(database.db, 'Benchmark account');
