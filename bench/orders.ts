@@ -2,7 +2,9 @@
 // database's own ceiling measured by pgbench in the same run, on the same database, at the same
 // concurrency. Two ceilings: the issue's "equivalent transaction" (the same three inserts, written
 // as a plain BEGIN/INSERT×3/COMMIT transaction; the target ratio applies to it) and the stricter
-// very same single statement the service sends. The machine is small and shared, so the figures
+// very same single statement the service sends. When PgBouncer is installed, the service's figure
+// is taken a second time through one in transaction mode (DATABASE_PREPARED_STATEMENTS=unnamed).
+// The machine is small and shared, so the figures
 // that count are the ratios, not the absolute numbers.
 //
 // Per request the service sends one statement (see bench/trace-sql.ts and
@@ -15,6 +17,7 @@ import { createAccount, issueKey } from '../src/domain/accounts/service.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { checkpoint, createBenchDatabase, type BenchDatabase } from './lib/database.js';
 import { startServiceProcess } from './lib/service.js';
+import { startPgBouncer } from './lib/pgbouncer.js';
 import { runHttpLoad, type HttpLoadResult } from './lib/http-load.js';
 import { runPgbench, type PgbenchResult } from './lib/pgbench.js';
 import { cpuMeter, type CpuMeter, type CpuUsage } from './lib/cpu.js';
@@ -83,7 +86,7 @@ interface Tenant {
 }
 
 async function setUpTenant(db: BenchDatabase): Promise<Tenant> {
-  const database = await openPostgres(db.url, 2);
+  const database = await openPostgres(db.url, { poolSize: 2 });
   try {
     await runMigrations(database);
     const account = await createAccount(database.db, 'Benchmark account');
@@ -154,9 +157,9 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       env: { LOG_LEVEL: opts.serviceLogLevel },
     });
     log(`service pid ${service.pid} on ${service.url}`);
-    const load = (durationS: number) =>
+    const loadAt = (baseUrl: string, durationS: number) =>
       runHttpLoad({
-        url: `${service.url}/v1/payment-orders`,
+        url: `${baseUrl}/v1/payment-orders`,
         method: 'POST',
         connections: opts.connections,
         durationS,
@@ -167,6 +170,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         },
         body: JSON.stringify(ORDER_BODY),
       });
+    const load = (durationS: number) => loadAt(service.url, durationS);
 
     const httpRounds: HttpLoadResult[] = [];
     const pgRounds: PgbenchResult[] = [];
@@ -245,6 +249,30 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     } finally {
       await service.stop();
     }
+
+    // --- the same load through PgBouncer (transaction mode), when it is installed -----------
+    let pooled: HttpLoadResult | undefined;
+    const pgbouncer = await startPgBouncer();
+    if (pgbouncer) {
+      const pooledService = await startServiceProcess({
+        databaseUrl: pgbouncer.through(db.url),
+        nodeArgs: opts.serviceNodeArgs,
+        entry: opts.serviceEntry,
+        env: { LOG_LEVEL: opts.serviceLogLevel, DATABASE_PREPARED_STATEMENTS: 'unnamed' },
+      });
+      try {
+        if (opts.warmupS > 0) created += (await loadAt(pooledService.url, opts.warmupS)).statuses['201'] ?? 0;
+        await checkpoint(opts.adminUrl);
+        log(`autocannon through PgBouncer (transaction mode, unnamed statements): ${opts.connections} connections, ${opts.durationS} s`);
+        pooled = await loadAt(pooledService.url, opts.durationS);
+        created += pooled.statuses['201'] ?? 0;
+      } finally {
+        await pooledService.stop();
+        await pgbouncer.stop();
+      }
+    } else {
+      log('PgBouncer is not installed: no figure through it');
+    }
     const [{ count: stored } = { count: 0 }] = await db.query<{ count: number }>(
       'SELECT count(*)::int AS count FROM payment_orders WHERE reference LIKE $1',
       ['order-%'],
@@ -270,11 +298,16 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const non201 = requests - ok + errors + timeouts;
     // Requests in flight when autocannon stops (at most one per connection per load phase) commit
     // without being counted, so stored may exceed the 201s by that much, never fall short.
-    const slack = opts.connections * (opts.rounds + (opts.warmupS > 0 ? 1 : 0));
+    const phases = (opts.rounds + (opts.warmupS > 0 ? 1 : 0)) * (pooled ? 2 : 1);
+    const slack = opts.connections * phases;
+    const pooledOk = pooled ? (pooled.statuses['201'] ?? 0) : 0;
+    const pooledNon201 = pooled ? pooled.requests - pooledOk + pooled.errors + pooled.timeouts : 0;
+    const pooledLatency = pooled ? summarise(pooled.latencies) : undefined;
     const checks: Check[] = [
       { name: 'ratio service / pgbench (equivalent transaction)', target: `>= ${TARGET_RATIO}`, actual: fmt(ratio, 3), pass: ratio >= TARGET_RATIO },
       { name: 'service p99 latency', target: `< ${TARGET_P99_MS} ms`, actual: `${fmt(latency.p99)} ms`, pass: latency.p99 < TARGET_P99_MS },
       { name: 'non-201 responses and errors', target: '0', actual: String(non201), pass: non201 === 0 },
+      { name: 'non-201 responses and errors through PgBouncer', target: '0', actual: pooled ? String(pooledNon201) : 'not run', pass: pooledNon201 === 0 },
       { name: 'orders stored vs. 201 answers', target: `${created}..${created + slack}`, actual: String(stored), pass: stored >= created && stored <= created + slack },
     ];
     const statusText = Object.entries(statuses)
@@ -309,6 +342,14 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         { label: 'pgbench tps, same statement', value: fmt(tps) },
         { label: '  p50 / p99', value: `${fmt(pgLatency.p50, 2)} / ${fmt(pgLatency.p99, 2)} ms` },
         { label: 'ratio service / same stmt', value: fmt(sameStatementRatio, 3) },
+        ...(pooled
+          ? [
+              { label: 'through PgBouncer: orders/s', value: fmt(pooledOk / pooled.durationS) },
+              { label: '  p50 / p99', value: `${fmt(pooledLatency!.p50, 2)} / ${fmt(pooledLatency!.p99, 2)} ms` },
+              { label: '  ratio to direct', value: fmt(pooledOk / pooled.durationS / okPerS, 3) },
+              { label: '  non-201 and errors', value: String(pooledNon201), target: '0', pass: pooledNon201 === 0 },
+            ]
+          : [{ label: 'through PgBouncer', value: 'not installed' }]),
         {
           label: 'responses',
           value: `${statusText || 'none'}${errors ? ` errors×${errors}` : ''}${timeouts ? ` timeouts×${timeouts}` : ''}`,
@@ -321,6 +362,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       notes,
       details: {
         ratio: round(ratio, 3),
+        throughPgbouncer: pooled ? { ordersPerS: round(pooledOk / pooled.durationS), non201: pooledNon201, latencyMs: roundAll(pooledLatency!) } : null,
         sameStatementRatio: round(sameStatementRatio, 3),
         equivalentTransaction: {
           tps: round(txTps),

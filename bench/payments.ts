@@ -83,7 +83,7 @@ interface Tenant {
 }
 
 async function setUp(db: BenchDatabase, serviceOrders: number, pgbenchRuns: number, clients: number): Promise<{ tenant: Tenant; orderIds: string[] }> {
-  const database = await openPostgres(db.url, 2);
+  const database = await openPostgres(db.url, { poolSize: 2 });
   try {
     await runMigrations(database);
     const account = await createAccount(database.db, 'Benchmark account');
@@ -263,7 +263,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const [pgbenchPaid] = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM payments WHERE status = 'succeeded' AND connector_reference LIKE 'simulator_a_ch_bench%'`,
     );
-    const ledgerDb = await openPostgres(db.url, 1);
+    const ledgerDb = await openPostgres(db.url, { poolSize: 1 });
     const ledger = await checkLedger(ledgerDb.db, { accountId: tenant.accountUuid }).finally(() => ledgerDb.close());
 
     const sum = <T>(xs: T[], f: (x: T) => number) => xs.reduce((a, x) => a + f(x), 0);

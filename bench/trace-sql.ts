@@ -32,7 +32,7 @@ const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
   return original.apply(this, args);
 };
 try {
-  const database = await openPostgres(url.toString(), 4);
+  const database = await openPostgres(url.toString(), { poolSize: 4 });
   await runMigrations(database);
   const account = await createAccount(database.db, 'trace');
   const key = await issueKey(database.db, account.id, { livemode: false });

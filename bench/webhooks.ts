@@ -129,7 +129,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const receiver = await startReceiver();
 
     // --- set-up: an account with one endpoint subscribed to everything ------------------------
-    const database = await openPostgres(db.url, 2);
+    const database = await openPostgres(db.url, { poolSize: 2 });
     let accountUuid: string;
     let secret: string;
     try {

@@ -2,7 +2,8 @@
 // fails loudly before the first request instead of surfacing as odd behaviour later.
 import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './lib/encryption.js';
 import { SIMULATED_PROCESSORS } from './connectors/simulator/profiles.js';
-import { bool, ConfigError, int } from './config/parse.js';
+import { bool, ConfigError, int, oneOf } from './config/parse.js';
+import { PREPARED_STATEMENTS, type PreparedStatements } from './storage/db.js';
 import { paymentsConfig, type PaymentsConfig } from './config/payments.js';
 import { webhookConfig, type WebhookConfig } from './config/webhooks.js';
 
@@ -25,6 +26,8 @@ export interface Config {
   databasePoolSize: number;
   /** How long opening a PostgreSQL connection may take before the request waiting for it gets a 503. */
   databaseConnectTimeoutMs: number;
+  /** `named` directly on PostgreSQL; `unnamed` behind a transaction pooler (src/storage/db.ts). */
+  databasePreparedStatements: PreparedStatements;
   /** On SIGTERM/SIGINT: how long /ready answers 503 while requests are still taken (load balancers notice). */
   shutdownDelayMs: number;
   /** On SIGTERM/SIGINT: how long, from the signal, in-flight requests and webhook attempts may take to finish. */
@@ -149,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.DATA_DIR || './data',
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1),
     databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100),
+    databasePreparedStatements: oneOf(env, 'DATABASE_PREPARED_STATEMENTS', PREPARED_STATEMENTS, 'named'),
     ...shutdownTimes(env),
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),

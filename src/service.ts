@@ -45,7 +45,7 @@ export async function startService(
   config: Config,
   opts: { database?: Database; logger?: boolean | object; rateLimiter?: RateLimiter; payments?: Runtime } = {},
 ): Promise<Service> {
-  const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, connectTimeoutMs: config.databaseConnectTimeoutMs }));
+  const database = opts.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, connectTimeoutMs: config.databaseConnectTimeoutMs, preparedStatements: config.databasePreparedStatements }));
   await runMigrations(database);
   const rateLimiter = opts.rateLimiter ?? createRateLimiter(config.redisUrl);
   // One set of connectors (circuit breakers, in-process simulator) shared by the api and worker roles.

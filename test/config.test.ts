@@ -74,3 +74,11 @@ describe('shutdown and database timing', () => {
     expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT_MS: '10' })).toThrow(/DATABASE_CONNECT_TIMEOUT_MS must be at least 100/);
   });
 });
+
+describe('DATABASE_PREPARED_STATEMENTS', () => {
+  it('is named by default, unnamed when asked, and nothing else', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe('named');
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'unnamed' }).databasePreparedStatements).toBe('unnamed');
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(/DATABASE_PREPARED_STATEMENTS must be one of named, unnamed, got "off"/);
+  });
+});

@@ -19,6 +19,14 @@ export const TEST_DB = (process.env.TEST_DB ?? 'postgres') as 'postgres' | 'pgli
 export const ADMIN_URL = process.env.TEST_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const isPostgres = TEST_DB === 'postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * A pooler in front of ADMIN_URL's server that reaches every database by its name (PgBouncer with
+ * a `*` database entry; .ci/pgbouncer): each test database is created and dropped on the server
+ * directly and used through it. Unset: used directly.
+ */
+export const POOLER_URL = process.env.TEST_POOLER_URL || undefined;
+/** The service's setting, read here too so that the test databases and child processes agree. */
+export const TEST_PREPARED_STATEMENTS = loadConfig(process.env).databasePreparedStatements;
 
 export interface TestDatabase {
   database: Database;
@@ -41,9 +49,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await c.end();
   };
   await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(ADMIN_URL);
+  const url = new URL(POOLER_URL ?? ADMIN_URL);
   url.pathname = `/${name}`;
-  const database = await openPostgres(url.toString(), 20);
+  const database = await openPostgres(url.toString(), { poolSize: 20, preparedStatements: TEST_PREPARED_STATEMENTS });
   await runMigrations(database);
   return {
     database,

@@ -7,7 +7,7 @@
 // of errors, which runs on both.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenant, createTestDatabase, isPostgres, orderBody, startTestService, type ApiResponse, type Tenant, type TestDatabase } from './helpers.js';
+import { call, createTenant, createTestDatabase, isPostgres, orderBody, startTestService, TEST_PREPARED_STATEMENTS, type ApiResponse, type Tenant, type TestDatabase } from './helpers.js';
 import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/storage/db.js';
 import { isDatabaseUnavailable, outageCause } from '../src/storage/outage.js';
@@ -270,7 +270,7 @@ describe.skipIf(!isPostgres)('the database going away under load', () => {
   it('a connection that breaks while checked out between two queries fails its user, not the process', async () => {
     const proxy = await startDbProxy(testDb.url!);
     proxies.push(proxy);
-    const database = await openPostgres(proxy.url, 2, 1000);
+    const database = await openPostgres(proxy.url, { poolSize: 2, connectTimeoutMs: 1000, preparedStatements: TEST_PREPARED_STATEMENTS });
     try {
       // A transaction holds its connection between statements: no query is running when it breaks.
       const held = database.db.transaction(async (tx) => {
@@ -293,7 +293,7 @@ describe.skipIf(!isPostgres)('the database going away under load', () => {
   it('a payment cut off mid-way answers 503 and its retry resumes it within seconds, once', async () => {
     const proxy = await startDbProxy(testDb.url!);
     proxies.push(proxy);
-    const proxied = { database: await openPostgres(proxy.url, 4, 1000), url: proxy.url, drop: async () => {} };
+    const proxied = { database: await openPostgres(proxy.url, { poolSize: 4, connectTimeoutMs: 1000, preparedStatements: TEST_PREPARED_STATEMENTS }), url: proxy.url, drop: async () => {} };
     const defaults = loadConfig({});
     // The processor takes a second to answer: time to cut the database while the charge is out.
     const service = await startTestService(proxied, {

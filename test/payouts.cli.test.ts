@@ -3,7 +3,7 @@
 // against this file's own database.
 import { describe, expect, it } from 'vitest';
 import { createAccount, getAccount } from '../src/domain/accounts/service.js';
-import { isPostgres } from './helpers.js';
+import { isPostgres, TEST_PREPARED_STATEMENTS } from './helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { useService } from './fixtures.js';
 import { runCliHere } from './cli.helpers.js';
@@ -35,7 +35,7 @@ describe.runIf(isPostgres)('accounts set-payouts against the database', () => {
   const h = useService({ submitOnCreate: false, postgresOnly: true });
 
   it('turns live payouts on and off and sets or clears the maximum', async () => {
-    const env = { DATABASE_URL: h.databaseUrl! };
+    const env = { DATABASE_URL: h.databaseUrl!, DATABASE_PREPARED_STATEMENTS: TEST_PREPARED_STATEMENTS };
     const fresh = await createAccount(h.db, 'Fresh');
     expect(fresh.payouts).toEqual({ live_enabled: false, max_amount: null });
 
@@ -64,7 +64,7 @@ describe.runIf(isPostgres)('accounts set-payouts against the database', () => {
     expect((await payout(live, liveBen.body.id, 100)).body.error.code).toBe('payouts_not_enabled');
 
     const unknown = await cli(['accounts', 'set-payouts', 'acct_01h455vb4pex5vsknk084sn02q', '--enabled', 'true'], env);
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toBe('error: no account acct_01h455vb4pex5vsknk084sn02q\n');
   });
 });

@@ -36,6 +36,12 @@ export async function startChild(env: Record<string, string>, startTimeoutMs = 4
   // A process serving the API says where; a worker-only one, that it runs.
   const serves = (env.ROLES ?? 'api').split(',').includes('api');
   const started = serves ? /Listening on (http:\/\/\S+)/ : /Worker running()/;
+  // A process that did not come up in time is stopped, not left running past the test.
+  const failed = async (err: Error): Promise<never> => {
+    child.kill('SIGKILL');
+    await exited;
+    throw err;
+  };
   handle.url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), startTimeoutMs);
     child.stdout!.on('data', () => {
@@ -49,10 +55,10 @@ export async function startChild(env: Record<string, string>, startTimeoutMs = 4
       clearTimeout(timer);
       reject(new Error(`service exited during start-up:\n${output}`));
     });
-  });
+  }).catch(failed);
   if (!serves) return handle;
   for (let i = 0; (await call(handle.url, 'GET', '/ready').catch(() => undefined))?.status !== 200; i++) {
-    if (i > 100) throw new Error(`service never became ready:\n${output}`);
+    if (i > 100) await failed(new Error(`service never became ready:\n${output}`));
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return handle;

@@ -28,7 +28,7 @@ const BODY = JSON.stringify({
 async function main() {
   installExitHandlers(10 * 60_000);
   const db = await createBenchDatabase(adminUrl);
-  const database = await openPostgres(db.url, 2);
+  const database = await openPostgres(db.url, { poolSize: 2 });
   await runMigrations(database);
   const account = await createAccount(database.db, 'floor');
   const key = await issueKey(database.db, account.id, { livemode: false });

@@ -170,7 +170,7 @@ async function measure(op: Op): Promise<{ perS: number; cpuMsPerOp: number; p50:
 async function main() {
   installExitHandlers(20 * 60_000);
   const db = await createBenchDatabase(adminUrl);
-  const database = await openPostgres(db.url, poolSize);
+  const database = await openPostgres(db.url, { poolSize });
   await runMigrations(database);
   const account = await createAccount(database.db, 'layers');
   const accountUuid = parseId('acct', account.id)!;

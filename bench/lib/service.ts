@@ -25,6 +25,8 @@ export interface ServiceOptions {
   nodeArgs?: string[];
   /** Entry file relative to the repository root (default src/main.ts). */
   entry?: string;
+  /** Another checkout to run the service from (bench/pgbouncer-burst.ts measures main's), default this one. */
+  root?: string;
   startTimeoutMs?: number;
 }
 
@@ -70,7 +72,7 @@ export async function startServiceProcess(opts: ServiceOptions): Promise<Service
     ...opts.env,
   };
   const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'src/main.ts'];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: opts.root ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-8000);

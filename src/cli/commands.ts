@@ -124,7 +124,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       return 0;
     }
     const config = loadConfig(io.env);
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
     try {
       await runMigrations(database);
       const result = await parsed.prepared.run(database.db);

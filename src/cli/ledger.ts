@@ -37,7 +37,7 @@ export async function runLedger(argv: string[], io: CliIo): Promise<number> {
   }
   try {
     const config = loadConfig(io.env);
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
     try {
       await runMigrations(database);
       const report = await checkLedger(database.db, { accountId });

@@ -7,10 +7,10 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import type { ExtractTablesWithRelations } from 'drizzle-orm';
+import { sql, type ExtractTablesWithRelations } from 'drizzle-orm';
+import { readMigrationFiles } from 'drizzle-orm/migrator';
 import * as schema from './schema.js';
 
 export type Schema = typeof schema;
@@ -35,11 +35,22 @@ pg.types.setTypeParser(NUMERIC_OID, (value) => Number(value));
 
 export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
-// Every parameterised statement is sent as a named prepared statement: PostgreSQL then parses and
-// plans its text once per connection instead of at every execution, which halves its CPU per
-// statement on the service's short queries (bench/README.md). Names are shared by all connections
-// (one name, one text) and capped, so statements whose text varies without bound (a list of n
-// values) cannot grow each backend's memory without limit: past the cap they go unnamed.
+/**
+ * How parameterised statements reach PostgreSQL (DATABASE_PREPARED_STATEMENTS). `named`: each is
+ * a named prepared statement, parsed and planned once per connection instead of at every
+ * execution, which halves PostgreSQL's CPU per statement on the service's short queries
+ * (bench/README.md). A named statement lives on one server connection, so it works only where a
+ * client connection is one server connection: directly on PostgreSQL, or a pooler in session
+ * mode. `unnamed`: every statement is parsed where it runs, which works behind a transaction
+ * pooler (PgBouncer's pool_mode = transaction), where each transaction may get another server
+ * connection and a name prepared on one is unknown (or already taken) on the next.
+ */
+export type PreparedStatements = 'named' | 'unnamed';
+export const PREPARED_STATEMENTS: readonly PreparedStatements[] = ['named', 'unnamed'];
+
+// Names are shared by all connections (one name, one text) and capped, so statements whose text
+// varies without bound (a list of n values) cannot grow each backend's memory without limit: past
+// the cap they go unnamed.
 const STATEMENT_NAME_CAP = 2000;
 const statementNames = new Map<string, string>();
 
@@ -51,7 +62,7 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
-class PreparingClient extends pg.Client {
+class PoolClient extends pg.Client {
   constructor(config?: string | pg.ClientConfig) {
     super(config);
     // A connection that breaks while checked out of the pool (a PostgreSQL restart, a network cut)
@@ -59,7 +70,10 @@ class PreparingClient extends pg.Client {
     // failure reaches whoever uses the client through its next query, and the pool drops it.
     this.on('error', () => {});
   }
+}
 
+/** Names every parameterised statement (`named` mode). */
+class PreparingClient extends PoolClient {
   override query(...args: unknown[]): never {
     const [config, values] = args as [unknown, unknown];
     if (typeof config === 'object' && config !== null && 'text' in config && !(config as pg.QueryConfig).name) {
@@ -74,15 +88,33 @@ class PreparingClient extends pg.Client {
   }
 }
 
-/** connectTimeoutMs: how long a new connection may take to open before its waiter gives up. */
-export async function openPostgres(url: string, poolSize = 20, connectTimeoutMs = 5000): Promise<Database> {
+/** Names none (`unnamed` mode): a name given by a caller (the raw fast paths) is dropped here, in one place. */
+class UnnamedClient extends PoolClient {
+  override query(...args: unknown[]): never {
+    const config = args[0];
+    if (typeof config === 'object' && config !== null && 'text' in config && (config as pg.QueryConfig).name) {
+      const { name: _dropped, ...rest } = config as pg.QueryConfig;
+      args[0] = rest;
+    }
+    return (super.query as (...a: unknown[]) => never)(...args);
+  }
+}
+
+export interface PostgresOptions {
+  poolSize?: number;
+  /** How long a new connection may take to open before its waiter gives up. */
+  connectTimeoutMs?: number;
+  preparedStatements?: PreparedStatements;
+}
+
+export async function openPostgres(url: string, opts: PostgresOptions = {}): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
-    max: poolSize,
-    Client: PreparingClient,
+    max: opts.poolSize ?? 20,
+    Client: (opts.preparedStatements ?? 'named') === 'named' ? PreparingClient : UnnamedClient,
     // Without a bound, a request waits for a connection to a silent (partitioned) server for as
     // long as the kernel keeps trying to connect: minutes.
-    connectionTimeoutMillis: connectTimeoutMs,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
     // Finds connections to a server that went silent while they sat idle in the pool.
     keepAlive: true,
   });
@@ -149,23 +181,36 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   }
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string; poolSize?: number; connectTimeoutMs?: number }): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize, opts.connectTimeoutMs) : openPglite(opts.dataDir);
+export async function openDatabase(opts: PostgresOptions & { databaseUrl?: string; dataDir?: string }): Promise<Database> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir);
 }
+
+/** The drizzle migrator's own bookkeeping table, kept so that databases migrated before stay valid. */
+const MIGRATIONS_TABLE = 'drizzle.__drizzle_migrations';
 
 export async function runMigrations(database: Database): Promise<void> {
   if (database.kind === 'pglite') {
     await migratePglite(database.db as never, { migrationsFolder });
     return;
   }
-  // Several processes may start at once against one database; a session advisory lock on one
-  // dedicated connection serialises their migrators so that none sees a half-applied schema.
-  const client = new pg.Client({ connectionString: database.url });
-  await client.connect();
-  try {
-    await client.query('SELECT pg_advisory_lock(72707001)');
-    await migratePg(drizzlePg(client), { migrationsFolder });
-  } finally {
-    await client.end();
-  }
+  // Several processes may start at once against one database. One transaction takes a
+  // transaction-level advisory lock, reads what is applied and applies the rest, so the migrators
+  // run one after the other and none sees a half-applied schema. A session-level lock would not
+  // survive a transaction pooler (PgBouncer's pool_mode = transaction gives each statement outside
+  // a transaction any server connection: the lock and the migration could land on different ones,
+  // and the lock would stay behind on a connection other clients reuse); drizzle's own migrator
+  // reads the applied migrations outside its transaction, so it is replaced by this loop, which
+  // keeps its table and bookkeeping.
+  await database.db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(72707001)`);
+    await tx.execute(sql.raw('CREATE SCHEMA IF NOT EXISTS drizzle'));
+    await tx.execute(sql.raw(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`));
+    const applied = (await tx.execute(sql.raw(`SELECT created_at FROM ${MIGRATIONS_TABLE} ORDER BY created_at DESC LIMIT 1`))) as unknown as { rows: { created_at: number }[] };
+    const last = applied.rows[0] ? Number(applied.rows[0].created_at) : undefined;
+    for (const migration of readMigrationFiles({ migrationsFolder })) {
+      if (last !== undefined && last >= migration.folderMillis) continue;
+      for (const statement of migration.sql) await tx.execute(sql.raw(statement));
+      await tx.execute(sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${migration.hash}, ${migration.folderMillis})`);
+    }
+  });
 }
