@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, createTestDatabase, isPostgres, orderBody, startTestService, TEST_PREPARED_STATEMENTS, type ApiResponse, type Tenant, type TestDatabase } from './helpers.js';
 import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/storage/db.js';
-import { isDatabaseUnavailable, outageCause } from '../src/storage/outage.js';
+import { isDatabaseUnavailable } from '../src/storage/outage.js';
 import { startChild, stopChild, type Child } from './processes.helpers.js';
 import { startDbProxy, type DbProxy } from './db-proxy.helpers.js';
 import { Receiver } from './webhooks.helpers.js';
@@ -81,28 +81,6 @@ async function waitFor(what: string, predicate: () => Promise<boolean> | boolean
     await sleep(100);
   }
 }
-
-it('tells an outage from other database errors, through what drizzle and checks in parallel wrap', () => {
-  const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });
-  const wrapped = (cause: unknown) => Object.assign(new Error('Failed query: SELECT …\nparams: secret'), { cause });
-  for (const err of [
-    pgError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'),
-    pgError('57P01', 'terminating connection due to administrator command'),
-    pgError('57P03', 'the database system is starting up'),
-    pgError('08006', 'connection failure'),
-    new Error('Connection terminated unexpectedly'),
-    new Error('timeout exceeded when trying to connect'),
-    wrapped(new Error('Client has encountered a connection error and is not queryable')),
-    new AggregateError([new Error('a decline'), wrapped(pgError('ECONNRESET', 'read ECONNRESET'))], '2 checks failed'),
-  ]) {
-    expect(isDatabaseUnavailable(err), String(err)).toBe(true);
-  }
-  // The cause named in logs is the driver's, never drizzle's message with the query's parameters.
-  expect(outageCause(wrapped(pgError('57P01', 'terminating connection')))?.message).toBe('terminating connection');
-  for (const err of [pgError('23505', 'duplicate key value'), pgError('40001', 'could not serialize access'), wrapped(new Error('boom')), new Error('x'), 'text', undefined]) {
-    expect(isDatabaseUnavailable(err), String(err)).toBe(false);
-  }
-});
 
 describe.skipIf(!isPostgres)('the database going away under load', () => {
   let testDb: TestDatabase;
