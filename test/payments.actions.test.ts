@@ -124,6 +124,14 @@ describe('3-D Secure on the simulator, in process', () => {
     expect((await s.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
   });
 
+  it('the test helper settles a challenged payment as well', async () => {
+    const { order, payment } = await payWithChallenge(s.api);
+    const resolved = await s.api.post(`/v1/test-helpers/payments/${payment.id}/resolve`, { outcome: 'failed' });
+    expect(resolved.status, resolved.text).toBe(200);
+    expect(resolved.body).toMatchObject({ status: 'failed', failure_code: 'authentication_failed', next_action: null });
+    expect((await s.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+  });
+
   it('refuses a return_url that is not an absolute http(s) URL, and http in live mode', async () => {
     const order = await newOrder(s.api);
     for (const bad of ['not a url', 'ftp://shop.example.com/', 'javascript:alert(1)', 'https://user:pw@shop.example.com/']) {
