@@ -42,7 +42,7 @@ INI
     fi
     pgbouncer -d "${user[@]}" "$dir/pgbouncer.ini"
     for _ in $(seq 1 50); do
-      pg_isready -q -h 127.0.0.1 -p "$port" && exit 0
+      pg_isready -q -h 127.0.0.1 -p "$port" -U postgres -d postgres && exit 0
       sleep 0.1
     done
     echo "PgBouncer did not start on port $port:" >&2
