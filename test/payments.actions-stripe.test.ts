@@ -2,12 +2,13 @@
 // the PaymentIntent's redirect becomes next_action, Stripe is given our return endpoint, and the
 // customer coming back there (with what Stripe appends) makes the service ask Stripe, which alone
 // decides. Without a return_url Stripe is told not to start 3-D Secure: authentication_required.
-// Live mode: test mode keeps to the simulators' test cards, whatever the route.
+// Live mode, and test mode through a sandbox account: there Stripe's own test cards apply (API.md §6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useService } from './fixtures.js';
 import { createConnectorAccount } from './connectors.helpers.js';
 import { FakeStripe, STRIPE_CARDS } from './fakes/stripe.js';
-import { eventTypesOf, newOrder, pay } from './payments.helpers.js';
+import { CARDS, eventTypesOf, newOrder, pay } from './payments.helpers.js';
+import { expectError } from './helpers.js';
 import { browse, MERCHANT_RETURN } from './payments.actions.helpers.js';
 
 let fake: FakeStripe;
@@ -66,5 +67,23 @@ describe('3-D Secure through Stripe', () => {
     expect(payment).toMatchObject({ status: 'failed', failure_code: 'authentication_required' });
     expect(intentOf(payment.id)).toMatchObject({ status: 'canceled' });
     expect((await s.live.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+  });
+});
+
+describe('test mode through a Stripe sandbox account', () => {
+  it("takes Stripe's own test cards, which the simulators' route refuses", async () => {
+    const tenant = await s.newTenant('Sandbox');
+    // The simulators of the default route know only the documented test cards.
+    expectError(await pay(tenant.api, (await newOrder(tenant.api)).id, STRIPE_CARDS.threeDSecureRequired), 400, 'parameter_invalid', { param: 'payment_method.card.number' });
+    await createConnectorAccount(tenant.api, 'stripe', 'sandbox', { secret_key: `sk_test_${'d'.repeat(24)}` });
+    const routing = await tenant.api.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'sandbox' }] }] } });
+    expect(routing.status, routing.text).toBe(200);
+    const order = await newOrder(tenant.api);
+    const res = await pay(tenant.api, order.id, STRIPE_CARDS.threeDSecureRequired, { return_url: MERCHANT_RETURN });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ status: 'requires_action', livemode: false, next_action: { type: 'redirect_to_url' } });
+    expect(intentOf(res.body.id).livemode).toBe(false);
+    // The common test cards work there too.
+    expect((await pay(tenant.api, (await newOrder(tenant.api)).id, CARDS.success)).body.status).toBe('succeeded');
   });
 });

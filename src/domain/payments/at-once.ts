@@ -26,7 +26,8 @@ import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
 import { balanceChanges, paymentLines } from '../../ledger/journal.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
-import { routingFor } from '../routing/targets.js';
+import { onlySimulated, routingFor } from '../routing/targets.js';
+import { requireTestCard } from './cards.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
 import type { EventType } from '../events/types.js';
@@ -161,8 +162,14 @@ export async function tryCreateCardPaymentAtOnce(
   if (!orderUuid) return undefined;
   const order = await readOrder(db, ctx, orderUuid);
   if (!order || order.status !== 'open' || order.expiresAt <= now) return undefined;
-  const route = planPaymentRoute(rt, await routingFor(db, rt, ctx), order, 'card');
+  const routing = await routingFor(db, rt, ctx);
+  const route = planPaymentRoute(rt, routing, order, 'card');
   if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
+  try {
+    requireTestCard(card, ctx.livemode, onlySimulated(routing, route));
+  } catch {
+    return undefined; // the general path answers (and records) the card's error
+  }
 
   const payment = newPaymentRow(rt, ctx, order, cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
   const processing: PaymentOrderRow = { ...order, status: 'processing', version: order.version + 1, updatedAt: now };

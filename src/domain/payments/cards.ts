@@ -50,8 +50,8 @@ const PARAM = 'payment_method.card';
 
 /**
  * Validates card data beyond its shape (the request schema checks digits and ranges): the Luhn
- * checksum, an expiry not in the past, and in test mode one of the test cards (API.md §6) — in
- * live mode, never one. Messages never repeat the number.
+ * checksum, an expiry not in the past, and in live mode no test card. Messages never repeat the
+ * number. Which numbers test mode takes depends on where the payment goes (requireTestCard).
  *
  * `resuming`: the retry of a request that already created the payment. The card passed the expiry
  * check then, and the charge may already be booked; a retry that crosses the end of the expiry
@@ -61,14 +61,7 @@ export function validateCard(card: CardDetails, livemode: boolean, now: Date, op
   if (!luhnValid(card.number)) {
     throw new ApiError('parameter_invalid', { param: `${PARAM}.number`, message: `${PARAM}.number is not a valid card number (checksum).` });
   }
-  const isTestCard = Object.hasOwn(TEST_CARDS, card.number);
-  if (!livemode && !isTestCard) {
-    throw new ApiError('parameter_invalid', {
-      param: `${PARAM}.number`,
-      message: `${PARAM}.number: test mode accepts only the test cards of the documentation (4242… succeeds, 4000…0002 is declined, …).`,
-    });
-  }
-  if (livemode && isTestCard) {
+  if (livemode && Object.hasOwn(TEST_CARDS, card.number)) {
     throw new ApiError('parameter_invalid', { param: `${PARAM}.number`, message: `${PARAM}.number is a test card; live mode needs a real card.` });
   }
   const monthsNow = now.getUTCFullYear() * 12 + now.getUTCMonth();
@@ -107,4 +100,18 @@ export function redactCardForFingerprint(key: Buffer) {
     const b = body as { payment_method: Record<string, unknown> };
     return { ...b, payment_method: { ...b.payment_method, card: { ...card, number: digest(card.number), cvc: digest(card.cvc) } } };
   };
+}
+
+/**
+ * Test mode: the built-in simulated processors know only the test cards of API.md §6, so a route
+ * of simulators alone refuses any other number up front. A route reaching a real processor's
+ * sandbox (a test-mode connector account) takes any valid number, and that processor's own test
+ * cards apply there.
+ */
+export function requireTestCard(card: CardDetails, livemode: boolean, onlySimulated: boolean): void {
+  if (livemode || !onlySimulated || Object.hasOwn(TEST_CARDS, card.number)) return;
+  throw new ApiError('parameter_invalid', {
+    param: `${PARAM}.number`,
+    message: `${PARAM}.number: the simulated processors of test mode take only the test cards of the documentation (4242… succeeds, 4000…0002 is declined, …).`,
+  });
 }

@@ -24,7 +24,8 @@ import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { loadOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
-import { routingFor } from '../routing/targets.js';
+import { onlySimulated, routingFor } from '../routing/targets.js';
+import { requireTestCard } from './cards.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './at-once.js';
 import type { CardDetails, ChargeState } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
@@ -96,6 +97,7 @@ export async function createPayment(db: Db, rt: Runtime, ctx: RequestContext, in
           route = [holder];
         }
         if (route.length === 0) throw new ApiError('routing_no_match');
+        if (method.type === 'card') requireTestCard(method.card, ctx.livemode, onlySimulated(routing, route));
         if (!routeAvailable(rt, route)) {
           throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
         }

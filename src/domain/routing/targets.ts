@@ -129,6 +129,14 @@ export function capableKeys(routing: Routing, need: Need): Set<string> {
   return new Set(routing.targets.filter((t) => capable(t, need)).map((t) => t.key));
 }
 
+/** Whether every connector of the route is a built-in simulated processor (they know only the test cards). */
+export function onlySimulated(routing: Routing, route: readonly string[]): boolean {
+  return route.every((key) => {
+    const target = routing.targets.find((t) => t.key === key);
+    return target !== undefined && catalogueEntry(target.connector)?.simulated === true;
+  });
+}
+
 /** Why the processor behind route key `key` cannot take `amount` of `currency`, or undefined. */
 export function amountLimitOf(routing: Routing, key: string, amount: number, currency: string): string | undefined {
   const target = routing.targets.find((t) => t.key === key);

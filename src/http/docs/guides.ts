@@ -50,8 +50,10 @@ function testData(): string {
   });
   return `## Test cards and bank accounts
 
-In test mode only these card numbers are accepted (any future expiry, any CVC); each behaves the
-same way every time.
+The simulated processors of test mode (its default route) accept only these card numbers (any
+future expiry, any CVC); each behaves the same way every time. A test-mode route to a real
+processor's sandbox (a connector account) takes any valid number, and that processor's own test
+cards apply there.
 
 ${table(['number', 'scenario', 'what happens'], cards)}
 
