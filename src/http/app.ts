@@ -35,6 +35,7 @@ import { registerPayoutsModule } from './routes/payouts-module.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
+import { documentHeaders, documentRoute } from './contract.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -252,6 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       info: {
         title: 'Payment orchestration API',
         version: '1.0.0',
+        contact: { name: 'Payment orchestration maintainers' },
         description:
           'Payment orders, payments, payouts, mandates and signed webhooks. Amounts are integers in the minor unit of their currency. ' +
           'Every POST that creates or moves money needs an Idempotency-Key header. Errors share one typed body.',
@@ -261,6 +263,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       security: [{ bearerAuth: [] }],
       webhooks: eventWebhooks(),
     },
+    transform: documentRoute,
+    transformObject: documentHeaders(),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true }, staticCSP: true });

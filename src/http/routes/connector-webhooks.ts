@@ -48,7 +48,7 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime, li
           description: description("the simulator's secret"),
           security: [],
           params: Type.Object({ name: Type.String({ maxLength: 64, examples: ['simulator_a'] }) }),
-          response: { 200: Received, ...errorResponses(404) },
+          response: { 200: Received, ...errorResponses('resource_missing', 'connector_webhook_signature_invalid', 'connector_webhook_timestamp_stale') },
         },
       },
       async (req) => {
@@ -68,7 +68,7 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime, li
           description: `${description("the connector account's webhook secret, by the processor's own scheme")} At most 256 KiB; rate-limited per account.`,
           security: [],
           params: Type.Object({ id: Type.String({ maxLength: 64, examples: ['ca_01jd8x3v0pe7wbz0m4k6f2n9qa'] }) }),
-          response: { 200: Received, ...errorResponses(404, 413) },
+          response: { 200: Received, ...errorResponses('resource_missing', 'body_too_large', 'connector_webhook_signature_invalid', 'connector_webhook_timestamp_stale') },
         },
       },
       async (req, reply) => {
