@@ -95,6 +95,14 @@ export const ErrorResponse = Type.Object(
   { $id: 'Error', title: 'Error' },
 );
 
+/**
+ * Named examples of a request body, shown by the document as the body's examples (@fastify/swagger
+ * reads `x-examples`); test/openapi.contract.test.ts sends each to the service.
+ */
+export function bodyExamples(examples: Record<string, { summary: string; value: unknown }>) {
+  return { 'x-examples': examples };
+}
+
 /** Where a route's declared error codes sit in its response schemas, for src/http/contract.ts. */
 export const ERROR_CODES_KEY = 'x-error-codes';
 
