@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createClient, PaymentApiError, webhooks, WebhookVerificationError, type ClientOptions, type EventOf } from '../sdk/src/index.js';
 import { MemoryRateLimiter, type Budget, type Decision } from '../src/lib/rate-limiter.js';
 import { useService } from './fixtures.js';
+import { isPostgres } from './helpers.js';
 import { deliverAt, webhookOptions } from './webhooks.helpers.js';
 
 /** The service's limiter, told by a test to refuse the next request of a key once. */
@@ -91,7 +92,8 @@ describe('SDK', () => {
     expect(seen).toEqual([...made].reverse());
   });
 
-  it('retries a 409 idempotency_key_in_use from a concurrent twin with the same key, and ends with the one payment', async () => {
+  // PGlite runs one statement at a time: a twin never finds the key held, it finds the stored answer.
+  it.skipIf(!isPostgres)('retries a 409 idempotency_key_in_use from a concurrent twin with the same key, and ends with the one payment', async () => {
     const { po, attempts } = recordingClient();
     let busy = 0;
     // Concurrent twins race for the key; a round where every twin arrived after the winner finished
