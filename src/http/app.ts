@@ -37,6 +37,7 @@ import { registerPayoutsModule } from './routes/payouts-module.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
+import { documentHeaders, documentRoute } from './contract.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -255,6 +256,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       info: {
         title: 'Payment orchestration API',
         version: '1.0.0',
+        contact: { name: 'Payment orchestration maintainers' },
         description: apiDescription(),
       },
       servers: [{ url: '/' }],
@@ -262,6 +264,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       security: [{ bearerAuth: [] }],
       webhooks: eventWebhooks(),
     },
+    transform: documentRoute,
+    transformObject: documentHeaders(),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await registerReference(app);

@@ -2,7 +2,7 @@
 // object validates requests, types the handlers and documents the API in OpenAPI.
 import { Type, type TProperties, type TSchema } from 'typebox';
 import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from '../lib/currencies.js';
-import { ERROR_CATALOGUE } from './errors.js';
+import { ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 
 export const Amount = Type.Integer({
   minimum: MIN_AMOUNT,
@@ -95,11 +95,26 @@ export const ErrorResponse = Type.Object(
   { $id: 'Error', title: 'Error' },
 );
 
-/** The error statuses every authenticated route can answer with, for the OpenAPI document. */
-export function errorResponses(...extra: number[]) {
-  // 503: any request may meet a database outage or a shutting-down instance (service_unavailable).
-  const statuses = new Set([400, 401, 403, 429, 500, 503, ...extra]);
-  return Object.fromEntries([...statuses].map((status) => [status, Type.Ref('Error')]));
+/**
+ * Named examples of a request body, shown by the document as the body's examples (@fastify/swagger
+ * reads `x-examples`); test/openapi.contract.test.ts sends each to the service.
+ */
+export function bodyExamples(examples: Record<string, { summary: string; value: unknown }>) {
+  return { 'x-examples': examples };
+}
+
+/** Where a route's declared error codes sit in its response schemas, for src/http/contract.ts. */
+export const ERROR_CODES_KEY = 'x-error-codes';
+
+/**
+ * The error codes an operation's own work can answer (its domain's refusals: resource_missing,
+ * invalid_state…), grouped by status. The codes every route shares (authentication, rate limit,
+ * validation, Idempotency-Key, outage) are added by src/http/contract.ts from the route's config.
+ */
+export function errorResponses(...codes: ErrorCode[]) {
+  const byStatus: Record<number, ErrorCode[]> = {};
+  for (const code of codes) (byStatus[ERROR_CATALOGUE[code].status] ??= []).push(code);
+  return Object.fromEntries(Object.entries(byStatus).map(([status, own]) => [status, { ...Type.Ref('Error'), [ERROR_CODES_KEY]: own }]));
 }
 
 /** The Idempotency-Key header of a POST that honours it when present (API.md §4). */

@@ -1,6 +1,6 @@
 // Request and response schemas of payment orders: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
+import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { PAYMENT_ORDER_STATUSES } from './state.js';
 
 export const CreatePaymentOrderBody = Type.Object(
@@ -21,7 +21,12 @@ export const CreatePaymentOrderBody = Type.Object(
       Type.String({ format: 'date-time', description: 'When an unpaid order expires: in the future, at most 30 days ahead. Default: 24 hours after creation.' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    ...bodyExamples({
+      order: { summary: 'An order of 19.99 EUR', value: { amount: 1999, currency: 'EUR', reference: 'order-1042', customer: { email: 'jane@example.com', name: 'Jane Doe' } } },
+    }),
+  },
 );
 export type CreatePaymentOrderBody = Static<typeof CreatePaymentOrderBody>;
 

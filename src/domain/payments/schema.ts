@@ -1,6 +1,6 @@
 // Request and response schemas of payments: validation, handler types and OpenAPI at once.
 import { Type, type Static } from 'typebox';
-import { Amount, IdFilter, ListQuery, Metadata, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
+import { Amount, IdFilter, ListQuery, Metadata, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
@@ -45,7 +45,13 @@ export const CreatePaymentBody = Type.Object(
     ),
     metadata: Type.Optional(Metadata),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    ...bodyExamples({
+      card: { summary: 'Pay with a test card', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } } } },
+      mandate: { summary: 'Debit an active mandate', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'mandate', mandate: 'mdt_01jd8x3v0pe7wbz0m4k6f2n9qa' } } },
+    }),
+  },
 );
 export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
 

@@ -1,6 +1,6 @@
 // Request and response schemas of refunds.
 import { Type, type Static } from 'typebox';
-import { Amount, IdFilter, ListQuery, Metadata, OneOf, Versioned } from '../../kernel/schemas.js';
+import { Amount, IdFilter, ListQuery, Metadata, OneOf, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { REFUND_FAILURE_CODES } from '../../connectors/types.js';
 import { REFUND_STATUSES } from './state.js';
 
@@ -13,7 +13,12 @@ export const CreateRefundBody = Type.Object(
     reason: Type.Optional(Type.String({ enum: [...REFUND_REASONS] })),
     metadata: Type.Optional(Metadata),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    ...bodyExamples({
+      refund: { summary: 'Refund part of a payment', value: { payment: 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa', amount: 500, reason: 'requested_by_customer' } },
+    }),
+  },
 );
 export type CreateRefundBody = Static<typeof CreateRefundBody>;
 

@@ -49,7 +49,7 @@ export function registerConnectorAccountRoutes(app: App, db: Db, rt: Runtime) {
       schema: described('createConnectorAccount', 'Connect a processor account: its credentials, checked for shape and sealed (never returned)', {
         body: CreateConnectorAccountBody,
         headers: OptionalIdempotencyKey,
-        response: { 201: Account, ...errorResponses(409, 422) },
+        response: { 201: Account, ...errorResponses() },
       }),
     },
     async (req, reply) => sendOutcome(reply, await createConnectorAccount(db, rt, req.ctx, req.body)),
@@ -84,7 +84,7 @@ export function registerConnectorAccountRoutes(app: App, db: Db, rt: Runtime) {
         'Credentials given replace the stored ones field by field. A new webhook secret leaves the previous one verifying for grace_period_seconds. ' +
         'A disabled account takes no new payments; what it already holds still settles. Other processes apply the change within ROUTING_CACHE_TTL_MS.',
       body: UpdateConnectorAccountBody,
-      response: { 200: Account, ...errorResponses(404) },
+      response: { 200: Account, ...errorResponses('resource_missing') },
     },
     (ctx, id, body) => updateConnectorAccount(db, rt, ctx, id, body),
   );
@@ -94,7 +94,7 @@ export function registerConnectorAccountRoutes(app: App, db: Db, rt: Runtime) {
       operationId: 'deleteConnectorAccount',
       summary: "Delete a connector account (refused with 422 connector_account_in_use while this mode's routing rules name it)",
       body: NoParameters,
-      response: { 200: DeletedConnectorAccount, ...errorResponses(404, 422) },
+      response: { 200: DeletedConnectorAccount, ...errorResponses('resource_missing', 'connector_account_in_use') },
     },
     (ctx, id) => deleteConnectorAccount(db, rt, ctx, id),
   );

@@ -48,7 +48,7 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime, li
           description: description("the simulator's secret"),
           security: [],
           params: Type.Object({ name: Type.String({ maxLength: 64, examples: ['simulator_a'] }) }),
-          response: { 200: Received, ...errorResponses(404) },
+          response: { 200: Received, ...errorResponses('resource_missing', 'connector_webhook_signature_invalid', 'connector_webhook_timestamp_stale') },
         },
       },
       async (req) => {
@@ -73,7 +73,7 @@ export function registerConnectorWebhookRoutes(app: App, db: Db, rt: Runtime, li
               description: 'Received. Processors that expect a plain-text acknowledgement get it instead of the JSON receipt (Adyen: `[accepted]`).',
               content: { 'application/json': { schema: Received }, 'text/plain': { schema: Type.String({ examples: ['[accepted]'] }) } },
             },
-            ...errorResponses(404, 413),
+            ...errorResponses('resource_missing', 'body_too_large', 'connector_webhook_signature_invalid', 'connector_webhook_timestamp_stale'),
           },
         },
       },

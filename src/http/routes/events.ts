@@ -126,7 +126,7 @@ export function registerEventRoutes(app: App, db: Db) {
     '/v1/events/:id',
     {
       serializerCompiler: asStored,
-      schema: { tags, operationId: 'retrieveEvent', summary: 'Retrieve an event', params: IdParam('evt_01jd8x3v0pe7wbz0m4k6f2n9qa'), response: { 200: Type.Ref('Event'), ...errorResponses(404) } },
+      schema: { tags, operationId: 'retrieveEvent', summary: 'Retrieve an event', params: IdParam('evt_01jd8x3v0pe7wbz0m4k6f2n9qa'), response: { 200: Type.Ref('Event'), ...errorResponses('resource_missing') } },
     },
     async (req) => retrieveEvent(db, req.ctx, req.params.id),
   );

@@ -36,7 +36,7 @@ export function registerPaymentActionRoutes(app: App, db: Db, rt: Runtime) {
           summary: "The page that takes the customer to a processor that wants a form posted (a payment's next_action.url)",
           security: [],
           params: ActionParams,
-          response: { 200: Html, ...errorResponses(404) },
+          response: { 200: Html, ...errorResponses('resource_missing') },
         },
       },
       async (req, reply) => {
@@ -71,7 +71,7 @@ export function registerPaymentActionRoutes(app: App, db: Db, rt: Runtime) {
           summary: "A simulated processor's 3-D Secure challenge page (test card 4000000000003220)",
           security: [],
           params: ChallengeParams,
-          response: { 200: Html, ...errorResponses(404) },
+          response: { 200: Html, ...errorResponses('resource_missing') },
         },
       },
       async (req, reply) => {
@@ -94,7 +94,7 @@ export function registerPaymentActionRoutes(app: App, db: Db, rt: Runtime) {
           summary: "The answer on a simulated processor's challenge page",
           security: [],
           params: ChallengeParams,
-          response: { 200: Html, 303: SeeOther, ...errorResponses(404) },
+          response: { 200: Html, 303: SeeOther, ...errorResponses('resource_missing') },
         },
       },
       async (req, reply) => {

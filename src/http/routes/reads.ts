@@ -36,7 +36,7 @@ export function registerReadRoutes<Q extends TSchema>(app: App, routes: ReadRout
         operationId: `retrieve${routes.schema}`,
         summary: `Retrieve a ${names[0]}`,
         params: IdParam(routes.idExample),
-        response: { 200: object, ...errorResponses(404) },
+        response: { 200: object, ...errorResponses('resource_missing') },
       },
     },
     async (req) => routes.retrieve(req.ctx, req.params.id),

@@ -34,7 +34,7 @@ export function registerRoutingRoutes(app: App, db: Db, rt: Runtime) {
           'Ordered rules; the first that matches a payment (currency, amount range, payment method type) names the connectors to try. ' +
           'Other processes of the service apply the change within ROUTING_CACHE_TTL_MS.',
         body: PutRoutingBody,
-        response: { 200: Type.Ref('Routing'), ...errorResponses() },
+        response: { 200: Type.Ref('Routing'), ...errorResponses('resource_missing') },
       },
     },
     async (req) => putRouting(db, rt, req.ctx, req.body),

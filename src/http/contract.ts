@@ -1,0 +1,138 @@
+// What the OpenAPI document says about every operation beyond its own schemas, derived from the
+// same facts the service acts on, so that the document cannot drift from the answers:
+// - the error codes an operation can answer: the ones its route declares (errorResponses in
+//   src/kernel/schemas.ts) plus the ones the shared hooks add (authentication, rate limit, request
+//   validation, Idempotency-Key), grouped by status and named in each response's description;
+// - the response headers every answer carries (Request-Id, RateLimit-*, Idempotent-Replayed,
+//   Retry-After) as reusable components;
+// - a body that an action without parameters may omit is not required.
+import http from 'node:http';
+import type { RouteOptions } from 'fastify';
+import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
+import { Type } from 'typebox';
+import { ERROR_CATALOGUE, type ErrorCode } from '../kernel/errors.js';
+import { ERROR_CODES_KEY, NoParameters } from '../kernel/schemas.js';
+
+type Schema = Record<string, unknown>;
+
+/** The codes every request to an authenticated route may meet before or around its handler. */
+function impliedCodes(route: RouteOptions, schema: Schema): ErrorCode[] {
+  const codes: ErrorCode[] = ['internal_error', 'service_unavailable'];
+  if (route.config?.auth !== false) codes.push('api_key_missing', 'api_key_invalid', 'account_suspended', 'rate_limited');
+  if (schema.body || schema.querystring || schema.params) codes.push('parameter_invalid', 'parameter_missing', 'parameter_unknown');
+  if (schema.body) {
+    codes.push('body_invalid_json', 'body_too_large', 'unsupported_media_type');
+    if (schema.body !== NoParameters) codes.push('body_missing');
+  }
+  const idempotency = route.config?.idempotency;
+  if (idempotency) codes.push('idempotency_key_invalid', 'idempotency_key_reused', 'idempotency_key_in_use');
+  if (idempotency === 'required') codes.push('idempotency_key_missing');
+  // A public route without parameters (health) refuses only what no route accepts.
+  if (codes.length === 2) codes.push('headers_too_large');
+  return codes;
+}
+
+function describeSuccess(status: string, body: Schema): string {
+  const ref = typeof body.$ref === 'string' ? body.$ref : undefined;
+  const items = (body.properties as Schema | undefined)?.data as Schema | undefined;
+  const listed = typeof (items?.items as Schema | undefined)?.$ref === 'string' ? ((items!.items as Schema).$ref as string) : undefined;
+  const what = ref ? `the ${ref}` : listed ? `a page of ${listed} objects, newest first` : typeof body.title === 'string' ? `the ${body.title}` : 'the answer';
+  return `${http.STATUS_CODES[Number(status)] ?? status}: ${what}.`;
+}
+
+/**
+ * @fastify/swagger's per-route `transform`: the route's responses with every error status it can
+ * answer, each described by its codes. Only the document changes; the route keeps its schemas.
+ */
+export const documentRoute: SwaggerTransform = ({ schema: routeSchema, url, route }) => {
+  const schema = routeSchema as Schema;
+  if (!schema || schema.hide) return { schema, url };
+  const declared = (schema.response ?? {}) as Record<string, Schema>;
+  const codes = new Set<ErrorCode>(impliedCodes(route, schema));
+  const response: Record<string, Schema> = {};
+  for (const [status, body] of Object.entries(declared)) {
+    const own = body[ERROR_CODES_KEY] as ErrorCode[] | undefined;
+    if (own) for (const code of own) codes.add(code);
+    else response[status] = { ...body, 'x-response-description': (body.description as string | undefined) ?? describeSuccess(status, body) };
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code]);
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const described = list.map((code) => `\`${code}\``).join(', ');
+    response[status] = { ...Type.Ref('Error'), description: `${http.STATUS_CODES[status]}: ${described}.` };
+  }
+  const summary = typeof schema.summary === 'string' ? schema.summary : undefined;
+  return { schema: { ...schema, description: schema.description ?? (summary ? `${summary}.` : undefined), response }, url };
+};
+
+const header = (description: string, schema: Schema) => ({ description, schema });
+
+/** The headers of the service's answers, referred to from every response that carries them. */
+export const RESPONSE_HEADERS = {
+  'Request-Id': header('The id of this request (req_…); quote it when asking about a request.', { type: 'string' }),
+  'RateLimit-Limit': header("The burst size of the API key's token bucket.", { type: 'integer' }),
+  'RateLimit-Remaining': header('Requests left in the bucket after this one.', { type: 'integer' }),
+  'RateLimit-Reset': header('Seconds until the bucket is full again.', { type: 'integer' }),
+  'RateLimit-Policy': header('The bucket: `<per second>;w=1;burst=<burst>`.', { type: 'string' }),
+  'Idempotent-Replayed': header('`true` when this is the stored answer to an earlier request with the same Idempotency-Key.', { type: 'string', enum: ['true'] }),
+  'Retry-After': header('Seconds to wait before retrying (with the same Idempotency-Key for a POST).', { type: 'integer' }),
+} as const;
+
+type HeaderName = keyof typeof RESPONSE_HEADERS;
+
+/** Which headers an answer of `status` carries, for an operation that is or is not authenticated and idempotent. */
+function headersFor(status: number, authenticated: boolean, idempotent: boolean): HeaderName[] {
+  const names: HeaderName[] = ['Request-Id'];
+  const beforeHandler = status === 401 || status === 403;
+  // Authentication fails before the rate limiter is asked.
+  if (authenticated && !beforeHandler) names.push('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy');
+  // Answers that let the key go (409, 429, 5xx) are never stored, so never replayed.
+  if (idempotent && !beforeHandler && status < 500 && status !== 409 && status !== 429) names.push('Idempotent-Replayed');
+  if (status === 429 || status === 503) names.push('Retry-After');
+  return names;
+}
+
+type Operation = { security?: unknown[]; parameters?: { in: string; name: string }[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> }; responses?: Record<string, Schema>; tags?: string[] };
+
+/** Every tag a route uses, described; a tag missing here is named by its own name. */
+const TAGS: Record<string, string> = {
+  balance: 'What the account holds per currency, and the transactions that moved it.',
+  beneficiaries: 'The people and companies payouts are sent to, with their bank accounts.',
+  'connector accounts': "The account's own credentials at a processor.",
+  connectors: 'The processors the service can route to, and what each needs.',
+  events: 'Everything that happened to the objects of an account, in order; also sent to webhook endpoints.',
+  health: 'Liveness and readiness of the service; no API key needed.',
+  mandates: 'Direct-debit authorisations given by a customer.',
+  'payment orders': 'What a customer is asked to pay: amount, currency and its lifecycle.',
+  payments: 'Attempts to pay a payment order with a card or a mandate.',
+  payouts: 'Money sent from the balance to a beneficiary.',
+  refunds: 'Money given back on a succeeded payment.',
+  routing: 'The rules choosing the connector for each payment.',
+  'test helpers': 'Test mode only: move objects to the outcome you want to see.',
+  'webhook endpoints': 'Where the service sends events, signed with the endpoint secret (Standard Webhooks).',
+  webhooks: 'Processors’ notifications to the service.',
+};
+
+/** @fastify/swagger's `transformObject`: header components and references, optional empty bodies, declared tags. */
+export function documentHeaders(): SwaggerTransformObject {
+  return (document) => {
+    const openapiObject = (document as { openapiObject: Schema }).openapiObject;
+    const components = (openapiObject.components ??= {}) as Schema;
+    components.headers = RESPONSE_HEADERS;
+    const used = new Set<string>();
+    for (const item of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, Operation>>)) {
+      for (const operation of Object.values(item)) {
+        const authenticated = !(Array.isArray(operation.security) && operation.security.length === 0);
+        const idempotent = (operation.parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key');
+        for (const [status, answer] of Object.entries(operation.responses ?? {})) {
+          answer.headers = Object.fromEntries(headersFor(Number(status), authenticated, idempotent).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+        }
+        const body = operation.requestBody?.content?.['application/json']?.schema;
+        if (body && body.additionalProperties === false && Object.keys((body.properties as Schema | undefined) ?? {}).length === 0) operation.requestBody!.required = false;
+        for (const tag of operation.tags ?? []) used.add(tag);
+      }
+    }
+    openapiObject.tags = [...used].sort().map((name) => ({ name, description: TAGS[name] ?? name }));
+    return openapiObject as ReturnType<SwaggerTransformObject>;
+  };
+}
