@@ -29,7 +29,7 @@ export function adyenHarness(): ProcessorHarness {
   };
   return {
     name: 'adyen',
-    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes']),
+    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'customer_actions']),
     cards: CARDS,
     start: async () => void (await fake.start()),
     close: () => fake.close(),
@@ -62,6 +62,17 @@ export function adyenHarness(): ProcessorHarness {
       return { body, headers: { 'content-type': 'application/json' } };
     },
     webhookAcknowledgement: '[accepted]',
+    actions: {
+      card: '4000000000003220',
+      // RedirectShopper: the issuer's page, then Adyen sends the customer to the returnUrl it was
+      // given with a redirectResult, which the service submits to /payments/details.
+      async answer(payment, outcome) {
+        const held = fake.paymentOf(payment.id)!;
+        const back = new URL(held.body.returnUrl);
+        back.searchParams.set('redirectResult', fake.challenge(held.pspReference, outcome === 'completed' ? 'authorised' : 'refused'));
+        return back.toString();
+      },
+    },
     async settleRefund(connected: Connected, refundId: string) {
       const refund = [...fake.refunds.values()].find((r) => r.reference === refundId)!;
       const res = await postWebhook(connected.webhookUrl, { body: fake.refunded(refund.pspReference, true, HMAC_KEY), headers: { 'content-type': 'application/json' } });

@@ -96,9 +96,13 @@ export interface ProcessorHarness {
    * the refund `refundId` at the processor and delivers its webhook. Unset: refunds succeed at once.
    */
   settleRefund?(connected: Connected, refundId: string): Promise<void>;
-  // Customer actions (capability `customer_actions`): the work bringing requires_action adds here
-  // what its scenarios in scenarios.ts need (a card the processor asks an action for, completing
-  // and failing that action at the fake) and sets the capability in each harness that has it.
+  /** Customer actions (capability `customer_actions`). */
+  actions?: {
+    /** A card the processor asks 3-D Secure for (given a return URL). */
+    card: string;
+    /** The customer answers the processor's challenge of `payment`: the URL the browser is then sent back to. */
+    answer(payment: PaymentLike & { next_action: { url: string } }, outcome: 'completed' | 'failed'): Promise<string>;
+  };
 }
 
 export async function postWebhook(url: string, webhook: Webhook) {

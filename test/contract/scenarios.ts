@@ -6,6 +6,7 @@
 import { expect } from 'vitest';
 import { orderAndPay, pay, newOrder } from '../payments.helpers.js';
 import type { Api } from '../helpers.js';
+import { browse, MERCHANT_RETURN } from '../payments.actions.helpers.js';
 import { postWebhook, type Capability, type Connected, type PaymentLike, type ProcessorHarness } from './harness.js';
 
 export const BACKUP = 'simulator_b';
@@ -14,13 +15,14 @@ export interface ScenarioContext {
   api: Api;
   harness: ProcessorHarness;
   processor: Connected;
+  /** The service's URL, against which the customer's browser resolves the relative URLs it is given. */
+  url: string;
 }
 
 export interface Scenario {
   name: string;
   needs: readonly Capability[];
-  /** Absent: written by the work that brings the capability (it runs as a todo until then). */
-  run?(ctx: ScenarioContext): Promise<void>;
+  run(ctx: ScenarioContext): Promise<void>;
 }
 
 /** The tenant's route: the processor, then the backup. */
@@ -105,6 +107,29 @@ async function unknownThenVerified(ctx: ScenarioContext, code: string, outcome: 
   expect(verified.body).toMatchObject({ status: 'succeeded', connector: ctx.processor.connector, connector_reference: expect.any(String) });
   expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
   await expectBooks(ctx, first.body.id, 1, 1);
+}
+
+/**
+ * A payment with the harness's 3-D Secure card and a return_url: requires_action with next_action;
+ * the customer answers the processor's challenge, comes back to our return endpoint, and is sent on
+ * to the merchant's page. Returns the payment as the API shows it afterwards.
+ */
+async function customerAction(ctx: ScenarioContext, outcome: 'completed' | 'failed') {
+  const order = await newOrder(ctx.api);
+  const res = await pay(ctx.api, order.id, ctx.harness.actions!.card, { return_url: MERCHANT_RETURN });
+  expect(res.status, res.text).toBe(201);
+  const payment = res.body;
+  expect(payment).toMatchObject({ status: 'requires_action', connector: ctx.processor.connector, next_action: { type: 'redirect_to_url', url: expect.any(String), return_url: MERCHANT_RETURN } });
+  expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
+  const action = { ...payment, next_action: { ...payment.next_action, url: new URL(payment.next_action.url, ctx.url).toString() } };
+  const back = new URL(await ctx.harness.actions!.answer(action, outcome), ctx.url).toString();
+  expect(new URL(back).pathname).toMatch(new RegExp(`^/v1/payments/${payment.id}/return/`));
+  const landed = await browse(back);
+  expect(landed.status, landed.text).toBe(303);
+  const merchant = new URL(landed.location!);
+  expect(`${merchant.origin}${merchant.pathname}`).toBe(MERCHANT_RETURN.split('?')[0]);
+  expect(merchant.searchParams.get('payment')).toBe(payment.id);
+  return { order, payment, after: (await ctx.api.get(`/v1/payments/${payment.id}`)).body };
 }
 
 async function fellBack(ctx: ScenarioContext, code: string) {
@@ -221,10 +246,30 @@ export const SCENARIOS: readonly Scenario[] = [
     run: (ctx) => (ctx.harness.faults!.hangAfterNext(), unknownThenVerified(ctx, 'timeout', 'timeout')),
   },
   // ---- Customer actions (3-D Secure): requires_action → completed / failed. ----
-  // Written with the customer-actions work: a harness opts in with the `customer_actions`
-  // capability (and what it needs to drive the action: a card, completing and failing it).
-  { name: 'requires action, then completed', needs: ['customer_actions'] },
-  { name: 'requires action, then failed', needs: ['customer_actions'] },
+  {
+    name: 'requires action, then completed: back through the return endpoint, succeeded, the order paid',
+    needs: ['customer_actions'],
+    async run(ctx) {
+      const { order, payment, after } = await customerAction(ctx, 'completed');
+      expect(after).toMatchObject({ status: 'succeeded', next_action: null, connector: ctx.processor.connector });
+      expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
+      expect(await eventsOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.requires_action', 'payment.succeeded']);
+      await expectBooks(ctx, payment.id, 1, 1);
+    },
+  },
+  {
+    name: 'requires action, then failed: authentication_failed, never sent elsewhere, the order open',
+    needs: ['customer_actions'],
+    async run(ctx) {
+      const { order, payment, after } = await customerAction(ctx, 'failed');
+      expect(after).toMatchObject({ status: 'failed', failure_code: 'authentication_failed', next_action: null, connector: ctx.processor.connector });
+      // One attempt, the call that asked for the action: the outcome came from the customer, not another connector.
+      expect(attempts(after)).toEqual([[ctx.processor.connector, 'requires_action', null]]);
+      expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+      expect(await eventsOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.requires_action', 'payment.failed']);
+      await expectBooks(ctx, payment.id, 1, 1);
+    },
+  },
 ];
 
 /** The scenarios `harness` can run. */

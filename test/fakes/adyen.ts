@@ -48,12 +48,13 @@ export const ADYEN_CARDS = {
 /**
  * Test mode of the service takes only its documented test cards (API.md §6); through an Adyen
  * account they stand for the test outcomes Adyen picks by holderName: refused (2), refused for
- * balance (12), and taken as Received. Any other card is Authorised, as Adyen's test cards are.
+ * balance (12), taken as Received, and 3-D Secure by redirect. Any other card is Authorised, as Adyen's test cards are.
  */
 const SERVICE_TEST_CARDS: Record<string, { resultCode: string; refusal?: number }> = {
   '4000000000000002': { resultCode: 'Refused', refusal: 2 },
   '4000000000009995': { resultCode: 'Refused', refusal: 12 },
   '4000000000000077': { resultCode: 'Received' },
+  '4000000000003220': { resultCode: 'RedirectShopper' },
 };
 
 const REFUSAL_REASONS: Record<number, string> = { 2: 'Refused', 4: 'Acquirer Error', 6: 'Expired Card', 11: '3D Not Authenticated', 12: 'Not enough balance', 24: 'CVC Declined', 38: 'Authentication required' };
@@ -231,7 +232,7 @@ export class FakeAdyen {
     if (number === ADYEN_CARDS.received || alias?.resultCode === 'Received') return answer('Received');
     if (number === ADYEN_CARDS.error) return answer('Error', { refusalReason: 'Acquirer Error' });
     if (number === ADYEN_CARDS.cancelled) return answer('Cancelled');
-    if (number === ADYEN_CARDS.threeDS || number === ADYEN_CARDS.threeDSPost) {
+    if (number === ADYEN_CARDS.threeDS || number === ADYEN_CARDS.threeDSPost || alias?.resultCode === 'RedirectShopper') {
       // Told not to authenticate, an issuer that requires it declines.
       if (body.authenticationData?.attemptAuthentication === 'never') return answer('Refused', { refusalReason: 'Authentication required', refusalReasonCode: '38' });
       const { action, additionalData } = example('post-payments-card-3d-secure-redirect-200');
