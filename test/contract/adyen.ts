@@ -18,6 +18,11 @@ const MERCHANT = 'ContractECOM';
 // The service's test cards (test mode takes no other), which the fake answers as Adyen's test outcomes.
 const CARDS = { success: '4242424242424242', declined: '4000000000000002', insufficientFunds: '4000000000009995' };
 
+async function connectAdyen(api: Parameters<ProcessorHarness['connect']>[0], credentials: Record<string, string>): Promise<Connected> {
+  const account = await createConnectorAccount(api, 'adyen', `contract-adyen-${crypto.randomBytes(3).toString('hex')}`, credentials);
+  return { route: { name: account.name }, connector: account.id, webhookUrl: account.webhook_url };
+}
+
 export function adyenHarness(): ProcessorHarness {
   const fake = new FakeAdyen();
   const held = (paymentId: string) => [...fake.payments.values()].filter((p) => p.reference === paymentId);
@@ -29,17 +34,13 @@ export function adyenHarness(): ProcessorHarness {
   };
   return {
     name: 'adyen',
-    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'customer_actions']),
+    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'refund_outcome', 'customer_actions']),
     cards: CARDS,
     start: async () => void (await fake.start()),
     close: () => fake.close(),
     service: () => ({ settings: { adyenCheckoutBaseUrl: fake.url } }),
     processEnv: () => ({ ADYEN_CHECKOUT_BASE_URL: fake.url }),
-    async connect(api) {
-      const credentials = { api_key: `AQE_contract_${'k'.repeat(16)}`, merchant_account: MERCHANT, hmac_key: HMAC_KEY };
-      const account = await createConnectorAccount(api, 'adyen', `contract-adyen-${crypto.randomBytes(3).toString('hex')}`, credentials);
-      return { route: { name: account.name }, connector: account.id, webhookUrl: account.webhook_url };
-    },
+    connect: (api) => connectAdyen(api, { api_key: `AQE_contract_${'k'.repeat(16)}`, merchant_account: MERCHANT, hmac_key: HMAC_KEY }),
     // Adyen takes it (Received); its AUTHORISATION notification settles it.
     pendingCard: () => '4000000000000077',
     books: {
@@ -78,5 +79,24 @@ export function adyenHarness(): ProcessorHarness {
       const res = await postWebhook(connected.webhookUrl, { body: fake.refunded(refund.pspReference, true, HMAC_KEY), headers: { 'content-type': 'application/json' } });
       if (res.text !== '[accepted]') throw new Error(`the REFUND notification of ${refundId} was not accepted: ${res.status} ${res.text}`);
     },
+  };
+}
+
+/**
+ * Adyen's test environment (or whatever ADYEN_CHECKOUT_BASE_URL names), with ADYEN_API_KEY,
+ * ADYEN_MERCHANT_ACCOUNT and ADYEN_HMAC_KEY: no fault controls, no books, and no notification this
+ * run can receive (Adyen posts them to the URL of its Customer Area), so no refund outcome.
+ */
+export function adyenSandbox(): ProcessorHarness {
+  return {
+    name: 'adyen (sandbox)',
+    capabilities: new Set<Capability>(),
+    cards: CARDS,
+    start: async () => undefined,
+    close: async () => undefined,
+    service: () => ({ settings: { adyenCheckoutBaseUrl: process.env.ADYEN_CHECKOUT_BASE_URL || undefined } }),
+    processEnv: () => ({}),
+    connect: (api) =>
+      connectAdyen(api, { api_key: process.env.ADYEN_API_KEY!, merchant_account: process.env.ADYEN_MERCHANT_ACCOUNT!, hmac_key: process.env.ADYEN_HMAC_KEY! }),
   };
 }

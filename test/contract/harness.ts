@@ -20,6 +20,11 @@ export type Capability =
   | 'webhooks'
   /** Runs beside a service process (env), for the SIGKILL crash scenarios. */
   | 'processes'
+  /**
+   * Learns a refund's outcome within the run: at once, or by a webhook the harness delivers. (Adyen's
+   * own sandbox posts its REFUND notification to the URL set in its Customer Area, not to this run.)
+   */
+  | 'refund_outcome'
   /** Answers a status check (GET …?refresh=true) for a payment whose answer was lost; without it, its webhook tells. */
   | 'status_lookup'
   /** Customer actions (3-D Secure): see the requires-action scenarios in scenarios.ts. */

@@ -158,7 +158,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'insufficient funds: failed insufficient_funds, no fallback', needs: [], run: (ctx) => declined(ctx, ctx.harness.cards.insufficientFunds, 'insufficient_funds') },
   {
     name: 'refunds: partial, then the rest; more is refused before reaching the processor',
-    needs: [],
+    needs: ['refund_outcome'],
     async run(ctx) {
       const { api, harness } = ctx;
       const { payment } = await orderAndPay(api, harness.cards.success, { amount: 1000 });

@@ -22,7 +22,7 @@ export function simulatorHarness(): ProcessorHarness {
   const connector = (name: string, url: string) => createSimulatorConnector({ name, transport: httpTransport(url, http), familySecret: DEVELOPMENT_SIMULATOR_SECRET });
   return {
     name: NAME,
-    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'status_lookup', 'customer_actions']),
+    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'refund_outcome', 'status_lookup', 'customer_actions']),
     cards: { success: '4242424242424242', declined: '4000000000000002', insufficientFunds: '4000000000009995' },
     async start() {
       server = await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 600_000 });

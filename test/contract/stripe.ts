@@ -46,7 +46,7 @@ export function stripeHarness(): ProcessorHarness {
   const intents = (paymentId: string) => [...fake.intents.values()].filter((pi) => pi.metadata.payment_id === paymentId);
   return {
     name: 'stripe',
-    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'status_lookup', 'customer_actions']),
+    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'refund_outcome', 'status_lookup', 'customer_actions']),
     cards: CARDS,
     start: async () => void (await fake.start()),
     close: () => fake.close(),
@@ -90,7 +90,7 @@ export function stripeHarness(): ProcessorHarness {
 export function stripeSandbox(): ProcessorHarness {
   return {
     name: 'stripe (sandbox)',
-    capabilities: new Set<Capability>(['webhooks', 'status_lookup']),
+    capabilities: new Set<Capability>(['webhooks', 'refund_outcome', 'status_lookup']),
     cards: CARDS,
     start: async () => undefined,
     close: async () => undefined,
