@@ -1,7 +1,7 @@
 // The connector contract suite: the same scenarios (test/contract/scenarios.ts) over every
-// processor harness (test/contract/harnesses.ts: the simulated processor, Stripe against its fake),
+// processor harness (test/contract/harnesses.ts: the simulated processor, Stripe and Adyen against their fakes),
 // each through a service of its own and the service's HTTP API. A scenario the harness cannot run
-// (a capability it lacks) is skipped; one not written yet (customer actions) is a todo.
+// (a capability it lacks) is skipped.
 import { HARNESSES } from './contract/harnesses.js';
 import { describeContract } from './contract/suite.js';
 

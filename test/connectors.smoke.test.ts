@@ -1,17 +1,18 @@
 // `npm run connectors:smoke` (scripts/connectors-smoke.ts) is not part of npm test — it needs a
 // processor's real sandbox — so this proves the script itself: it skips cleanly without
-// credentials, says when a processor has no connector yet, runs green against the fake Stripe when
-// STRIPE_API_BASE_URL points at it (the fake's books show the scenarios really went there), and
+// credentials, runs green against the fake Stripe when STRIPE_API_BASE_URL points at it and against
+// the fake Adyen when ADYEN_CHECKOUT_BASE_URL does (the fakes' books show the scenarios really went there), and
 // fails when the scenarios fail (Stripe unreachable: the payments land on the backup connector).
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeAdyen } from './fakes/adyen.js';
 import { FakeStripe } from './fakes/stripe.js';
 import { isPostgres } from './helpers.js';
 import { ROOT } from './processes.helpers.js';
 import { closedPort } from './sockets.helpers.js';
 
 function smoke(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('STRIPE_') && !key.startsWith('VITEST') && !['TEST_DB', 'FORCE_COLOR'].includes(key)));
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('STRIPE_') && !key.startsWith('ADYEN_') && !key.startsWith('VITEST') && !['TEST_DB', 'FORCE_COLOR'].includes(key)));
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/connectors-smoke.ts', ...args], { cwd: ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
@@ -22,16 +23,20 @@ function smoke(args: string[], env: Record<string, string | undefined>): Promise
 // The script runs on its own embedded database whichever project runs this file: once is enough.
 describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
   let fake: FakeStripe;
+  let adyenFake: FakeAdyen;
   beforeAll(async () => {
     fake = await new FakeStripe().start();
+    adyenFake = await new FakeAdyen().start();
   });
-  afterAll(() => fake?.close());
+  afterAll(async () => {
+    await fake?.close();
+    await adyenFake?.close();
+  });
 
-  it('skips, saying so, without credentials; names what has no connector yet; refuses an unknown name', async () => {
-    const [skipped, adyen, unknown] = await Promise.all([smoke(['stripe'], {}), smoke(['adyen'], {}), smoke(['paypal'], {})]);
+  it('skips, saying so, without credentials; refuses an unknown name', async () => {
+    const [skipped, adyen, unknown] = await Promise.all([smoke(['stripe'], {}), smoke(['adyen'], { ADYEN_API_KEY: 'AQE_only_the_key' }), smoke(['paypal'], {})]);
     expect(skipped).toEqual({ code: 0, output: 'stripe: skipped: no credentials (set STRIPE_SECRET_KEY)\n' });
-    expect(adyen.code).toBe(2);
-    expect(adyen.output).toMatch(/^adyen: not available yet/);
+    expect(adyen).toEqual({ code: 0, output: 'adyen: skipped: no credentials (set ADYEN_MERCHANT_ACCOUNT, ADYEN_HMAC_KEY)\n' });
     expect(unknown.code).toBe(2);
     expect(unknown.output).toMatch(/usage: npm run connectors:smoke -- <stripe\|adyen>/);
   }, 120_000);
@@ -46,6 +51,23 @@ describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
     expect(run.output).not.toMatch(/connection refused|settled by the processor/);
     expect([...fake.intents.values()].map((pi) => pi.status).sort()).toEqual(['requires_payment_method', 'requires_payment_method', 'succeeded', 'succeeded', 'succeeded']);
     expect(fake.refunds.size).toBe(2);
+  }, 180_000);
+
+  it('runs green against the fake Adyen named by ADYEN_CHECKOUT_BASE_URL', async () => {
+    const credentials = { ADYEN_API_KEY: `AQE_smoke_${'k'.repeat(16)}`, ADYEN_MERCHANT_ACCOUNT: 'SmokeECOM', ADYEN_HMAC_KEY: '7b'.repeat(32) };
+    const run = await smoke(['adyen'], { ...credentials, ADYEN_CHECKOUT_BASE_URL: adyenFake.url });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/adyen: smoke passed\n$/);
+    expect(run.output).toMatch(/✓ .*success: succeeded at once/);
+    expect(run.output).toMatch(/✓ .*decline: failed card_declined/);
+    // No refund outcome without Adyen's REFUND notification, which a sandbox sends elsewhere.
+    expect(run.output).not.toMatch(/refunds: partial|connection refused|settled by the processor/);
+    expect(adyenFake.invalid).toEqual([]);
+    expect([...adyenFake.payments.values()].map((p) => [p.merchantAccount, p.resultCode]).sort()).toEqual([
+      ['SmokeECOM', 'Authorised'],
+      ['SmokeECOM', 'Refused'],
+      ['SmokeECOM', 'Refused'],
+    ]);
   }, 180_000);
 
   it('exits non-zero when a scenario fails', async () => {

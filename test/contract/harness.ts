@@ -20,6 +20,13 @@ export type Capability =
   | 'webhooks'
   /** Runs beside a service process (env), for the SIGKILL crash scenarios. */
   | 'processes'
+  /**
+   * Learns a refund's outcome within the run: at once, or by a webhook the harness delivers. (Adyen's
+   * own sandbox posts its REFUND notification to the URL set in its Customer Area, not to this run.)
+   */
+  | 'refund_outcome'
+  /** Answers a status check (GET …?refresh=true) for a payment whose answer was lost; without it, its webhook tells. */
+  | 'status_lookup'
   /** Customer actions (3-D Secure): see the requires-action scenarios in scenarios.ts. */
   | 'customer_actions';
 
@@ -82,15 +89,30 @@ export interface ProcessorHarness {
   };
   /** Settles a payment the processor holds pending (capability `settle`). */
   settle?(payment: PaymentLike, outcome: 'succeeded' | 'failed'): Promise<void>;
-  /** The processor's webhook about `payment` in `state` (capability `webhooks`). */
-  webhook?(connected: Connected, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale'): Webhook;
-  // Customer actions (capability `customer_actions`): the work bringing requires_action adds here
-  // what its scenarios in scenarios.ts need (a card the processor asks an action for, completing
-  // and failing that action at the fake) and sets the capability in each harness that has it.
+  /**
+   * The processor's webhook about `payment` in `state` (capability `webhooks`); undefined for one
+   * the processor never sends (Adyen: no notification for a payment still pending, no timestamp signed).
+   */
+  webhook?(connected: Connected, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale'): Webhook | undefined;
+  /** The fixed text the processor expects as the answer to a webhook (Adyen: [accepted]); unset: the service's JSON receipt. */
+  readonly webhookAcknowledgement?: string;
+  /**
+   * Where refunds are taken pending and settled later (Adyen: by its REFUND notification): settles
+   * the refund `refundId` at the processor and delivers its webhook. Unset: refunds succeed at once.
+   */
+  settleRefund?(connected: Connected, refundId: string): Promise<void>;
+  /** Customer actions (capability `customer_actions`). */
+  actions?: {
+    /** A card the processor asks 3-D Secure for (given a return URL). */
+    card: string;
+    /** The customer answers the processor's challenge of `payment`: the URL the browser is then sent back to. */
+    answer(payment: PaymentLike & { next_action: { url: string } }, outcome: 'completed' | 'failed'): Promise<string>;
+  };
 }
 
 export async function postWebhook(url: string, webhook: Webhook) {
   const res = await fetch(url, { method: 'POST', headers: webhook.headers, body: webhook.body });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+  const json = res.headers.get('content-type')?.startsWith('application/json');
+  return { status: res.status, body: text && json ? JSON.parse(text) : undefined, text };
 }

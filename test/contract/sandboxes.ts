@@ -13,5 +13,9 @@ export interface Sandbox {
 
 export const SANDBOXES: Readonly<Record<string, Sandbox | undefined>> = {
   stripe: { credentials: ['STRIPE_SECRET_KEY'], optional: ['STRIPE_API_BASE_URL'], harness: async () => (await import('./stripe.js')).stripeSandbox() },
-  adyen: undefined,
+  adyen: {
+    credentials: ['ADYEN_API_KEY', 'ADYEN_MERCHANT_ACCOUNT', 'ADYEN_HMAC_KEY'],
+    optional: ['ADYEN_CHECKOUT_BASE_URL'],
+    harness: async () => (await import('./adyen.js')).adyenSandbox(),
+  },
 };

@@ -6,6 +6,7 @@
 import { expect } from 'vitest';
 import { orderAndPay, pay, newOrder } from '../payments.helpers.js';
 import type { Api } from '../helpers.js';
+import { browse, MERCHANT_RETURN } from '../payments.actions.helpers.js';
 import { postWebhook, type Capability, type Connected, type PaymentLike, type ProcessorHarness } from './harness.js';
 
 export const BACKUP = 'simulator_b';
@@ -14,13 +15,14 @@ export interface ScenarioContext {
   api: Api;
   harness: ProcessorHarness;
   processor: Connected;
+  /** The service's URL, against which the customer's browser resolves the relative URLs it is given. */
+  url: string;
 }
 
 export interface Scenario {
   name: string;
   needs: readonly Capability[];
-  /** Absent: written by the work that brings the capability (it runs as a todo until then). */
-  run?(ctx: ScenarioContext): Promise<void>;
+  run(ctx: ScenarioContext): Promise<void>;
 }
 
 /** The tenant's route: the processor, then the backup. */
@@ -56,8 +58,28 @@ async function pendingThenSettled(ctx: ScenarioContext) {
   return { order, payment: payment as PaymentLike & { version: number } };
 }
 
-const send = (ctx: ScenarioContext, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale') =>
-  postWebhook(ctx.processor.webhookUrl, ctx.harness.webhook!(ctx.processor, payment, state, signing));
+/** Sends the processor's webhook; undefined where the processor sends no such webhook. */
+async function send(ctx: ScenarioContext, payment: PaymentLike, state: 'pending' | 'succeeded' | 'failed', signing?: 'wrong_secret' | 'stale') {
+  const webhook = ctx.harness.webhook!(ctx.processor, payment, state, signing);
+  return webhook && postWebhook(ctx.processor.webhookUrl, webhook);
+}
+
+/** The service's receipt of a webhook, or the fixed text the processor expects instead (which says nothing of what was done). */
+function expectReceipt(ctx: ScenarioContext, res: { status: number; body?: unknown; text: string } | undefined, receipt: { duplicate: boolean; applied: boolean }) {
+  expect(res?.status, res?.text).toBe(200);
+  if (ctx.harness.webhookAcknowledgement) expect(res!.text).toBe(ctx.harness.webhookAcknowledgement);
+  else expect(res!.body).toEqual({ received: true, ...receipt });
+}
+
+/** A refund through the API, settled at the processor where it is taken pending first. */
+async function refund(ctx: ScenarioContext, paymentId: string, amount?: number) {
+  const res = await ctx.api.post('/v1/refunds', { payment: paymentId, ...(amount === undefined ? {} : { amount }) });
+  expect(res.status, res.text).toBe(201);
+  if (!ctx.harness.settleRefund) return res.body;
+  expect(res.body.status).toBe('pending');
+  await ctx.harness.settleRefund(ctx.processor, res.body.id);
+  return (await ctx.api.get(`/v1/refunds/${res.body.id}`)).body;
+}
 
 async function eventsOf(api: Api, id: string) {
   const res = await api.get(`/v1/events?limit=100`);
@@ -75,10 +97,39 @@ async function unknownThenVerified(ctx: ScenarioContext, code: string, outcome: 
   // The same request again (same key): its answer, not a second charge.
   const again = await pay(ctx.api, order.id, ctx.harness.cards.success, {}, { idempotencyKey });
   expect(again.text).toBe(first.text);
-  const verified = await ctx.api.get(`/v1/payments/${first.body.id}?refresh=true`);
+  let verified = await ctx.api.get(`/v1/payments/${first.body.id}?refresh=true`);
+  if (!ctx.harness.capabilities.has('status_lookup')) {
+    // Nothing to ask: the payment waits for the processor's webhook, sent here.
+    expect(verified.body).toMatchObject({ status: 'pending', connector: ctx.processor.connector });
+    expectReceipt(ctx, await send(ctx, first.body, 'succeeded'), { duplicate: false, applied: true });
+    verified = await ctx.api.get(`/v1/payments/${first.body.id}`);
+  }
   expect(verified.body).toMatchObject({ status: 'succeeded', connector: ctx.processor.connector, connector_reference: expect.any(String) });
   expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
   await expectBooks(ctx, first.body.id, 1, 1);
+}
+
+/**
+ * A payment with the harness's 3-D Secure card and a return_url: requires_action with next_action;
+ * the customer answers the processor's challenge, comes back to our return endpoint, and is sent on
+ * to the merchant's page. Returns the payment as the API shows it afterwards.
+ */
+async function customerAction(ctx: ScenarioContext, outcome: 'completed' | 'failed') {
+  const order = await newOrder(ctx.api);
+  const res = await pay(ctx.api, order.id, ctx.harness.actions!.card, { return_url: MERCHANT_RETURN });
+  expect(res.status, res.text).toBe(201);
+  const payment = res.body;
+  expect(payment).toMatchObject({ status: 'requires_action', connector: ctx.processor.connector, next_action: { type: 'redirect_to_url', url: expect.any(String), return_url: MERCHANT_RETURN } });
+  expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
+  const action = { ...payment, next_action: { ...payment.next_action, url: new URL(payment.next_action.url, ctx.url).toString() } };
+  const back = new URL(await ctx.harness.actions!.answer(action, outcome), ctx.url).toString();
+  expect(new URL(back).pathname).toMatch(new RegExp(`^/v1/payments/${payment.id}/return/`));
+  const landed = await browse(back);
+  expect(landed.status, landed.text).toBe(303);
+  const merchant = new URL(landed.location!);
+  expect(`${merchant.origin}${merchant.pathname}`).toBe(MERCHANT_RETURN.split('?')[0]);
+  expect(merchant.searchParams.get('payment')).toBe(payment.id);
+  return { order, payment, after: (await ctx.api.get(`/v1/payments/${payment.id}`)).body };
 }
 
 async function fellBack(ctx: ScenarioContext, code: string) {
@@ -107,13 +158,12 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'insufficient funds: failed insufficient_funds, no fallback', needs: [], run: (ctx) => declined(ctx, ctx.harness.cards.insufficientFunds, 'insufficient_funds') },
   {
     name: 'refunds: partial, then the rest; more is refused before reaching the processor',
-    needs: [],
-    async run({ api, harness }) {
+    needs: ['refund_outcome'],
+    async run(ctx) {
+      const { api, harness } = ctx;
       const { payment } = await orderAndPay(api, harness.cards.success, { amount: 1000 });
-      const partial = await api.post('/v1/refunds', { payment: payment.id, amount: 400 });
-      expect(partial.body, partial.text).toMatchObject({ status: 'succeeded', amount: 400 });
-      const rest = await api.post('/v1/refunds', { payment: payment.id });
-      expect(rest.body, rest.text).toMatchObject({ status: 'succeeded', amount: 600 });
+      expect(await refund(ctx, payment.id, 400)).toMatchObject({ status: 'succeeded', amount: 400 });
+      expect(await refund(ctx, payment.id)).toMatchObject({ status: 'succeeded', amount: 600 });
       expect((await api.get(`/v1/payments/${payment.id}`)).body.amount_refunded).toBe(1000);
       const more = await api.post('/v1/refunds', { payment: payment.id, amount: 1 });
       expect(more.status, more.text).toBe(422);
@@ -126,8 +176,7 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ['settle', 'webhooks'],
     async run(ctx) {
       const { order, payment } = await pendingThenSettled(ctx);
-      const res = await send(ctx, payment, 'succeeded');
-      expect(res).toMatchObject({ status: 200, body: { received: true, duplicate: false, applied: true } });
+      expectReceipt(ctx, await send(ctx, payment, 'succeeded'), { duplicate: false, applied: true });
       expect((await ctx.api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'succeeded', connector: ctx.processor.connector });
       expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
       await expectBooks(ctx, payment.id, 1, 1);
@@ -138,9 +187,9 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ['settle', 'webhooks'],
     async run(ctx) {
       const { payment } = await pendingThenSettled(ctx);
-      const webhook = ctx.harness.webhook!(ctx.processor, payment, 'succeeded');
-      expect((await postWebhook(ctx.processor.webhookUrl, webhook)).body).toEqual({ received: true, duplicate: false, applied: true });
-      expect((await postWebhook(ctx.processor.webhookUrl, webhook)).body).toEqual({ received: true, duplicate: true, applied: false });
+      const webhook = ctx.harness.webhook!(ctx.processor, payment, 'succeeded')!;
+      expectReceipt(ctx, await postWebhook(ctx.processor.webhookUrl, webhook), { duplicate: false, applied: true });
+      expectReceipt(ctx, await postWebhook(ctx.processor.webhookUrl, webhook), { duplicate: true, applied: false });
       expect(await eventsOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
     },
   },
@@ -149,10 +198,12 @@ export const SCENARIOS: readonly Scenario[] = [
     needs: ['settle', 'webhooks'],
     async run(ctx) {
       const { payment } = await pendingThenSettled(ctx);
-      expect((await send(ctx, payment, 'succeeded')).body).toMatchObject({ applied: true });
+      expectReceipt(ctx, await send(ctx, payment, 'succeeded'), { duplicate: false, applied: true });
       const settled = (await ctx.api.get(`/v1/payments/${payment.id}`)).body;
-      expect((await send(ctx, payment, 'pending')).status).toBe(200);
-      expect((await send(ctx, payment, 'failed')).status).toBe(200);
+      for (const older of ['pending', 'failed'] as const) {
+        const res = await send(ctx, payment, older);
+        if (res) expect(res.status, res.text).toBe(200);
+      }
       expect((await ctx.api.get(`/v1/payments/${payment.id}`)).body).toEqual(settled);
       expect(await eventsOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
     },
@@ -164,6 +215,7 @@ export const SCENARIOS: readonly Scenario[] = [
       const { payment } = await orderAndPay(ctx.api, ctx.harness.cards.success);
       for (const [signing, code] of [['wrong_secret', 'connector_webhook_signature_invalid'], ['stale', 'connector_webhook_timestamp_stale']] as const) {
         const res = await send(ctx, payment, 'failed', signing);
+        if (!res) continue;
         expect(res.status, res.text).toBe(401);
         expect(res.body.error).toMatchObject({ type: 'authentication', code });
       }
@@ -194,10 +246,30 @@ export const SCENARIOS: readonly Scenario[] = [
     run: (ctx) => (ctx.harness.faults!.hangAfterNext(), unknownThenVerified(ctx, 'timeout', 'timeout')),
   },
   // ---- Customer actions (3-D Secure): requires_action → completed / failed. ----
-  // Written with the customer-actions work: a harness opts in with the `customer_actions`
-  // capability (and what it needs to drive the action: a card, completing and failing it).
-  { name: 'requires action, then completed', needs: ['customer_actions'] },
-  { name: 'requires action, then failed', needs: ['customer_actions'] },
+  {
+    name: 'requires action, then completed: back through the return endpoint, succeeded, the order paid',
+    needs: ['customer_actions'],
+    async run(ctx) {
+      const { order, payment, after } = await customerAction(ctx, 'completed');
+      expect(after).toMatchObject({ status: 'succeeded', next_action: null, connector: ctx.processor.connector });
+      expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
+      expect(await eventsOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.requires_action', 'payment.succeeded']);
+      await expectBooks(ctx, payment.id, 1, 1);
+    },
+  },
+  {
+    name: 'requires action, then failed: authentication_failed, never sent elsewhere, the order open',
+    needs: ['customer_actions'],
+    async run(ctx) {
+      const { order, payment, after } = await customerAction(ctx, 'failed');
+      expect(after).toMatchObject({ status: 'failed', failure_code: 'authentication_failed', next_action: null, connector: ctx.processor.connector });
+      // One attempt, the call that asked for the action: the outcome came from the customer, not another connector.
+      expect(attempts(after)).toEqual([[ctx.processor.connector, 'requires_action', null]]);
+      expect((await ctx.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+      expect(await eventsOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.requires_action', 'payment.failed']);
+      await expectBooks(ctx, payment.id, 1, 1);
+    },
+  },
 ];
 
 /** The scenarios `harness` can run. */

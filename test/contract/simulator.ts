@@ -8,6 +8,7 @@ import { createSimulatorConnector, httpTransport } from '../../src/connectors/si
 import { startSimulatorServer, type SimulatorServer } from '../../src/connectors/simulator/server.js';
 import { chargeEvent, simulatorWebhookHeaders } from '../connectors.helpers.js';
 import { FaultProxy } from '../fakes/fault-proxy.js';
+import { answerChallenge, CHALLENGE_CARD } from '../payments.actions.helpers.js';
 import type { Capability, ProcessorHarness } from './harness.js';
 
 const NAME = 'simulator_a';
@@ -21,7 +22,7 @@ export function simulatorHarness(): ProcessorHarness {
   const connector = (name: string, url: string) => createSimulatorConnector({ name, transport: httpTransport(url, http), familySecret: DEVELOPMENT_SIMULATOR_SECRET });
   return {
     name: NAME,
-    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes']),
+    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'refund_outcome', 'status_lookup', 'customer_actions']),
     cards: { success: '4242424242424242', declined: '4000000000000002', insufficientFunds: '4000000000009995' },
     async start() {
       server = await startSimulatorServer({ familySecret: DEVELOPMENT_SIMULATOR_SECRET, pendingDelayMs: 600_000 });
@@ -53,6 +54,8 @@ export function simulatorHarness(): ProcessorHarness {
       const answer = await server.host.dispatch('POST', `/${NAME}/charges/${payment.id}/resolve`, { state: STATE_OF[outcome] });
       if (answer.status !== 200) throw new Error(`${NAME} could not settle ${payment.id}: ${JSON.stringify(answer.body)}`);
     },
+    // The simulator's own challenge page, answered Complete or Fail.
+    actions: { card: CHALLENGE_CARD, answer: (payment, outcome) => answerChallenge(payment.next_action.url, outcome) },
     webhook(_connected, payment, state, signing) {
       const body = chargeEvent(payment, STATE_OF[state], undefined, payment.connector_reference ?? `${NAME}_ch_unknown`);
       const opts = signing === 'wrong_secret' ? { secretOf: 'simulator_b' } : signing === 'stale' ? { timestampS: Math.floor(Date.now() / 1000) - 600 } : {};

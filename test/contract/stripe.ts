@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { createConnectorAccount } from '../connectors.helpers.js';
-import { FakeStripe, stripeEvent } from '../fakes/stripe.js';
+import { FakeStripe, STRIPE_CARDS, stripeEvent } from '../fakes/stripe.js';
 import type { Capability, Connected, PaymentLike, ProcessorHarness } from './harness.js';
 
 const SIGNING_SECRET = 'whsec_contract_0123456789abcdef';
@@ -46,7 +46,7 @@ export function stripeHarness(): ProcessorHarness {
   const intents = (paymentId: string) => [...fake.intents.values()].filter((pi) => pi.metadata.payment_id === paymentId);
   return {
     name: 'stripe',
-    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes']),
+    capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'refund_outcome', 'status_lookup', 'customer_actions']),
     cards: CARDS,
     start: async () => void (await fake.start()),
     close: () => fake.close(),
@@ -72,6 +72,17 @@ export function stripeHarness(): ProcessorHarness {
       fake.settle(payment.connector_reference!, outcome);
     },
     webhook: stripeWebhook,
+    actions: {
+      card: STRIPE_CARDS.threeDS2Required,
+      // Stripe's page decides the PaymentIntent, then sends the customer to the return_url it was given.
+      async answer(payment, outcome) {
+        const [intent] = intents(payment.id);
+        const back = new URL(intent!.next_action.redirect_to_url.return_url);
+        fake.settle(intent!.id, outcome === 'completed' ? 'succeeded' : 'failed');
+        back.search = new URLSearchParams({ payment_intent: intent!.id, redirect_status: outcome === 'completed' ? 'succeeded' : 'failed' }).toString();
+        return back.toString();
+      },
+    },
   };
 }
 
@@ -79,7 +90,7 @@ export function stripeHarness(): ProcessorHarness {
 export function stripeSandbox(): ProcessorHarness {
   return {
     name: 'stripe (sandbox)',
-    capabilities: new Set<Capability>(['webhooks']),
+    capabilities: new Set<Capability>(['webhooks', 'refund_outcome', 'status_lookup']),
     cards: CARDS,
     start: async () => undefined,
     close: async () => undefined,

@@ -22,13 +22,12 @@ export function describeContract(title: string, harness: ProcessorHarness, setti
       processor = await harness.connect(h.api, h.url);
       await routeThrough(h.api, processor);
     });
-    const context = (): ScenarioContext => ({ api: h.api, harness, processor });
+    const context = (): ScenarioContext => ({ api: h.api, harness, processor, url: h.url });
 
     for (const scenario of SCENARIOS) {
       const can = runnable(harness, scenario);
       if (opts.onlyRunnable && !can) continue;
-      if (!scenario.run) it.todo(scenario.name);
-      else it.skipIf(!can)(scenario.name, () => scenario.run!(context()));
+      it.skipIf(!can)(scenario.name, () => scenario.run(context()));
     }
   });
 }

@@ -7,7 +7,7 @@
 // /payments/details with the redirectResult, refunds taken as `received` and settled by a REFUND
 // notification. Answers start from the document's examples. Adyen picks test refusals by the
 // holderName, which the connector does not send: the fake picks them by card number instead.
-// Faults can be injected: 429 before acting, 500 or a dropped connection after acting. Standard
+// Faults can be injected: 429 before acting, 500 or a dropped connection after acting, refused connections. Standard
 // notifications are built from the webhook document's examples and signed with the SDK's HMAC.
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { adyenHmac as hmac } from '../../src/connectors/adyen/hmac.js';
+import { refuseConnections } from './fault-proxy.js';
 import checkout from '../fixtures/adyen/CheckoutService-v71.json' with { type: 'json' };
 import webhooks from '../fixtures/adyen/Webhooks-v1.json' with { type: 'json' };
 
@@ -43,6 +44,18 @@ export const ADYEN_CARDS = {
   /** Refused with this refusalReasonCode. */
   refused: refusalCard,
 } as const;
+
+/**
+ * Test mode of the service takes only its documented test cards (API.md §6); through an Adyen
+ * account they stand for the test outcomes Adyen picks by holderName: refused (2), refused for
+ * balance (12), taken as Received, and 3-D Secure by redirect. Any other card is Authorised, as Adyen's test cards are.
+ */
+const SERVICE_TEST_CARDS: Record<string, { resultCode: string; refusal?: number }> = {
+  '4000000000000002': { resultCode: 'Refused', refusal: 2 },
+  '4000000000009995': { resultCode: 'Refused', refusal: 12 },
+  '4000000000000077': { resultCode: 'Received' },
+  '4000000000003220': { resultCode: 'RedirectShopper' },
+};
 
 const REFUSAL_REASONS: Record<number, string> = { 2: 'Refused', 4: 'Acquirer Error', 6: 'Expired Card', 11: '3D Not Authenticated', 12: 'Not enough balance', 24: 'CVC Declined', 38: 'Authentication required' };
 
@@ -110,6 +123,11 @@ export class FakeAdyen {
   /** The next requests meet these faults, one each. */
   inject(...faults: Fault[]): void {
     this.faults.push(...faults);
+  }
+
+  /** Connections are refused (the port closed) until the function returned is called. */
+  refuseConnections(): Promise<() => Promise<void>> {
+    return refuseConnections(this.server);
   }
 
   /** Requests made under an Idempotency-Key, replays included. */
@@ -208,12 +226,13 @@ export class FakeAdyen {
       payment.resultCode = resultCode;
       return { status: 200, body: { pspReference, resultCode, merchantReference: body.reference, ...extra } };
     };
-    const refusal = Object.entries(REFUSAL_REASONS).find(([code]) => refusalCard(Number(code)) === number);
+    const alias = SERVICE_TEST_CARDS[number];
+    const refusal = Object.entries(REFUSAL_REASONS).find(([code]) => refusalCard(Number(code)) === number || alias?.refusal === Number(code));
     if (refusal) return answer('Refused', { refusalReason: refusal[1], refusalReasonCode: refusal[0] });
-    if (number === ADYEN_CARDS.received) return answer('Received');
+    if (number === ADYEN_CARDS.received || alias?.resultCode === 'Received') return answer('Received');
     if (number === ADYEN_CARDS.error) return answer('Error', { refusalReason: 'Acquirer Error' });
     if (number === ADYEN_CARDS.cancelled) return answer('Cancelled');
-    if (number === ADYEN_CARDS.threeDS || number === ADYEN_CARDS.threeDSPost) {
+    if (number === ADYEN_CARDS.threeDS || number === ADYEN_CARDS.threeDSPost || alias?.resultCode === 'RedirectShopper') {
       // Told not to authenticate, an issuer that requires it declines.
       if (body.authenticationData?.attemptAuthentication === 'never') return answer('Refused', { refusalReason: 'Authentication required', refusalReasonCode: '38' });
       const { action, additionalData } = example('post-payments-card-3d-secure-redirect-200');

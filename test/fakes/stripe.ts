@@ -21,6 +21,8 @@ export const STRIPE_CARDS = {
   /** 3-D Secure on every payment (Stripe's 4000002760003184, pm_card_threeDSecureRequired); 4000002500003155 behaves the same here. */
   threeDSecureRequired: '4000002760003184',
   requiresAction: '4000002500003155',
+  /** Stripe's "3D Secure 2 authentication must be completed" card (also the service's test-mode challenge card). */
+  threeDS2Required: '4000000000003220',
   expired: '4000000000000069',
   incorrectCvc: '4000000000000127',
 } as const;
@@ -175,7 +177,7 @@ export class FakeStripe {
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
       return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, payment_intent: strip(intent) });
     }
-    if (card.number === STRIPE_CARDS.requiresAction || card.number === STRIPE_CARDS.threeDSecureRequired) return this.authenticate(intent, params);
+    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
     if (processing) Object.assign(intent, { status: 'processing' });
     else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
     return { status: 200, body: strip(intent) };
