@@ -11,11 +11,10 @@
 // notifications are built from the webhook document's examples and signed with the SDK's HMAC.
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { adyenHmac as hmac } from '../../src/connectors/adyen/hmac.js';
-import { refuseConnections } from './fault-proxy.js';
+import { FakeProcessor } from './processor.js';
 import checkout from '../fixtures/adyen/CheckoutService-v71.json' with { type: 'json' };
 import webhooks from '../fixtures/adyen/Webhooks-v1.json' with { type: 'json' };
 
@@ -95,7 +94,7 @@ export interface FakePayment {
   body: Obj;
 }
 
-export class FakeAdyen {
+export class FakeAdyen extends FakeProcessor<Fault> {
   readonly payments = new Map<string, FakePayment>();
   readonly refunds = new Map<string, Obj & { pspReference: string }>();
   /** Every request received: its path, body and Idempotency-Key. */
@@ -103,32 +102,8 @@ export class FakeAdyen {
   /** Requests whose body did not match Adyen's schema, with ajv's errors. */
   readonly invalid: { path: string; errors: unknown }[] = [];
   private readonly keys = new Map<string, Answer>();
-  private readonly faults: Fault[] = [];
   /** redirectResult → how the customer ended the challenge. */
   private readonly challenges = new Map<string, { pspReference: string; outcome: 'authorised' | 'refused' }>();
-  private server = http.createServer((req, res) => void this.handle(req, res));
-  url = '';
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next requests meet these faults, one each. */
-  inject(...faults: Fault[]): void {
-    this.faults.push(...faults);
-  }
-
-  /** Connections are refused (the port closed) until the function returned is called. */
-  refuseConnections(): Promise<() => Promise<void>> {
-    return refuseConnections(this.server);
-  }
 
   /** Requests made under an Idempotency-Key, replays included. */
   sent(key: string): number {
@@ -178,7 +153,7 @@ export class FakeAdyen {
     return this.notification('REFUND', fields, hmacKey, live);
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     let text = '';
     for await (const chunk of req) text += chunk;
     const send = (answer: Answer) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));

@@ -9,10 +9,9 @@
 // card network has not answered), connections refused; search can lag behind creation, as Stripe's does.
 import crypto from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
-import { refuseConnections } from './fault-proxy.js';
+import { FakeProcessor } from './processor.js';
 
 export const STRIPE_CARDS = {
   success: '4242424242424242',
@@ -54,38 +53,14 @@ function parseForm(text: string): Obj {
 
 const error = (status: number, type: string, message: string, extra: Obj = {}): Answer => ({ status, body: { error: { type, message, ...extra } } });
 
-export class FakeStripe {
+export class FakeStripe extends FakeProcessor<Fault> {
   readonly intents = new Map<string, Obj>();
   readonly refunds = new Map<string, Obj>();
   /** Create requests received, by Idempotency-Key, replays included. */
   readonly requests = new Map<string, number>();
   private readonly keys = new Map<string, { params: string; answer: Answer }>();
-  private readonly faults: Fault[] = [];
   /** How long a new PaymentIntent stays out of search results. */
   searchLagMs = 0;
-  private server = http.createServer((req, res) => void this.handle(req, res));
-  url = '';
-
-  async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-
-  /** The next create requests (replays included) meet these faults, one each. */
-  inject(...faults: Fault[]): void {
-    this.faults.push(...faults);
-  }
-
-  /** Refuses connections until the function returned is called (Stripe unreachable: nothing sent). */
-  refuseConnections(): Promise<() => Promise<void>> {
-    return refuseConnections(this.server);
-  }
 
   /** A webhook as Stripe sends it: the event body and its Stripe-Signature, made by the SDK. */
   event(type: string, object: Obj, secret: string, timestamp = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
@@ -100,7 +75,7 @@ export class FakeStripe {
     return strip(intent);
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     let text = '';
     for await (const chunk of req) text += chunk;
     const url = new URL(req.url!, 'http://stripe');
