@@ -126,7 +126,11 @@ describe('cli: embedded database', () => {
     expect(created.code).toBe(0);
     const listed = await runCli(['accounts', 'list'], env);
     expect(listed.code).toBe(0);
-    expect(listed.json).toEqual([created.json]);
+    // accounts create adds the test key and the plan to the account it prints.
+    const { test_key: testKey, plan, ...account } = created.json;
+    expect(testKey.secret).toMatch(/^sk_test_/);
+    expect(plan.object).toBe('integration_plan');
+    expect(listed.json).toEqual([account]);
     expect(fs.existsSync(path.join(dataDir, 'service.lock'))).toBe(false);
   }, 120_000); // three PGlite start-ups, the first one creating the cluster
 });
