@@ -82,10 +82,14 @@ describe.skipIf(!isPostgres)('DATABASE_PREPARED_STATEMENTS, directly on PostgreS
 
   /** Prepared statements on the one connection of a pool of one after the fast path and a builder query ran on it. */
   async function preparedAfterUse(mode: PreparedStatements): Promise<string[]> {
-    const database = await openPostgres(h.databaseUrl!, { poolSize: 1, preparedStatements: mode });
+    // Directly, even when the suite runs through a pooler: a pooler's server connection is shared,
+    // and would show statements other clients prepared on it.
+    const direct = new URL(ADMIN_URL);
+    direct.pathname = new URL(h.databaseUrl!).pathname;
+    const database = await openPostgres(direct.toString(), { poolSize: 1, preparedStatements: mode });
     try {
       const tenant = await createTenant(database);
-      const service = await startTestService({ database, url: h.databaseUrl, drop: async () => {} });
+      const service = await startTestService({ database, url: direct.toString(), drop: async () => {} });
       try {
         const order = await call(service.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: 'one', body: orderBody() });
         expect(order.status).toBe(201);
