@@ -10,7 +10,7 @@
 import crypto from 'node:crypto';
 import { createConnectorAccount } from '../connectors.helpers.js';
 import { FakeAdyen } from '../fakes/adyen.js';
-import { postWebhook, type Capability, type Connected, type PaymentLike, type ProcessorHarness } from './harness.js';
+import { fakeFaults, postWebhook, type Capability, type Connected, type PaymentLike, type ProcessorHarness } from './harness.js';
 
 const HMAC_KEY = '5a'.repeat(32);
 const OTHER_KEY = 'c3'.repeat(32);
@@ -48,12 +48,7 @@ export function adyenHarness(): ProcessorHarness {
       chargeRequests: async (id) => fake.requests.filter((r) => r.path === '/v71/payments' && r.body.reference === id).length,
       refunded: async (id) => held(id).reduce((sum, p) => sum + p.refunded, 0),
     },
-    faults: {
-      refuseNext: () => fake.inject('429'),
-      serverErrorAfterNext: () => fake.inject('500_after'),
-      hangAfterNext: () => fake.inject('hang_after'),
-      refuseConnections: () => fake.refuseConnections(),
-    },
+    faults: fakeFaults(fake),
     async settle(payment, outcome) {
       fake.paymentOf(payment.id)!.resultCode = outcome === 'succeeded' ? 'Authorised' : 'Refused';
     },

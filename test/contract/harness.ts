@@ -116,3 +116,16 @@ export async function postWebhook(url: string, webhook: Webhook) {
   const json = res.headers.get('content-type')?.startsWith('application/json');
   return { status: res.status, body: text && json ? JSON.parse(text) : undefined, text };
 }
+
+/** The fault controls of a fake processor whose faults are named as the fakes of test/fakes/ name them. */
+export function fakeFaults(fake: {
+  inject(fault: '429' | '500_after' | 'hang_after'): void;
+  refuseConnections(): Promise<() => Promise<void>>;
+}): NonNullable<ProcessorHarness['faults']> {
+  return {
+    refuseNext: () => fake.inject('429'),
+    serverErrorAfterNext: () => fake.inject('500_after'),
+    hangAfterNext: () => fake.inject('hang_after'),
+    refuseConnections: () => fake.refuseConnections(),
+  };
+}

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { createConnectorAccount } from '../connectors.helpers.js';
 import { FakeStripe, STRIPE_CARDS, stripeEvent } from '../fakes/stripe.js';
-import type { Capability, Connected, PaymentLike, ProcessorHarness } from './harness.js';
+import { fakeFaults, type Capability, type Connected, type PaymentLike, type ProcessorHarness } from './harness.js';
 
 const SIGNING_SECRET = 'whsec_contract_0123456789abcdef';
 const CARDS = { success: '4242424242424242', declined: '4000000000000002', insufficientFunds: '4000000000009995' };
@@ -62,12 +62,7 @@ export function stripeHarness(): ProcessorHarness {
       chargeRequests: async (id) => fake.requests.get(id) ?? 0,
       refunded: async (id) => intents(id).reduce((sum, pi) => sum + pi._refunded, 0),
     },
-    faults: {
-      refuseNext: () => fake.inject('429'),
-      serverErrorAfterNext: () => fake.inject('500_after'),
-      hangAfterNext: () => fake.inject('hang_after'),
-      refuseConnections: () => fake.refuseConnections(),
-    },
+    faults: fakeFaults(fake),
     async settle(payment, outcome) {
       fake.settle(payment.connector_reference!, outcome);
     },
