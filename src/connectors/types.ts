@@ -239,6 +239,12 @@ export interface Connector {
   completeAction?(request: StatusRequest & { params: Record<string, string> }, signal: AbortSignal): Promise<ChargeStatusResult>;
   /** Verifies with the connector's secret and normalises; throws WebhookVerificationError. */
   parseWebhook(input: InboundWebhook): InboundEvent;
+  /**
+   * Set where the processor keeps our reference as its idempotency key for this long: a repeated
+   * send within it answers the first outcome instead of acting again. For a processor that cannot
+   * be asked for a status (Adyen), sending the same request again is how a lost answer is recovered.
+   */
+  readonly replaysSendsForMs?: number;
   /** The plain-text body the processor expects in answer to a webhook it sent (Adyen: `[accepted]`); unset: our JSON receipt. */
   readonly webhookAcknowledgement?: string;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */

@@ -8,8 +8,9 @@
 //
 // locate asks the connectors of the route whether one already holds the movement — what a
 // resumed request or the worker does before sending again, so that a crash between the phases
-// never moves money twice, not even on another connector.
-import { attemptOf, callConnector, connectorThatMayHaveActed, type Attempt, type CallDeps, type Guarded } from '../connectors/router.js';
+// never moves money twice, not even on another connector. A connector that cannot be asked but
+// replays sends under the same key (Adyen) is asked by sending again, to it alone.
+import { attemptOf, callConnector, connectorThatMayHaveActed, resolveConnector, type Attempt, type CallDeps, type Guarded } from '../connectors/router.js';
 import { connectorError, isRetryable, type ConnectorError } from '../connectors/types.js';
 import { toPublicId } from '../kernel/ids.js';
 import type { AnyKind, MovementRow } from './kind.js';
@@ -68,21 +69,42 @@ export async function askStatus<S extends { kind: string }>(
   return { report: guarded.result as S | { kind: 'not_found' }, attempt: attemptFor(kind, name, guarded) };
 }
 
-export type Located<S> = { found: true; connector: string; state: S; attempt: Attempt } | { found: false; certain: boolean };
+export type Located<S> =
+  | { found: true; connector: string; state: S; attempt: Attempt }
+  /**
+   * `certain: false` when some connector could not answer: then nobody may send it until it can.
+   * `replay`: the one connector that could not answer but replays sends (Connector.replaysSendsForMs),
+   * every other one having said it holds nothing: the movement is there or nowhere, and sending the
+   * same request there again, and only there, answers which.
+   */
+  | { found: false; certain: boolean; replay?: string };
 
-/**
- * Asks every candidate connector whether it holds the movement. `certain: false` when some
- * connector could not answer: then nobody may send it until it can.
- */
+/** Asks every candidate connector whether it holds the movement. */
 export async function locate<S extends { kind: string }>(call: CallDeps, kind: AnyKind, row: MovementRow, candidates: readonly string[]): Promise<Located<S>> {
-  let certain = true;
+  const unanswered: string[] = [];
   for (const name of candidates) {
     const asked = await askStatus<S>(call, kind, name, row);
     if (!asked) {
-      certain = false;
+      unanswered.push(name);
       continue;
     }
     if (asked.report.kind !== 'not_found') return { found: true, connector: name, state: asked.report as S, attempt: asked.attempt };
   }
-  return { found: false, certain };
+  if (unanswered.length === 0) return { found: false, certain: true };
+  // Two silent connectors: either may hold it, and a send to one could not tell about the other.
+  if (unanswered.length > 1) return { found: false, certain: false };
+  const name = unanswered[0]!;
+  const window = (await resolveConnector(call, name))?.replaysSendsForMs;
+  const withinWindow = window !== undefined && call.now().getTime() - row.createdAt.getTime() < window;
+  return withinWindow ? { found: false, certain: true, replay: name } : { found: false, certain: false };
+}
+
+/**
+ * Sends the movement again to the one connector that may hold it (locate's `replay`), under the
+ * same reference: its answer, first or replayed, stands. Undefined when it still cannot tell —
+ * even a 429 or a refused connection now says nothing about the first send.
+ */
+export async function replaySend<S extends { kind: string }>(call: CallDeps, kind: AnyKind, name: string, request: unknown): Promise<Execution<S> | undefined> {
+  const execution = await routeCall<S>(call, kind, [name], request);
+  return execution.unreached || isRetryable(execution.result) ? undefined : execution;
 }

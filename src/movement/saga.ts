@@ -8,13 +8,14 @@
 // a movement settled meanwhile answers as it stands; otherwise the route's connectors are asked
 // whether one already holds it (adopted if so, the status check standing for the lost attempt),
 // and it is sent only when none does and it is not too late to start — past that, the worker may
-// be declaring it abandoned, so the request abandons it itself.
+// be declaring it abandoned, so the request abandons it itself. Where the one connector that may
+// hold it cannot be asked but replays sends (Adyen), the same request goes to it again, alone.
 import { ApiError } from '../kernel/errors.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { finishRequest } from './apply.js';
-import { fromExecution, locate, routeCall } from './calls.js';
+import { fromExecution, locate, replaySend, routeCall } from './calls.js';
 import type { AnyKind, MovementRow } from './kind.js';
 
 /** Phases 2 and 3 for a request whose first phase has just committed `row`. */
@@ -55,11 +56,15 @@ export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestCon
   if (!row) throw new Error(`the recovery point names a ${kind.object} that does not exist`);
   // A connector's answer was recorded meanwhile (webhook, worker): finish with what is known.
   if (row.status !== 'pending' || row.connector !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
-  const located = await locate(rt.callsFor(ctx), kind, row, kind.route(row));
+  const calls = rt.callsFor(ctx);
+  const located = await locate(calls, kind, row, kind.route(row));
   if (located.found) {
     return finishRequest(db, rt, kind, ctx, row.id, { update: kind.fromState(located.connector, located.state), attempts: [located.attempt] });
   }
-  if (!located.certain) {
+  // Sent again only where it may already be, whatever the deadline: the worker never abandons such a movement.
+  const replayed = located.replay === undefined ? undefined : await replaySend(calls, kind, located.replay, await opts.request(row));
+  if (replayed) return finishRequest(db, rt, kind, ctx, row.id, { update: fromExecution(kind, replayed), attempts: replayed.attempts });
+  if (!located.certain || located.replay !== undefined) {
     throw new ApiError('service_unavailable', {
       message: `A connector of this ${kind.object} cannot tell whether it already holds ${kind.heldAs ?? 'it'}; retry later with the same Idempotency-Key.`,
       headers: { 'retry-after': '5' },

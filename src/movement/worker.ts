@@ -10,7 +10,7 @@ import { systemContext } from '../domain/events/service.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
 import { applyState, applyUpdate } from './apply.js';
-import { askStatus, fromExecution, locate, routeCall } from './calls.js';
+import { askStatus, fromExecution, locate, replaySend, routeCall } from './calls.js';
 import type { AnyKind, MovementRow, MovementTable } from './kind.js';
 
 export interface ClaimQuery<Row> {
@@ -98,7 +98,12 @@ export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: Mov
     const located = await locate(calls, kind, row, kind.route(row));
     // The check that found it stands for the attempt the crashed request could not record.
     if (located.found) await applyState(db, rt, kind, ctx, row.id, located.connector, located.state, { attempts: [located.attempt] });
-    else if (!located.certain) return;
+    else if (located.replay !== undefined) {
+      // It may be there: sent again there alone, when the request can be rebuilt (a card payment's
+      // cannot: its card is not stored, and it waits for a webhook or the customer's retry). Never abandoned.
+      const replayed = policy.request ? await replaySend(calls, kind, located.replay, await policy.request(row)) : undefined;
+      if (replayed) await applyUpdate(db, rt, kind, ctx, row.id, { update: fromExecution(kind, replayed), attempts: replayed.attempts, unless: unlessMoved });
+    } else if (!located.certain) return;
     else if (policy.whenNowhere === 'send') await send(kind.route(row));
     else if (policy.overdue) await applyUpdate(db, rt, kind, ctx, row.id, { update: policy.abandoned, unless: unlessMoved });
     return;

@@ -1,6 +1,6 @@
 // The Adyen connector (cards), over Checkout API v71: a payment is one POST /payments with the card,
 // under our payment id as `reference` and as Adyen's Idempotency-Key (a retry with the key gets
-// Adyen's first answer, never a second charge; keys are kept at least 31 days); a redirect ends with
+// Adyen's first answer, never a second charge; Adyen keeps keys at least 7 days); a redirect ends with
 // POST /payments/details; a refund is POST /payments/{pspReference}/refunds under our refund id.
 //
 // Requests are shaped by the official SDK's types (@adyen/api-library) and sent by the core's HTTP
@@ -13,7 +13,9 @@
 // worker's, or ?refresh=true) cannot ask Adyen anything, so it reports what the service holds — a
 // payment Adyen took (pspReference known) is still pending, waiting for its webhook — and, when
 // Adyen's answer was lost (no pspReference), that it cannot tell: the payment then stays pending
-// (never failed as "nothing charged", which no one could know) until the AUTHORISATION webhook.
+// (never failed as "nothing charged", which no one could know) until the AUTHORISATION webhook, or
+// until the customer's request is retried: the core then sends it to Adyen again under the same
+// key (replaysSendsForMs), and Adyen's answer, first or replayed, is the truth.
 import type { PaymentDetailsRequest, PaymentRefundRequest, PaymentRequest } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer, HttpClient } from '../http.js';
@@ -23,6 +25,8 @@ import { toAdyenAmount } from './money.js';
 import { adyenHmac } from './hmac.js';
 
 export const ADYEN_API_VERSION = 'v71';
+/** Adyen keeps an Idempotency-Key at least 7 days; a day less leaves room for clocks and queues. */
+export const ADYEN_IDEMPOTENCY_WINDOW_MS = 6 * 24 * 3600 * 1000;
 const TEST_BASE = `https://checkout-test.adyen.com/${ADYEN_API_VERSION}`;
 
 export interface AdyenConnectorOptions {
@@ -67,6 +71,7 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     name: 'adyen',
     modes: [opts.livemode ? 'live' : 'test'],
     paymentMethodTypes: ['card'],
+    replaysSendsForMs: ADYEN_IDEMPOTENCY_WINDOW_MS,
     async charge(request, signal) {
       const amount = toAdyenAmount(request.amount, request.currency);
       if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
