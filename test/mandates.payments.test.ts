@@ -152,9 +152,13 @@ describe('eligibility', () => {
     const pay = (payment_method: unknown) => api.post('/v1/payments', { payment_order: order.id, payment_method });
     expectError(await pay({ type: 'mandate' }), 400, 'parameter_missing', { param: 'payment_method.mandate' });
     expectError(await pay({ type: 'card' }), 400, 'parameter_missing', { param: 'payment_method.card' });
-    expectError(await pay({ type: 'mandate', mandate: mandate.id, card: cardMethod(CARDS.success).card }), 400, 'parameter_invalid', { param: 'payment_method.card' });
-    expectError(await pay({ ...cardMethod(CARDS.success), mandate: mandate.id }), 400, 'parameter_invalid', { param: 'payment_method.mandate' });
-    expectError(await pay({ type: 'sepa', mandate: mandate.id }), 400, 'parameter_invalid', { param: 'payment_method.type' });
+    expectError(await pay({ type: 'mandate', mandate: mandate.id, card: cardMethod(CARDS.success).card }), 400, 'parameter_unknown', { param: 'payment_method.card' });
+    expectError(await pay({ ...cardMethod(CARDS.success), mandate: mandate.id }), 400, 'parameter_unknown', { param: 'payment_method.mandate' });
+    const unknownType = await pay({ type: 'sepa', mandate: mandate.id });
+    expectError(unknownType, 400, 'parameter_invalid', { param: 'payment_method.type' });
+    expect(unknownType.body.error.message).toBe('payment_method.type must be one of: card, mandate.');
+    expectError(await pay({ mandate: mandate.id }), 400, 'parameter_missing', { param: 'payment_method.type' });
+    expectError(await pay('card'), 400, 'parameter_invalid', { param: 'payment_method' });
   });
 
   it('routing rules by payment method type apply to debits', async () => {

@@ -45,12 +45,24 @@ describe('the served OpenAPI document', () => {
 
       const refused = typeErrors(dir, ['refused.ts']);
       const lineOf = (marker: string) => fs.readFileSync(path.join(FIXTURES, 'refused.ts'), 'utf8').split('\n').findIndex((l) => l.includes(marker)) + 1;
-      expect(refused).toHaveLength(2);
+      expect(refused).toHaveLength(3);
       expect(refused[0]).toMatch(new RegExp(`^refused\\.ts:${lineOf('error: unknown event type')} TS2322 Type '"definitely\\.not\\.an\\.event"' is not assignable`));
       expect(refused[1]).toMatch(new RegExp(`^refused\\.ts:${lineOf('error: amount is required') + 1} TS2\\d+ .*Property 'amount' is missing`));
+      // payment_method is a union tagged by `type`: a card method cannot carry a mandate.
+      expect(refused[2]).toMatch(new RegExp(`^refused\\.ts:${lineOf('error: a card method takes a card')} TS2\\d+ `));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  }, 180_000); // two TypeScript programs over the generated client: slow on a loaded machine
+
+  it('describes payment_method as a oneOf of named schemas with a discriminator on type', async () => {
+    const doc = await served();
+    const method = doc.paths['/v1/payments'].post.requestBody.content['application/json'].schema.properties.payment_method;
+    expect(method.oneOf).toEqual([{ $ref: '#/components/schemas/CardPaymentMethodInput' }, { $ref: '#/components/schemas/MandatePaymentMethodInput' }]);
+    expect(method.discriminator).toEqual({ propertyName: 'type', mapping: { card: method.oneOf[0].$ref, mandate: method.oneOf[1].$ref } });
+    const tag = doc.components.schemas.CardPaymentMethodInput.properties.type;
+    expect(tag.const ?? tag.enum).toEqual(tag.const ? 'card' : ['card']);
+    expect(doc.components.schemas.MandatePaymentMethodInput.required).toEqual(['type', 'mandate']);
   });
 
   it('holds only examples that validate against their own schema', async () => {

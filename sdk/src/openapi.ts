@@ -2799,6 +2799,36 @@ export interface components {
              */
             created_at: string;
         };
+        /** CardPaymentMethodInput */
+        CardPaymentMethodInput: {
+            /**
+             * @description A card payment. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "card";
+            card: {
+                /**
+                 * @description The card number, digits only. Never stored, logged or returned.
+                 * @example 4242424242424242
+                 */
+                number: string;
+                exp_month: number;
+                /** @description Four digits. */
+                exp_year: number;
+                /** @description 3 or 4 digits. Never stored, logged or returned. */
+                cvc: string;
+            };
+        };
+        /** MandatePaymentMethodInput */
+        MandatePaymentMethodInput: {
+            /**
+             * @description A direct debit against a mandate. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "mandate";
+            /** @description An active mandate (mdt_…) of the order's currency whose max_amount allows the order's amount. */
+            mandate: string;
+        };
         /** Payment */
         Payment: {
             /** @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa */
@@ -6206,27 +6236,8 @@ export interface operations {
                 "application/json": {
                     /** @description The open payment order to pay (ord_…). */
                     payment_order: string;
-                    payment_method: {
-                        /**
-                         * @description `card`: give `card`. `mandate`: a direct debit, give `mandate`.
-                         * @enum {string}
-                         */
-                        type: "card" | "mandate";
-                        card?: {
-                            /**
-                             * @description The card number, digits only. Never stored, logged or returned.
-                             * @example 4242424242424242
-                             */
-                            number: string;
-                            exp_month: number;
-                            /** @description Four digits. */
-                            exp_year: number;
-                            /** @description 3 or 4 digits. Never stored, logged or returned. */
-                            cvc: string;
-                        };
-                        /** @description An active mandate (mdt_…) of the order's currency whose max_amount allows the order's amount. */
-                        mandate?: string;
-                    };
+                    /** @description `card`: give `card`. `mandate`: a direct debit, give `mandate`. */
+                    payment_method: components["schemas"]["CardPaymentMethodInput"] | components["schemas"]["MandatePaymentMethodInput"];
                     /**
                      * @description Where the customer comes back to after a customer action (3-D Secure, a redirect), with `payment=pay_…` appended. An absolute URL; https in live mode. Without it a payment whose processor needs the customer fails `authentication_required`.
                      * @example https://shop.example.com/checkout/done

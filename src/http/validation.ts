@@ -36,7 +36,8 @@ function makeAjv(options: Options): Ajv {
 const EARLIEST_STORABLE_MS = Date.parse('0001-01-01T00:00:00Z');
 const LATEST_STORABLE_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-const bodyAjv = makeAjv({ coerceTypes: false });
+// `discriminator`: a oneOf told apart by a property is checked against the one branch it names.
+const bodyAjv = makeAjv({ coerceTypes: false, discriminator: true });
 const textAjv = makeAjv({ coerceTypes: true });
 
 // PostgreSQL stores neither U+0000 (text and jsonb) nor unpaired UTF-16 surrogates (jsonb), so a
@@ -61,13 +62,45 @@ function unstorableString(value: unknown, instancePath: string): ErrorObject | u
   return undefined;
 }
 
+/**
+ * Ajv refuses a discriminator's `mapping` (the document's way to name each branch's schema); the
+ * branches' `const` tags say the same, so the validator gets the schema without it.
+ */
+function withoutMappings(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutMappings);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'discriminator' && value && typeof value === 'object') {
+      const { mapping: _mapping, ...rest } = value as Record<string, unknown>;
+      copy[key] = rest;
+    } else copy[key] = withoutMappings(value);
+  }
+  return copy;
+}
+
+/**
+ * Ajv's discriminator error names the tag but not the values it admits: they are the keys of the
+ * discriminator's mapping (in the schema as written), so the answer can list them.
+ */
+function withAllowedValues(root: object, errors: ErrorObject[] | null | undefined): ErrorObject[] | null | undefined {
+  return errors?.map((e) => {
+    if (e.keyword !== 'discriminator') return e;
+    const path = e.schemaPath.replace(/^#\//, '').split('/');
+    const at = path.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], root) as
+      | { mapping?: Record<string, string> }
+      | undefined;
+    return { ...e, params: { ...e.params, allowedValues: Object.keys(at?.mapping ?? {}) } };
+  });
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? bodyAjv : textAjv;
-  const validate = ajv.compile(schema as object);
+  const validate = ajv.compile(withoutMappings(schema) as object);
   if (httpPart !== 'body' && httpPart !== 'querystring') return validate as never;
   const checked = (data: unknown) => {
     if (!validate(data)) {
-      checked.errors = validate.errors;
+      checked.errors = withAllowedValues(schema as object, validate.errors);
       return false;
     }
     const found = unstorableString(data, '');
@@ -112,6 +145,13 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   }
   if (context === 'body' && err.instancePath === '' && err.keyword === 'type') {
     return new ApiError('body_missing', { message: 'The request body must be a JSON object.' });
+  }
+  if (err.keyword === 'discriminator') {
+    const { tag, tagValue } = err.params as { tag: string; tagValue: unknown };
+    const param = joinPath(err.instancePath, tag);
+    if (tagValue === undefined) return new ApiError('parameter_missing', { param, message: `Missing required ${where}parameter: ${param}.` });
+    const allowed = (err.params as { allowedValues?: string[] }).allowedValues ?? [];
+    return new ApiError('parameter_invalid', { param, message: `${param} must be one of: ${allowed.join(', ')}.` });
   }
   if (err.keyword === 'propertyNames') {
     const param = joinPath(err.instancePath);

@@ -37,19 +37,9 @@ export type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
 
 export function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date, resuming: boolean): MethodInput {
   const method = input.payment_method;
-  const other = method.type === 'mandate' ? 'card' : 'mandate';
-  if (method[other] !== undefined) {
-    throw new ApiError('parameter_invalid', {
-      param: `payment_method.${other}`,
-      message: `payment_method.${other} does not belong to a payment method of type ${method.type}.`,
-    });
-  }
-  if (method.type === 'mandate') {
-    if (method.mandate === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.mandate', message: 'Missing required parameter: payment_method.mandate.' });
-    return { type: 'mandate', id: method.mandate };
-  }
+  // The body schema admits each type with its own field alone (a discriminated oneOf).
+  if (method.type === 'mandate') return { type: 'mandate', id: method.mandate };
   const given = method.card;
-  if (given === undefined) throw new ApiError('parameter_missing', { param: 'payment_method.card', message: 'Missing required parameter: payment_method.card.' });
   const card = { number: given.number, expMonth: given.exp_month, expYear: given.exp_year, cvc: given.cvc };
   validateCard(card, livemode, now, { resuming });
   return { type: 'card', card };

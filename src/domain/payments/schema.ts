@@ -16,23 +16,41 @@ const CardInput = Type.Object(
   { additionalProperties: false },
 );
 
+export const CardMethodInput = Type.Object(
+  { type: Type.Literal('card', { description: 'A card payment.' }), card: CardInput },
+  { additionalProperties: false, $id: 'CardPaymentMethodInput', title: 'CardPaymentMethodInput' },
+);
+
+export const MandateMethodInput = Type.Object(
+  {
+    type: Type.Literal('mandate', { description: 'A direct debit against a mandate.' }),
+    mandate: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: "An active mandate (mdt_…) of the order's currency whose max_amount allows the order's amount.",
+    }),
+  },
+  { additionalProperties: false, $id: 'MandatePaymentMethodInput', title: 'MandatePaymentMethodInput' },
+);
+
+/**
+ * One of the methods, told apart by `type` (a discriminator, so generated clients get a tagged
+ * union, and the validator checks the branch `type` names — its errors name that branch's fields).
+ */
+const PaymentMethodInput = Type.Unsafe<Static<typeof CardMethodInput> | Static<typeof MandateMethodInput>>({
+  type: 'object',
+  oneOf: [Type.Ref('CardPaymentMethodInput'), Type.Ref('MandatePaymentMethodInput')],
+  discriminator: {
+    propertyName: 'type',
+    mapping: { card: '#/components/schemas/CardPaymentMethodInput', mandate: '#/components/schemas/MandatePaymentMethodInput' },
+  },
+  description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`.',
+});
+
 export const CreatePaymentBody = Type.Object(
   {
     payment_order: Type.String({ minLength: 1, maxLength: 64, description: 'The open payment order to pay (ord_…).' }),
-    payment_method: Type.Object(
-      {
-        type: Type.String({ enum: ['card', 'mandate'], description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`.' }),
-        card: Type.Optional(CardInput),
-        mandate: Type.Optional(
-          Type.String({
-            minLength: 1,
-            maxLength: 64,
-            description: "An active mandate (mdt_…) of the order's currency whose max_amount allows the order's amount.",
-          }),
-        ),
-      },
-      { additionalProperties: false },
-    ),
+    payment_method: PaymentMethodInput,
     return_url: Type.Optional(
       Type.String({
         minLength: 1,
