@@ -32,7 +32,8 @@ async function signedIn(key: string): Promise<Page> {
   return page;
 }
 
-describe.skipIf(!hasChromium)('dashboard in a browser', () => {
+// Generous: the machine may be busy, and each test starts browser contexts and signs in.
+describe.skipIf(!hasChromium)('dashboard in a browser', { timeout: 120_000 }, () => {
   it('finds a payment by reference, refunds part of it, and resends the refund event\'s failed delivery', async () => {
     const receiver = await h.receiver();
     let failing = true;

@@ -119,12 +119,14 @@ export function getForm(action: string, fields: Field[], submit: string): Html {
 export interface Column<T> {
   label: string;
   cell: (row: T) => unknown;
+  /** Long text (errors, URLs): may wrap; other cells stay on one line and the table scrolls. */
+  wrap?: boolean;
 }
 
 export function table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing yet.'): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
   return html`<div class="scroll"><table><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${rows.map(
-    (row) => html`<tr>${columns.map((c) => html`<td>${c.cell(row)}</td>`)}</tr>`,
+    (row) => html`<tr>${columns.map((c) => html`<td${c.wrap ? raw(' class="wrap"') : ''}>${c.cell(row)}</td>`)}</tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -134,6 +136,8 @@ export function facts(entries: [string, unknown][]): Html {
 }
 
 export const link = (href: string, text: string): Html => html`<a href="${href}">${text}</a>`;
+/** A link to an object's page, its id in the monospace of ids. */
+export const idLink = (href: string, id: string): Html => html`<a href="${href}"><code>${id}</code></a>`;
 export const code = (text: unknown): Html => html`<code>${text}</code>`;
 export const status = (value: string): Html => html`<span class="status s-${value}">${value}</span>`;
 export const json = (value: unknown): Html => html`<pre class="json">${JSON.stringify(value, null, 2)}</pre>`;
@@ -179,7 +183,7 @@ export function timeline(events: EventView[]): Html {
   return table(events, [
     { label: 'When', cell: (e) => when(e.created_at) },
     { label: 'Type', cell: (e) => code(e.type) },
-    { label: 'Event', cell: (e) => link(`/dashboard/events/${e.id}`, e.id) },
+    { label: 'Event', cell: (e) => idLink(`/dashboard/events/${e.id}`, e.id) },
     { label: 'Object', cell: (e) => code(e.data.object.id) },
   ], 'No events.');
 }

@@ -12,7 +12,7 @@ import { WEBHOOK_TEST_SCENARIOS, type WebhookTestScenario } from '../../domain/w
 import { EVENT_TYPE_NAMES } from '../../domain/events/types.js';
 import { act, checked, filled, formKey, viewOf, type DashboardDeps } from './act.js';
 import { formOf } from './session.js';
-import { code, facts, getForm, html, json, link, noticeOf, pager, postForm, sendView, status, table, when, type Html, type View } from './layout.js';
+import { code, facts, idLink, getForm, html, json, link, noticeOf, pager, postForm, sendView, status, table, when, type Html, type View } from './layout.js';
 
 const NOTICES: Record<string, string> = {
   redelivered: 'Queued again: the worker sends it within seconds (same webhook-id). Reload to see the new attempt.',
@@ -24,12 +24,12 @@ function attemptsTable(attempts: WebhookDeliveryAttemptView[], showEvent: boolea
   return table(attempts, [
     { label: 'When', cell: (a) => when(a.created_at) },
     ...(showEvent
-      ? [{ label: 'Event', cell: (a: WebhookDeliveryAttemptView) => html`${link(`/dashboard/events/${a.event}`, a.event)} ${code(a.event_type)}` }]
-      : [{ label: 'Endpoint', cell: (a: WebhookDeliveryAttemptView) => html`${link(`/dashboard/webhook-endpoints/${a.webhook_endpoint}`, a.webhook_endpoint)}` }]),
+      ? [{ label: 'Event', cell: (a: WebhookDeliveryAttemptView) => html`${idLink(`/dashboard/events/${a.event}`, a.event)} ${code(a.event_type)}` }]
+      : [{ label: 'Endpoint', cell: (a: WebhookDeliveryAttemptView) => idLink(`/dashboard/webhook-endpoints/${a.webhook_endpoint}`, a.webhook_endpoint) }]),
     { label: 'Attempt', cell: (a) => `#${a.attempt}${a.trigger === 'redeliver' ? ' (resent)' : ''}` },
     { label: 'Status', cell: (a) => status(a.outcome) },
     { label: 'Response', cell: (a) => (a.response_status === null ? '—' : String(a.response_status)) },
-    { label: 'Error', cell: (a) => (a.error ? `${a.error.code}: ${a.error.message}` : '') },
+    { label: 'Error', cell: (a) => (a.error ? `${a.error.code}: ${a.error.message}` : ''), wrap: true },
     { label: 'Duration', cell: (a) => `${a.duration_ms} ms` },
     { label: 'Next retry', cell: (a) => (a.next_retry_at ? when(a.next_retry_at) : '—') },
   ], 'No delivery attempts yet (the worker sends new events within seconds; only subscribed, enabled endpoints get them).');
@@ -190,9 +190,9 @@ function endpointActions(view: View, endpoint: WebhookEndpointView): Html {
 function endpointsPage(view: View, endpoints: WebhookEndpointView[]): Html {
   const rows = table(endpoints, [
     { label: 'Endpoint', cell: (e) => link(`/dashboard/webhook-endpoints/${e.id}`, e.id) },
-    { label: 'URL', cell: (e) => code(e.url) },
+    { label: 'URL', cell: (e) => code(e.url), wrap: true },
     { label: 'Status', cell: (e) => status(e.status) },
-    { label: 'Events', cell: (e) => code(e.enabled_events.join(', ')) },
+    { label: 'Events', cell: (e) => code(e.enabled_events.join(', ')), wrap: true },
     { label: 'Created', cell: (e) => when(e.created_at) },
   ], 'No webhook endpoints yet.');
   const create = postForm('/dashboard/webhook-endpoints', view.csrf, [

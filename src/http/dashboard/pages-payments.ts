@@ -17,15 +17,15 @@ import type { RefundView } from '../../domain/refunds/schema.js';
 import type { EventView } from '../../domain/events/service.js';
 import { act, checked, filled, formKey, viewOf, type DashboardDeps } from './act.js';
 import { formOf } from './session.js';
-import { code, facts, getForm, html, link, money, noticeOf, pager, parseMoney, postForm, sendView, status, table, timeline, when, type Html, type View } from './layout.js';
+import { code, facts, idLink, getForm, html, link, money, noticeOf, pager, parseMoney, postForm, sendView, status, table, timeline, when, type Html, type View } from './layout.js';
 
 const NOTICES: Record<string, string> = {
   refunded: 'Refund requested. Its status and events are below.',
   resolved: 'The simulated processor has settled the payment.',
   cancelled: 'The payment order is cancelled.',
 };
-const orderLink = (id: string) => link(`/dashboard/payment-orders/${id}`, id);
-const paymentLink = (id: string) => link(`/dashboard/payments/${id}`, id);
+const orderLink = (id: string) => idLink(`/dashboard/payment-orders/${id}`, id);
+const paymentLink = (id: string) => idLink(`/dashboard/payments/${id}`, id);
 
 function paymentsTable(payments: PaymentView[]): Html {
   return table(payments, [

@@ -24,7 +24,7 @@ export function registerRoutingPages(app: App, deps: DashboardDeps) {
       { label: 'Currencies', cell: (r) => r.currencies?.join(' ') ?? 'any' },
       { label: 'Amount', cell: (r) => amounts(r) },
       { label: 'Methods', cell: (r) => r.payment_method_types?.join(' ') ?? 'payments and payouts' },
-      { label: 'Connectors, in order', cell: (r) => r.connectors.map((c) => `${c.name ?? c.connector_account ?? ''}${c.weight === undefined ? '' : ` (weight ${c.weight})`}`).join(' → ') },
+      { label: 'Connectors, in order', cell: (r) => r.connectors.map((c) => `${c.name ?? c.connector_account ?? ''}${c.weight === undefined ? '' : ` (weight ${c.weight})`}`).join(' → '), wrap: true },
     ], 'No rules: the default route applies.');
     const connectors = table(routing.connectors, [
       { label: 'Name', cell: (c) => c.name },
@@ -37,8 +37,8 @@ export function registerRoutingPages(app: App, deps: DashboardDeps) {
       { label: 'Name', cell: (a) => a.name },
       { label: 'Processor', cell: (a) => a.connector },
       { label: 'Status', cell: (a) => status(a.status) },
-      { label: 'Credentials', cell: (a) => Object.entries(a.credentials).map(([field, hint]) => `${field}: ${hint.set ? `set ·${hint.last4 ?? ''}` : 'not set'}`).join(', ') },
-      { label: 'Webhook URL', cell: (a) => code(a.webhook_url) },
+      { label: 'Credentials', cell: (a) => Object.entries(a.credentials).map(([field, hint]) => `${field}: ${hint.set ? `set ·${hint.last4 ?? ''}` : 'not set'}`).join(', '), wrap: true },
+      { label: 'Webhook URL', cell: (a) => code(a.webhook_url), wrap: true },
       { label: 'Created', cell: (a) => when(a.created_at) },
     ], 'No connector accounts in this mode.');
     const body = html`${facts([

@@ -13,13 +13,15 @@ header.top .account{font-weight:600}
 header.top nav{display:flex;flex-wrap:wrap;gap:.25rem .75rem;flex:1}
 header.top nav a{text-decoration:none;padding:.15rem .25rem}
 header.top nav a[aria-current=page]{border-bottom:2px solid #0b57d0;font-weight:600}
-main{padding:1rem 1.25rem;max-width:1200px}
+main{padding:1rem 1.25rem}
 main.narrow{max-width:34rem;margin:2rem auto;background:#fff;border:1px solid #d8dce2;border-radius:6px}
 h1{font-size:1.4rem;margin:.25rem 0 1rem}
 h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #d8dce2}
 th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #e5e7eb;vertical-align:top;white-space:nowrap}
+td.wrap{white-space:normal;min-width:12rem}
+td:not(.wrap) code{white-space:nowrap;word-break:normal}
 th{background:#eef0f3;font-weight:600}
 code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all;white-space:normal}
 pre.json{background:#fff;border:1px solid #d8dce2;padding:.75rem;overflow:auto;max-height:24rem;font-size:13px}
