@@ -81,8 +81,8 @@ describe('dashboard sessions', () => {
     expect((await new Visitor(h.url).signIn({ key: 'sk_test_' + 'x'.repeat(40) })).status).toBe(401);
   });
 
-  it('refuses a live code for an account not activated for live mode', async () => {
-    if (!isPostgres) return;
+  // The CLI opens the database by URL: the embedded test database lives in this process only.
+  it.skipIf(!isPostgres)('refuses a live code for an account not activated for live mode', async () => {
     const made = await runCliHere(['accounts', 'create', '--name', 'Not live'], baseEnv({ DATABASE_URL: h.databaseUrl! }));
     const cli = await runCliHere(['dashboard', 'session', made.json.id, '--mode', 'live'], baseEnv({ DATABASE_URL: h.databaseUrl! }));
     expect(cli.code).toBe(2);
