@@ -3,6 +3,8 @@
 // event to its failed delivery and resends it to a local receiver, and settles a pending test
 // payment. UPDATE_SCREENSHOTS=1 refreshes the README's screenshots.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { useService } from './fixtures.js';
@@ -12,6 +14,14 @@ import { CARDS, orderAndPay } from './payments.helpers.js';
 import { deliverAt, webhookOptions } from './webhooks.helpers.js';
 
 const h = useService();
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations on the page (evaluated by the driver, outside the page's CSP). */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate(async () => (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run());
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.nodes.length})`);
+}
 let browser: Browser;
 
 beforeAll(async () => {
@@ -58,6 +68,7 @@ describe.skipIf(!hasChromium)('dashboard in a browser', { timeout: 120_000 }, ()
     expect(refunds).toHaveLength(1);
     expect(refunds[0]).toMatchObject({ amount: 500, currency: 'EUR' });
     expect(await page.locator('dd', { hasText: '5.00 EUR' }).isVisible()).toBe(true);
+    expect(await accessibilityProblems(page)).toEqual([]);
     await screenshot(page, 'dashboard-payment');
 
     // The worker sends the refund's events; the receiver refuses them.
@@ -80,6 +91,7 @@ describe.skipIf(!hasChromium)('dashboard in a browser', { timeout: 120_000 }, ()
     const resent = page.locator('tbody tr', { hasText: '(resent)' });
     expect(await resent.innerText()).toContain('succeeded');
     expect(await resent.innerText()).toContain('200');
+    expect(await accessibilityProblems(page)).toEqual([]);
     await screenshot(page, 'dashboard-event');
   });
 
@@ -111,6 +123,7 @@ describe.skipIf(!hasChromium)('dashboard in a browser', { timeout: 120_000 }, ()
     // No test helpers in live mode.
     await live.goto(`${h.url}/dashboard/balance`);
     expect(await live.getByRole('button', { name: 'Fund' }).count()).toBe(0);
+    expect(await accessibilityProblems(live)).toEqual([]);
 
     const test = await signedIn(h.tenant.testKey);
     expect((await test.goto(`${h.url}/dashboard/payment-orders/${liveOrder.id}`))?.status()).toBe(404);
@@ -145,5 +158,8 @@ describe.skipIf(!hasChromium)('dashboard in a browser', { timeout: 120_000 }, ()
 
     const signIn = await page.request.post(`${h.url}/dashboard/sign-in`, { form: { key: h.tenant.testKey } });
     expect(signIn.status()).toBe(403);
+    const fresh = await (await newContext(browser)).newPage();
+    await fresh.goto(`${h.url}/dashboard/sign-in`);
+    expect(await accessibilityProblems(fresh)).toEqual([]);
   });
 });

@@ -125,7 +125,7 @@ export interface Column<T> {
 
 export function table<T>(rows: T[], columns: Column<T>[], empty = 'Nothing yet.'): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<div class="scroll"><table><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${rows.map(
+  return html`<div class="scroll" tabindex="0"><table><thead><tr>${columns.map((c) => html`<th scope="col">${c.label}</th>`)}</tr></thead><tbody>${rows.map(
     (row) => html`<tr>${columns.map((c) => html`<td${c.wrap ? raw(' class="wrap"') : ''}>${c.cell(row)}</td>`)}</tr>`,
   )}</tbody></table></div>`;
 }
@@ -140,7 +140,8 @@ export const link = (href: string, text: string): Html => html`<a href="${href}"
 export const idLink = (href: string, id: string): Html => html`<a href="${href}"><code>${id}</code></a>`;
 export const code = (text: unknown): Html => html`<code>${text}</code>`;
 export const status = (value: string): Html => html`<span class="status s-${value}">${value}</span>`;
-export const json = (value: unknown): Html => html`<pre class="json">${JSON.stringify(value, null, 2)}</pre>`;
+// Scrolling regions take the keyboard focus, so they can be scrolled without a mouse.
+export const json = (value: unknown): Html => html`<pre class="json" tabindex="0">${JSON.stringify(value, null, 2)}</pre>`;
 export const when = (iso: unknown): Html => (typeof iso === 'string' ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>` : html`—`);
 
 /** A minor-unit amount in major units (1999 EUR → "19.99 EUR"), by string arithmetic. */
