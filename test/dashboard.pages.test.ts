@@ -8,7 +8,7 @@ import { created, isPostgres, orderBody } from './helpers.js';
 import { baseEnv, runCliHere } from './cli.helpers.js';
 import { createSignInCode } from '../src/domain/dashboard/sessions.js';
 import { listKeys, revokeKey } from '../src/domain/accounts/service.js';
-import { orderAndPay } from './payments.helpers.js';
+import { CARDS, orderAndPay } from './payments.helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { ENDINGS, newMandate } from './mandates.helpers.js';
 
@@ -179,6 +179,45 @@ describe('dashboard pages', () => {
     expect((await visitor.post(`/dashboard/mandates/${mandate.id}/resolve`, { outcome: 'active' })).status).toBe(303);
     expect((await tenant.api.get(`/v1/mandates/${mandate.id}`)).body.status).toBe('active');
     expect((await visitor.get(`/dashboard/mandates/${mandate.id}`)).text).toContain('mandate.active');
+  });
+
+  it('answers 404 for every page and action on another account\'s or the other mode\'s objects', async () => {
+    const owner = await h.newTenant();
+    await fund(owner.api, 10_000);
+    const receiver = await h.receiver();
+    const endpoint = await created(owner.api, '/v1/webhook-endpoints', { url: receiver.url, enabled_events: ['*'] });
+    const { order, payment } = await orderAndPay(owner.api);
+    const pendingPayment = (await orderAndPay(owner.api, CARDS.pending)).payment;
+    const beneficiary = await newBeneficiary(owner.api, ENDINGS.pending);
+    const sent = (await payout(owner.api, beneficiary.id, 1000)).body;
+    const mandate = await newMandate(owner.api, 'sepa_core', ENDINGS.pending);
+    const [event] = (await owner.api.get('/v1/events?limit=1')).body.data;
+    const pages = [`payment-orders/${order.id}`, `payments/${payment.id}`, `payouts/${sent.id}`, `mandates/${mandate.id}`, `events/${event.id}`, `webhook-endpoints/${endpoint.id}`];
+    const actions: [string, Record<string, string>][] = [
+      [`payments/${payment.id}/refund`, { amount: '1.00' }],
+      [`payments/${pendingPayment.id}/resolve`, { outcome: 'succeeded' }],
+      [`payment-orders/${order.id}/cancel`, {}],
+      [`payouts/${sent.id}/resolve`, { outcome: 'paid' }],
+      [`mandates/${mandate.id}/resolve`, { outcome: 'active' }],
+      [`events/${event.id}/redeliver`, {}],
+      [`webhook-endpoints/${endpoint.id}/status`, { status: 'disabled' }],
+      [`webhook-endpoints/${endpoint.id}/rotate-secret`, {}],
+    ];
+    const stranger = await h.newTenant();
+    for (const [visitor, live] of [[await signedIn(owner.liveKey), true], [await signedIn(stranger.testKey), false]] as const) {
+      for (const page of pages) expect((await visitor.get(`/dashboard/${page}`)).status, page).toBe(404);
+      for (const [action, form] of actions) {
+        await visitor.get('/dashboard/webhook-endpoints'); // a page with a form: its CSRF token and a fresh idempotency key
+        // Test helpers refuse a live session outright (403), as they refuse a live key.
+        expect((await visitor.post(`/dashboard/${action}`, form)).status, action).toBe(live && action.endsWith('/resolve') ? 403 : 404);
+      }
+    }
+    expect((await owner.api.get(`/v1/refunds?payment=${payment.id}`)).body.data).toHaveLength(0);
+    expect((await owner.api.get(`/v1/payments/${pendingPayment.id}`)).body.status).toBe('pending');
+    expect((await owner.api.get(`/v1/payouts/${sent.id}`)).body.status).not.toBe('paid');
+    expect((await owner.api.get(`/v1/mandates/${mandate.id}`)).body.status).toBe('pending');
+    expect((await owner.api.get(`/v1/webhook-endpoints/${endpoint.id}`)).body).toMatchObject({ status: 'enabled', previous_secret_expires_at: null });
+    expect(receiver.requests).toHaveLength(0);
   });
 
   it('shows a refused refund as the API words it, and refunds nothing', async () => {
