@@ -34,7 +34,7 @@ async function main() {
     );
   }
   const where = service.database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL';
-  if (service.url) process.stdout.write(`Listening on ${service.url} (${where}); API docs at ${service.url}/docs\n`);
+  if (service.url) process.stdout.write(`Listening on ${service.url} (${where}); API docs at ${service.url}/docs; dashboard at ${service.url}/dashboard\n`);
   if (config.roles.includes('worker')) process.stdout.write(`Worker running (${where})\n`);
   let closing = false;
   const shutdown = (signal: NodeJS.Signals) => {

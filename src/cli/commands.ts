@@ -6,7 +6,10 @@ import { ConfigError, loadConfig } from '../config.js';
 import { DataDirLockedError, openDatabase, runMigrations } from '../storage/db.js';
 import { OnboardingError } from '../domain/accounts/service.js';
 import { UsageError, requireId } from './args.js';
-import { COMMANDS, PROGRAM, type Command, type Prepared, type Values } from './onboarding.js';
+import { COMMANDS as ONBOARDING, PROGRAM, type Command, type Prepared, type Values } from './onboarding.js';
+import { DASHBOARD_COMMANDS } from './dashboard.js';
+
+const COMMANDS = [...ONBOARDING, ...DASHBOARD_COMMANDS];
 
 const POSITIONAL_IDS: Record<string, ['acct' | 'key', string]> = { ACCT_ID: ['acct', 'ACCT_ID'], KEY_ID: ['key', 'KEY_ID'] };
 const GROUPS = [...new Set(COMMANDS.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0]!))];
@@ -127,7 +130,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
     try {
       await runMigrations(database);
-      const result = await parsed.prepared.run(database.db);
+      const result = await parsed.prepared.run(database.db, config);
       io.stdout(JSON.stringify(result, null, 2) + '\n');
       for (const note of parsed.prepared.notes?.(result) ?? []) io.stderr(`note: ${note}\n`);
     } finally {

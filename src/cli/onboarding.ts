@@ -2,6 +2,7 @@
 // budgets, payout settings) and API keys (issue, list, revoke, roll). Each checks its arguments
 // before the database is opened, then calls the same domain function the service would.
 import type { Db } from '../storage/db.js';
+import type { Config } from '../config.js';
 import {
   accountPlan,
   activateLive,
@@ -25,7 +26,7 @@ export type Values = Record<string, string | boolean | undefined>;
 
 export interface Prepared {
   /** Runs against the open (and migrated) database; the answer is printed as JSON. */
-  run(db: Db): Promise<unknown>;
+  run(db: Db, config?: Config): Promise<unknown>;
   /** Lines for people, printed on stderr after the result so stdout stays parseable JSON. */
   notes?(result: any): string[];
 }

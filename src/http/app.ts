@@ -38,6 +38,7 @@ import { createRuntime, type Runtime } from '../runtime.js';
 import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
 import { documentHeaders, documentRoute } from './contract.js';
+import { registerDashboard } from './dashboard/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -276,10 +277,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // The API process sends only the test-mode delivery scenarios; the worker delivers events.
   const webhookSender = createSender({ maxSockets: 16 });
   app.addHook('onClose', async () => webhookSender.close());
-  registerWebhookRoutes(app, database.db, { config: config.webhooks, encryptor: rt.encryptor, sender: webhookSender });
+  const webhookSettings = { config: config.webhooks, encryptor: rt.encryptor, sender: webhookSender };
+  registerWebhookRoutes(app, database.db, webhookSettings);
   registerPaymentsModule(app, database.db, config, rt, deps.rateLimiter);
   registerPayoutsModule(app, database.db, rt);
   registerAccountRoutes(app, database.db);
+  registerDashboard(app, database.db, config, rt, webhookSettings);
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -571,3 +571,29 @@ export const simulatorReports = pgTable(
   },
   (t) => [index('simulator_reports_due_idx').on(t.dueAt)],
 );
+
+/**
+ * Dashboard sessions (src/http/dashboard/): one account and one mode each. A session signed in with
+ * a key ends with the key (revoked, expired); one made by the CLI waits for its one-time code,
+ * which is cleared when used. Only digests of the code and of the cookie's token are kept.
+ */
+export const dashboardSessions = pgTable(
+  'dashboard_sessions',
+  {
+    accountId: uuid('account_id').notNull().references(() => accounts.id),
+    id: uuid('id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    keyId: uuid('key_id'),
+    codeHash: text('code_hash'),
+    codeExpiresAt: ts('code_expires_at'),
+    tokenHash: text('token_hash'),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    signedOutAt: ts('signed_out_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    uniqueIndex('dashboard_sessions_token_hash_key').on(t.tokenHash),
+    uniqueIndex('dashboard_sessions_code_hash_key').on(t.codeHash),
+  ],
+);

@@ -1,7 +1,7 @@
 // The event log, written as a transactional outbox: an event is inserted by the same transaction
 // as the state change it reports, so no change goes unannounced and no event announces a change
 // that rolled back. The delivery worker claims undispatched rows with FOR UPDATE SKIP LOCKED.
-import { like, type SQL } from 'drizzle-orm';
+import { inArray, like, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { events } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
@@ -73,6 +73,8 @@ function typeFilter(pattern: string | undefined): SQL | undefined {
   return like(events.type, escaped);
 }
 
-export async function listEvents(db: Db, ctx: RequestContext, params: ListParams & { type?: string }): Promise<Page<EventView>> {
-  return listPage(db, ctx, EVENTS, params, [typeFilter(params.type)], eventView);
+/** `objects`: only the events of these objects (public ids), e.g. a payment and its refunds. */
+export async function listEvents(db: Db, ctx: RequestContext, params: ListParams & { type?: string; objects?: string[] }): Promise<Page<EventView>> {
+  const objectFilter = params.objects ? inArray(events.objectId, params.objects.length ? params.objects : ['']) : undefined;
+  return listPage(db, ctx, EVENTS, params, [typeFilter(params.type), objectFilter], eventView);
 }
