@@ -16,6 +16,7 @@ export const EVENT_OBJECTS = {
   beneficiary: 'Beneficiary',
   webhook_endpoint: 'WebhookEndpoint',
   webhook_test: 'WebhookTest',
+  balance_transaction: 'BalanceTransaction',
 } as const;
 export type EventObject = keyof typeof EVENT_OBJECTS;
 
@@ -66,6 +67,11 @@ export const EVENT_TYPES = {
   'beneficiary.created': on('beneficiary', 'A beneficiary was created (active).'),
   'beneficiary.updated': on('beneficiary', "A beneficiary's name, email or metadata changed."),
   'beneficiary.disabled': on('beneficiary', 'The beneficiary was deleted through the API: disabled, kept for the history of its payouts (final).'),
+
+  'balance.available': on(
+    'balance_transaction',
+    "Pending money became available: a payment's net reached its settlement date (available_on) and the worker moved it from pending to available. data.object is that movement's balance transaction (type settlement, source the payment); sent once per payment.",
+  ),
 
   'webhook_endpoint.enabled': on('webhook_endpoint', 'A disabled webhook endpoint was enabled again (PATCH status: enabled).'),
   'webhook_endpoint.disabled': on('webhook_endpoint', 'A webhook endpoint was disabled: disabled_reason is requested (through the API), gone (it answered 410) or failing (no success for days).'),
