@@ -1097,7 +1097,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment.succeeded
-         * @description The payment succeeded (final); its amount is credited to the balance.
+         * @description The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).
          */
         post: operations["paymentSucceededWebhook"];
         delete?: never;
@@ -1930,7 +1930,7 @@ export interface components {
         };
         /**
          * PaymentSucceededEvent
-         * @description The payment succeeded (final); its amount is credited to the balance.
+         * @description The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).
          */
         PaymentSucceededEvent: {
             /**

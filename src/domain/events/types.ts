@@ -42,7 +42,10 @@ export const EVENT_TYPES = {
     'payment',
     'The processor needs the customer (3-D Secure, a redirect): send them to next_action.url. The outcome comes later (succeeded, or failed authentication_failed).',
   ),
-  'payment.succeeded': on('payment', 'The payment succeeded (final); its amount is credited to the balance.'),
+  'payment.succeeded': on(
+    'payment',
+    "The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).",
+  ),
   'payment.failed': on('payment', 'The payment failed (final): failure_code says why (a decline, processing_error…); its order is open again.'),
 
   'refund.created': on('refund', 'A refund was created (pending); its amount is reserved from the available balance.'),
