@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { availableOn, feeFor, feeReturnedFor } from '../src/ledger/fees.js';
-import { setPricing, termsFor } from '../src/domain/terms/service.js';
+import { setPricing, setSettlement, termsFor } from '../src/domain/terms/service.js';
 import { parseId } from '../src/kernel/ids.js';
 import { useService } from './fixtures.js';
 import { CARDS, balanceOf, orderAndPay } from './payments.helpers.js';
@@ -62,6 +62,22 @@ describe('fee arithmetic', () => {
     expect(availableOn(friday, 1).toISOString()).toBe('2026-11-30T00:00:00.000Z');
     expect(availableOn(friday, 2).toISOString()).toBe('2026-12-01T00:00:00.000Z');
     expect(availableOn(saturday, 1).toISOString()).toBe('2026-11-30T00:00:00.000Z');
+  });
+});
+
+describe('terms resolution', () => {
+  it('takes the currency row over the default row field by field, per method', async () => {
+    const { accountId } = await h.newTenant();
+    const acct = accountUuid(accountId);
+    expect(await termsFor(h.db, acct, 'card', 'EUR')).toEqual({ fee: null, refundsReturnFee: false, settlementDays: 0 });
+    await setPricing(h.db, acct, { method: 'card', bps: 290, fixed: 30, minimum: null, refundsReturnFee: true });
+    await setSettlement(h.db, acct, { method: 'card', currency: 'GBP', days: 3 });
+    // GBP has a settlement delay of its own and the default pricing.
+    expect(await termsFor(h.db, acct, 'card', 'GBP')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: true, settlementDays: 3 });
+    expect(await termsFor(h.db, acct, 'mandate', 'GBP')).toEqual({ fee: null, refundsReturnFee: false, settlementDays: 0 });
+    await setPricing(h.db, acct, { method: 'card', currency: 'GBP', bps: 100, fixed: 0, minimum: 5 });
+    expect(await termsFor(h.db, acct, 'card', 'GBP')).toEqual({ fee: { bps: 100, fixed: 0, minimum: 5 }, refundsReturnFee: true, settlementDays: 3 });
+    expect(await termsFor(h.db, acct, 'card', 'EUR')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: true, settlementDays: 0 });
   });
 });
 
