@@ -14,6 +14,8 @@ import { runWorkerOnce } from '../src/worker/worker.js';
 import { claimDueSettlement, paymentReversed, settle } from '../src/ledger/settlement.js';
 import { availableOn, feeFor } from '../src/ledger/fees.js';
 import { parseId } from '../src/kernel/ids.js';
+import { postJournalEntry } from '../src/ledger/journal.js';
+import { checkLedger } from '../src/ledger/check.js';
 import type { Db } from '../src/storage/db.js';
 import { isPostgres, type Api } from './helpers.js';
 import { useService } from './fixtures.js';
@@ -161,6 +163,26 @@ describe('exactly once', () => {
     for (const p of paid) expect(await countFor(acct, p.id)).toEqual({ entries: 1, events: 1 });
     expect((await balanceOf(api)).available).toBe(paid.reduce((s, p) => s + p.amount, 0));
     await expectLedgerClean(h.db, accountId);
+
+    // The check would see a second move of the same money.
+    await postJournalEntry(h.db, {
+      accountId: acct,
+      livemode: false,
+      type: 'settlement',
+      currency: 'EUR',
+      source: { type: 'payment', id: parseId('pay', paid[0]!.id)! },
+      lines: [
+        { ledgerAccount: 'merchant_pending', amount: 100 },
+        { ledgerAccount: 'merchant_available', amount: -100 },
+      ],
+      createdAt: new Date(),
+    });
+    const report = await checkLedger(h.db, { accountId: acct });
+    expect(report.ok).toBe(false);
+    expect(report.settlementMismatches).toEqual([
+      { account_id: acct, livemode: false, currency: 'EUR', subject: 'pending', expected: 0, found: -100 },
+      { account_id: acct, livemode: false, currency: 'EUR', subject: parseId('pay', paid[0]!.id), expected: 1, found: 2 },
+    ]);
   });
 });
 

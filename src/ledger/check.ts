@@ -2,7 +2,8 @@
 // balance equals the sum of its lines, and every payment, refund and payout has exactly the
 // entries its state calls for (a succeeded payment is credited once; a refund reserves once and
 // settles or returns once; a payout reserves once, then leaves, is released, or leaves and comes
-// back). Used by `npm run cli -- ledger check` and by the tests.
+// back), and that pending money matches its open settlements, each moved to available at most
+// once (check-settlement.ts). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import { toPublicId } from '../kernel/ids.js';
