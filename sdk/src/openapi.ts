@@ -1097,7 +1097,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment.succeeded
-         * @description The payment succeeded (final); its amount is credited to the balance.
+         * @description The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).
          */
         post: operations["paymentSucceededWebhook"];
         delete?: never;
@@ -1506,6 +1506,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "balance.available": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * balance.available
+         * @description Pending money became available: a payment's net reached its settlement date (available_on) and the worker moved it from pending to available. data.object is that movement's balance transaction (type settlement, source the payment); sent once per payment.
+         */
+        post: operations["balanceAvailableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook_endpoint.enabled": {
         parameters: {
             query?: never;
@@ -1628,7 +1648,7 @@ export interface components {
          * Event
          * @description A change of one object, with a snapshot of the object after it. `type` says which change and which object `data.object` holds (GET /v1/event-types).
          */
-        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * PaymentOrderCreatedEvent
          * @description A payment order was created; it is open for payment.
@@ -1910,7 +1930,7 @@ export interface components {
         };
         /**
          * PaymentSucceededEvent
-         * @description The payment succeeded (final); its amount is credited to the balance.
+         * @description The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).
          */
         PaymentSucceededEvent: {
             /**
@@ -2560,6 +2580,37 @@ export interface components {
             };
         };
         /**
+         * BalanceAvailableEvent
+         * @description Pending money became available: a payment's net reached its settlement date (available_on) and the worker moved it from pending to available. data.object is that movement's balance transaction (type settlement, source the payment); sent once per payment.
+         */
+        BalanceAvailableEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "balance.available";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["BalanceTransaction"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
          * WebhookEndpointEnabledEvent
          * @description A disabled webhook endpoint was enabled again (PATCH status: enabled).
          */
@@ -2660,13 +2711,13 @@ export interface components {
              * @description The event type, as in `type` and in enabled_events.
              * @enum {string}
              */
-            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
             description: string;
             /**
              * @description The `object` of the event's data.object.
              * @enum {string}
              */
-            data_object: "payment_order" | "payment" | "refund" | "payout" | "mandate" | "beneficiary" | "webhook_endpoint" | "webhook_test";
+            data_object: "payment_order" | "payment" | "refund" | "payout" | "mandate" | "beneficiary" | "webhook_endpoint" | "webhook_test" | "balance_transaction";
             /**
              * @description Where the schema of data.object is in the OpenAPI document (/v1/openapi.json).
              * @example #/components/schemas/Payment
@@ -3007,9 +3058,15 @@ export interface components {
                 currency: string;
                 amount: number;
             }[];
+            /** @description Money that becomes available later: one entry per currency and date (available_on). A currency with nothing pending has one entry of amount 0 and no date. */
             pending: {
                 currency: string;
                 amount: number;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC with milliseconds.
+                 */
+                available_on?: string;
             }[];
             reserved: {
                 currency: string;
@@ -3024,10 +3081,14 @@ export interface components {
             object: "balance_transaction";
             livemode: boolean;
             /** @enum {string} */
-            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return";
+            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal";
             currency: string;
-            /** @description Net change of the merchant's total balance (available + pending + reserved). */
+            /** @description Gross amount of the movement: net plus fee. */
             amount: number;
+            /** @description Fee the service charged on it (negative when a fee is given back), booked as its own journal lines. */
+            fee: number;
+            /** @description Change of the merchant's total balance (available + pending + reserved): amount minus fee. */
+            net: number;
             /** @description Change of each part of the balance; a refund in flight moves its amount from available to reserved. */
             balance_changes: {
                 available: number;
@@ -3036,6 +3097,11 @@ export interface components {
             };
             /** @description The object behind the movement (pay_…, ref_…, po_…). */
             source: string | null;
+            /**
+             * Format: date-time
+             * @description When the movement's money is (or was) available: the settlement date of a payment that settles later, otherwise created_at.
+             */
+            available_on: string;
             description: string | null;
             /**
              * Format: date-time
@@ -7365,7 +7431,7 @@ export interface operations {
                 "created[gte]"?: string;
                 /** @description RFC 3339 UTC with milliseconds. */
                 "created[lte]"?: string;
-                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return";
+                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal";
                 /**
                  * @description ISO 4217 alphabetic code, upper case.
                  * @example EUR
@@ -12768,6 +12834,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["BeneficiaryDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    balanceAvailableWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BalanceAvailableEvent"];
             };
         };
         responses: {

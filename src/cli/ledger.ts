@@ -12,7 +12,8 @@ const USAGE =
   'Usage: npm run cli -- ledger check [--account ACCT_ID]\n\n' +
   'Recomputes every balance from the double-entry journal and compares: entries that do not sum to zero,\n' +
   'stored balances that differ from their lines, payments, refunds and payouts whose entries do not match\n' +
-  'their status. Prints a JSON report; exit code 0 when all holds, 3 when a difference is found.\n';
+  'their status, pending balances that differ from their open settlements or money that became available\n' +
+  'other than once. Prints a JSON report; exit code 0 when all holds, 3 when a difference is found.\n';
 
 export async function runLedger(argv: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;

@@ -1,8 +1,6 @@
 // The operator's commands: migrations, accounts (onboarding, live activation, suspension, rate
 // budgets, payout settings) and API keys (issue, list, revoke, roll). Each checks its arguments
 // before the database is opened, then calls the same domain function the service would.
-import type { Db } from '../storage/db.js';
-import type { Config } from '../config.js';
 import {
   accountPlan,
   activateLive,
@@ -20,28 +18,10 @@ import {
 } from '../domain/accounts/service.js';
 import { MAX_AMOUNT } from '../lib/currencies.js';
 import { UsageError, parseRfc3339, requireFuture, requireInteger, requireText } from './args.js';
+import { TERMS_COMMANDS } from './terms.js';
+import type { Command, Values } from './command.js';
 
-export type OptionSpec = { type: 'string' | 'boolean'; short?: string };
-export type Values = Record<string, string | boolean | undefined>;
-
-export interface Prepared {
-  /** Runs against the open (and migrated) database; the answer is printed as JSON. */
-  run(db: Db, config?: Config): Promise<unknown>;
-  /** Lines for people, printed on stderr after the result so stdout stays parseable JSON. */
-  notes?(result: any): string[];
-}
-
-export interface Command {
-  name: string;
-  /** Positional arguments and options, as shown in the usage line. */
-  synopsis: string;
-  summary: string;
-  details?: string;
-  positionals: string[];
-  options: Record<string, OptionSpec>;
-  /** Validates everything and returns the work to do; never touches the database. */
-  prepare(input: { values: Values; positionals: string[]; now: Date }): Prepared;
-}
+export type { Command, OptionSpec, Prepared, Values } from './command.js';
 
 export const PROGRAM = 'npm run cli --';
 const DAY_S = 24 * 3600;
@@ -191,6 +171,7 @@ export const COMMANDS: Command[] = [
       return { run: (db) => setPayoutSettings(db, id!, settings) };
     },
   },
+  ...TERMS_COMMANDS,
   {
     name: 'keys create',
     synopsis: 'ACCT_ID --mode test|live [--name NAME] [--expires-at RFC3339]',

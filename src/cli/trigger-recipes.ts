@@ -180,5 +180,6 @@ export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',
+  'balance.available': 'only when onboarding gave the account a settlement delay (accounts set-settlement), once the delay has passed',
   'webhook_endpoint.test': 'sent, never stored, by POST /v1/test-helpers/webhook-endpoints/{id}/send',
 };

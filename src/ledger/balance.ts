@@ -8,6 +8,7 @@ import { respond } from '../idempotency/store.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import type { Page } from '../kernel/pagination.js';
 import { listPage, type Resource } from '../kernel/tenant.js';
+import { pendingByDate, settlementDates } from './settlement.js';
 import { MERCHANT_BALANCES, testFunding, type EntryType, type MerchantBalance } from './journal.js';
 import type { BalanceTransactionView, BalanceView, FundBalanceBody, ListBalanceTransactionsQuery } from './schema.js';
 
@@ -34,12 +35,16 @@ export async function retrieveBalance(db: Db, ctx: RequestContext): Promise<Bala
     .orderBy(ledgerBalances.currency);
   const view: BalanceView = { object: 'balance', livemode: ctx.livemode, available: [], pending: [], reserved: [] };
   const currencies = [...new Set(rows.map((r) => r.currency))];
+  const dated = await pendingByDate(db, ctx);
   // Every currency the merchant has ever held appears in all three lists, zero where nothing is held.
   for (const currency of currencies) {
     for (const account of MERCHANT_ACCOUNTS) {
       const row = rows.find((r) => r.currency === currency && r.ledgerAccount === account);
       // Liabilities: the merchant's balance is the negated sum of the lines.
-      view[MERCHANT_BALANCES[account]].push({ currency, amount: row ? -row.total : 0 });
+      const amount = row ? -row.total : 0;
+      const dates = account === 'merchant_pending' && amount !== 0 ? dated.filter((d) => d.currency === currency && d.amount !== 0) : [];
+      if (dates.length) view.pending.push(...dates.map((d) => ({ currency, amount: d.amount, available_on: d.availableOn.toISOString() })));
+      else view[MERCHANT_BALANCES[account]].push({ currency, amount });
     }
   }
   return view;
@@ -47,21 +52,27 @@ export async function retrieveBalance(db: Db, ctx: RequestContext): Promise<Bala
 
 type EntryRow = typeof journalEntries.$inferSelect;
 
-function transactionView(row: EntryRow, lines: { ledgerAccount: string; amount: number }[]): BalanceTransactionView {
+export function transactionView(row: EntryRow, lines: { ledgerAccount: string; amount: number }[], availableOn?: Date): BalanceTransactionView {
   const changes: Record<MerchantBalance, number> = { available: 0, pending: 0, reserved: 0 };
+  let fee = 0;
   for (const line of lines) {
     const part = MERCHANT_BALANCES[line.ledgerAccount as keyof typeof MERCHANT_BALANCES];
     if (part) changes[part] -= line.amount;
+    if (line.ledgerAccount === 'fee_revenue') fee -= line.amount;
   }
+  const net = changes.available + changes.pending + changes.reserved;
   return {
     id: toPublicId('txn', row.id),
     object: 'balance_transaction',
     livemode: row.livemode,
     type: row.type,
     currency: row.currency,
-    amount: changes.available + changes.pending + changes.reserved,
+    amount: net + fee,
+    fee,
+    net,
     balance_changes: changes,
     source: row.sourceId && row.sourceType ? toPublicId(SOURCE_PREFIXES[row.sourceType], row.sourceId) : null,
+    available_on: (availableOn ?? row.createdAt).toISOString(),
     description: row.description,
     created_at: row.createdAt.toISOString(),
   };
@@ -109,7 +120,8 @@ export async function listBalanceTransactions(
   ];
   const page = await listPage(db, ctx, BALANCE_TRANSACTIONS, params, filters, (row) => row);
   const lines = await withLines(db, ctx.accountId, page.data);
-  return { ...page, data: page.data.map((row) => transactionView(row, lines.get(row.id) ?? [])) };
+  const dates = await settlementDates(db, ctx.accountId, page.data.map((r) => r.id));
+  return { ...page, data: page.data.map((row) => transactionView(row, lines.get(row.id) ?? [], dates.get(row.id))) };
 }
 
 /** POST /v1/test-helpers/balance/fund: credits available through a journal entry (test mode only). */

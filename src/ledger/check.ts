@@ -2,10 +2,12 @@
 // balance equals the sum of its lines, and every payment, refund and payout has exactly the
 // entries its state calls for (a succeeded payment is credited once; a refund reserves once and
 // settles or returns once; a payout reserves once, then leaves, is released, or leaves and comes
-// back). Used by `npm run cli -- ledger check` and by the tests.
+// back), and that pending money matches its open settlements, each moved to available at most
+// once (check-settlement.ts). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import { toPublicId } from '../kernel/ids.js';
+import { checkSettlements, type SettlementMismatch } from './check-settlement.js';
 
 export interface LedgerCheckReport {
   ok: boolean;
@@ -22,6 +24,8 @@ export interface LedgerCheckReport {
   }[];
   /** Payments and refunds whose journal entries do not match their status. */
   postingMismatches: { account_id: string; object: string; status: string; expected: string; found: string }[];
+  /** Pending balances that differ from their open settlements; payments whose money moved to available other than once. */
+  settlementMismatches: SettlementMismatch[];
 }
 
 type Row = Record<string, unknown>;
@@ -88,7 +92,8 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
         FROM payouts WHERE ${scope('account_id')}
       ), found AS (
         SELECT account_id, source_type, source_id, string_agg(type, ',' ORDER BY type) AS found
-        FROM journal_entries WHERE source_id IS NOT NULL AND ${scope('account_id')}
+        -- Settlements are checked on their own (check-settlement.ts); reversals follow no status.
+        FROM journal_entries WHERE source_id IS NOT NULL AND type NOT IN ('settlement', 'payment_reversal') AND ${scope('account_id')}
         GROUP BY account_id, source_type, source_id
       )
       SELECT coalesce(x.account_id, f.account_id)::text AS account_id, coalesce(x.source_type, f.source_type) AS source_type,
@@ -130,7 +135,12 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
       expected: String(r.expected),
       found: String(r.found),
     })),
+    settlementMismatches: await checkSettlements(db, scope),
   };
-  report.ok = report.unbalancedEntries.length === 0 && report.balanceDifferences.length === 0 && report.postingMismatches.length === 0;
+  report.ok =
+    report.unbalancedEntries.length === 0 &&
+    report.balanceDifferences.length === 0 &&
+    report.postingMismatches.length === 0 &&
+    report.settlementMismatches.length === 0;
   return report;
 }

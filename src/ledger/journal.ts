@@ -26,6 +26,8 @@ export const LEDGER_ACCOUNTS = [
   'processor_clearing',
   /** The counterpart of test-mode balance funding. */
   'test_funding',
+  /** Fees the service earned: credited out of the merchant's balance (src/ledger/settlement.ts). */
+  'fee_revenue',
 ] as const;
 export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
 
@@ -42,6 +44,10 @@ export const ENTRY_TYPES = [
   'payout_paid',
   'payout_release',
   'payout_return',
+  /** Pending money became available (src/ledger/settlement.ts). */
+  'settlement',
+  /** A succeeded payment taken back: a late debit failure, a charge-back. */
+  'payment_reversal',
 ] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
@@ -151,35 +157,40 @@ export function paymentLines(amount: number): JournalLine[] {
 }
 
 /**
- * A refund was asked for: its amount leaves available and is reserved until the processor answers.
- * Like a payout it must not overdraw, so the caller has locked the available balance
+ * A refund was asked for: its amount leaves pending (`fromPending`, drawn by the caller from the
+ * settlement rows it locked) and available (the rest), and is reserved until the processor
+ * answers. Like a payout it must not overdraw, so the caller has locked the available balance
  * (lockAvailableBalance) and the debit goes to one of the locked slots.
  */
-export function refundCreated(tx: Executor, m: Movement, debitSlot: number) {
-  return postJournalEntry(
-    tx,
-    {
-      ...m,
-      type: 'refund',
-      lines: [
-        { ledgerAccount: 'merchant_available', amount: m.amount },
-        { ledgerAccount: 'merchant_reserved', amount: -m.amount },
-      ],
-    },
-    () => debitSlot,
-  );
+export function refundCreated(tx: Executor, m: Movement, debitSlot: number, fromPending = 0) {
+  const lines: JournalLine[] = [];
+  if (fromPending > 0) lines.push({ ledgerAccount: 'merchant_pending', amount: fromPending });
+  if (m.amount > fromPending) lines.push({ ledgerAccount: 'merchant_available', amount: m.amount - fromPending });
+  lines.push({ ledgerAccount: 'merchant_reserved', amount: -m.amount });
+  return postJournalEntry(tx, { ...m, type: 'refund', lines }, () => debitSlot);
 }
 
-/** The processor refunded: the reserved amount leaves for good. */
-export function refundSettled(tx: Executor, m: Movement) {
+/** The processor refunded: the reserved amount leaves for good; `feeReturned` of the payment's fee comes back to available. */
+export function refundSettled(tx: Executor, m: Movement, feeReturned = 0) {
   return postJournalEntry(tx, {
     ...m,
     type: 'refund_settlement',
     lines: [
       { ledgerAccount: 'merchant_reserved', amount: m.amount },
       { ledgerAccount: 'processor_clearing', amount: -m.amount },
+      ...feeLines(-feeReturned),
     ],
   });
+}
+
+/** A fee as its own lines: positive out of available into fee_revenue, negative back. */
+function feeLines(fee: number): JournalLine[] {
+  return fee === 0
+    ? []
+    : [
+        { ledgerAccount: 'merchant_available', amount: fee },
+        { ledgerAccount: 'fee_revenue', amount: -fee },
+      ];
 }
 
 /** The refund failed: the reserved amount returns to available. */
@@ -229,8 +240,8 @@ export async function lockAvailableBalance(
   return { available: -sum, debitSlot: rows[0]?.slot };
 }
 
-/** A payout was created: its amount leaves available and is reserved until the bank answers. */
-export function payoutCreated(tx: Executor, m: Movement, debitSlot: number) {
+/** A payout was created: its amount leaves available and is reserved until the bank answers; its fee leaves available at once. */
+export function payoutCreated(tx: Executor, m: Movement, debitSlot: number, fee = 0) {
   return postJournalEntry(
     tx,
     {
@@ -239,6 +250,7 @@ export function payoutCreated(tx: Executor, m: Movement, debitSlot: number) {
       lines: [
         { ledgerAccount: 'merchant_available', amount: m.amount },
         { ledgerAccount: 'merchant_reserved', amount: -m.amount },
+        ...feeLines(fee),
       ],
     },
     () => debitSlot,
@@ -257,14 +269,15 @@ export function payoutPaid(tx: Executor, m: Movement) {
   });
 }
 
-/** The payout failed or was cancelled before it left: the reserved amount returns to available. */
-export function payoutReleased(tx: Executor, m: Movement) {
+/** The payout failed or was cancelled before it left: the reserved amount, and its fee, return to available. */
+export function payoutReleased(tx: Executor, m: Movement, fee = 0) {
   return postJournalEntry(tx, {
     ...m,
     type: 'payout_release',
     lines: [
       { ledgerAccount: 'merchant_reserved', amount: m.amount },
       { ledgerAccount: 'merchant_available', amount: -m.amount },
+      ...feeLines(-fee),
     ],
   });
 }

@@ -5,12 +5,24 @@ import { ENTRY_TYPES } from './journal.js';
 
 const BalanceAmounts = Type.Array(Type.Object({ currency: Type.String(), amount: Type.Integer() }));
 
+const PendingAmounts = Type.Array(
+  Type.Object({
+    currency: Type.String(),
+    amount: Type.Integer(),
+    available_on: Type.Optional(Timestamp),
+  }),
+  {
+    description:
+      'Money that becomes available later: one entry per currency and date (available_on). A currency with nothing pending has one entry of amount 0 and no date.',
+  },
+);
+
 export const Balance = Type.Object(
   {
     object: Type.Literal('balance'),
     livemode: Type.Boolean(),
     available: BalanceAmounts,
-    pending: BalanceAmounts,
+    pending: PendingAmounts,
     reserved: BalanceAmounts,
   },
   { $id: 'Balance', title: 'Balance' },
@@ -24,12 +36,18 @@ export const BalanceTransaction = Type.Object(
     livemode: Type.Boolean(),
     type: Type.String({ enum: [...ENTRY_TYPES] }),
     currency: Type.String(),
-    amount: Type.Integer({ description: "Net change of the merchant's total balance (available + pending + reserved)." }),
+    amount: Type.Integer({ description: 'Gross amount of the movement: net plus fee.' }),
+    fee: Type.Integer({ description: 'Fee the service charged on it (negative when a fee is given back), booked as its own journal lines.' }),
+    net: Type.Integer({ description: "Change of the merchant's total balance (available + pending + reserved): amount minus fee." }),
     balance_changes: Type.Object(
       { available: Type.Integer(), pending: Type.Integer(), reserved: Type.Integer() },
       { description: 'Change of each part of the balance; a refund in flight moves its amount from available to reserved.' },
     ),
     source: Type.Union([Type.String(), Type.Null()], { description: 'The object behind the movement (pay_…, ref_…, po_…).' }),
+    available_on: Type.String({
+      format: 'date-time',
+      description: "When the movement's money is (or was) available: the settlement date of a payment that settles later, otherwise created_at.",
+    }),
     description: Type.Union([Type.String(), Type.Null()]),
     created_at: Timestamp,
   },

@@ -597,3 +597,63 @@ export const dashboardSessions = pgTable(
     uniqueIndex('dashboard_sessions_code_hash_key').on(t.codeHash),
   ],
 );
+
+// ---- pricing and settlement (issue 17) -----------------------------------------------------------
+
+/**
+ * What onboarding decided for an account: fees per payment method (or payouts) and currency, and
+ * the settlement delay of payments. currency '' is the account's default for the method; a row
+ * for a currency overrides it. A pricing column left null means "not set here" (the default row
+ * applies, or no fee); settlement_days null likewise (T+0). An account with no row at all is on the
+ * defaults, which the one-statement payment path relies on (src/domain/payments/at-once.ts).
+ */
+export const accountTerms = pgTable(
+  'account_terms',
+  {
+    accountId: uuid('account_id').notNull(),
+    /** card | mandate for payments; payout for payouts. */
+    method: text('method', { enum: ['card', 'mandate', 'payout'] }).notNull(),
+    currency: text('currency').notNull(),
+    feeBps: integer('fee_bps'),
+    feeFixed: money('fee_fixed'),
+    feeMinimum: money('fee_minimum'),
+    /** Whether a refund gives back the part of the payment's fee it refunds. */
+    refundsReturnFee: boolean('refunds_return_fee'),
+    settlementDays: integer('settlement_days'),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.method, t.currency] })],
+);
+
+/**
+ * Money in the merchant's pending balance, one row per succeeded payment that settles later: its
+ * net, reduced by refunds and reversals drawn on it, moved to available by the worker at
+ * available_on (settled_at and the entry set in the same transaction, so exactly once). The open
+ * rows of an account, mode and currency sum to its merchant_pending balance (ledger check).
+ */
+export const ledgerSettlements = pgTable(
+  'ledger_settlements',
+  {
+    accountId: uuid('account_id').notNull(),
+    /** The payment's id: one settlement per payment. */
+    paymentId: uuid('payment_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    currency: text('currency').notNull(),
+    /** What is still pending of the payment's net (minor units, ≥ 0). */
+    amount: money('amount').notNull(),
+    /** The net the payment put in pending. */
+    originalAmount: money('original_amount').notNull(),
+    availableOn: ts('available_on').notNull(),
+    /** The payment's journal entry. */
+    entryId: uuid('entry_id').notNull(),
+    settledAt: ts('settled_at'),
+    /** The entry that moved it to available (none when nothing was left to move). */
+    settledEntryId: uuid('settled_entry_id'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.paymentId] }),
+    index('ledger_settlements_due_idx').on(t.availableOn).where(sql`settled_at IS NULL`),
+    index('ledger_settlements_open_idx').on(t.accountId, t.livemode, t.currency).where(sql`settled_at IS NULL`),
+    index('ledger_settlements_entry_idx').on(t.accountId, t.entryId),
+  ],
+);

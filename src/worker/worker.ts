@@ -9,6 +9,7 @@ import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
+import { runSettlements } from '../domain/terms/settle.js';
 import { resealConnectorAccounts } from '../domain/connector-accounts/secrets.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
@@ -78,11 +79,14 @@ export async function runWorkerOnce(
   /** Pending payouts sent to their bank, processing ones verified. */
   payouts?: { submitted: number; checked: number };
   webhooks?: { dispatchedEvents: number; attempts: number };
+  /** Payments whose pending money became available (src/domain/terms/settle.ts). */
+  settlements: number;
 }> {
   const now = deps.now?.() ?? new Date();
   let expiredOrders = 0;
   for (let n = await expireDuePaymentOrders(deps.db, now); n > 0; n = await expireDuePaymentOrders(deps.db, now)) expiredOrders += n;
   const sweptKeys = await sweepExpiredKeys(deps.db);
+  const settlements = await runSettlements(deps.db, now);
   const history = deps.webhookHistoryRetentionDays
     ? { sweptWebhookHistory: await sweepWebhookHistory(deps.db, now, deps.webhookHistoryRetentionDays) }
     : {};
@@ -94,10 +98,10 @@ export async function runWorkerOnce(
       }
     : {};
   const payoutJobs = deps.payouts ? { payouts: await runPayoutJobs(deps.db, deps.payouts) } : {};
-  if (!deps.webhooks) return { expiredOrders, sweptKeys, ...history, ...statusChecks, ...payoutJobs };
+  if (!deps.webhooks) return { expiredOrders, sweptKeys, settlements, ...history, ...statusChecks, ...payoutJobs };
   const { sender, owned } = ownSender(deps.webhooks);
   try {
-    return { expiredOrders, sweptKeys, ...history, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
+    return { expiredOrders, sweptKeys, settlements, ...history, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
   } finally {
     if (owned) sender.close();
   }

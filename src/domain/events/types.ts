@@ -16,6 +16,7 @@ export const EVENT_OBJECTS = {
   beneficiary: 'Beneficiary',
   webhook_endpoint: 'WebhookEndpoint',
   webhook_test: 'WebhookTest',
+  balance_transaction: 'BalanceTransaction',
 } as const;
 export type EventObject = keyof typeof EVENT_OBJECTS;
 
@@ -41,7 +42,10 @@ export const EVENT_TYPES = {
     'payment',
     'The processor needs the customer (3-D Secure, a redirect): send them to next_action.url. The outcome comes later (succeeded, or failed authentication_failed).',
   ),
-  'payment.succeeded': on('payment', 'The payment succeeded (final); its amount is credited to the balance.'),
+  'payment.succeeded': on(
+    'payment',
+    "The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).",
+  ),
   'payment.failed': on('payment', 'The payment failed (final): failure_code says why (a decline, processing_error…); its order is open again.'),
 
   'refund.created': on('refund', 'A refund was created (pending); its amount is reserved from the available balance.'),
@@ -66,6 +70,11 @@ export const EVENT_TYPES = {
   'beneficiary.created': on('beneficiary', 'A beneficiary was created (active).'),
   'beneficiary.updated': on('beneficiary', "A beneficiary's name, email or metadata changed."),
   'beneficiary.disabled': on('beneficiary', 'The beneficiary was deleted through the API: disabled, kept for the history of its payouts (final).'),
+
+  'balance.available': on(
+    'balance_transaction',
+    "Pending money became available: a payment's net reached its settlement date (available_on) and the worker moved it from pending to available. data.object is that movement's balance transaction (type settlement, source the payment); sent once per payment.",
+  ),
 
   'webhook_endpoint.enabled': on('webhook_endpoint', 'A disabled webhook endpoint was enabled again (PATCH status: enabled).'),
   'webhook_endpoint.disabled': on('webhook_endpoint', 'A webhook endpoint was disabled: disabled_reason is requested (through the API), gone (it answered 410) or failing (no success for days).'),

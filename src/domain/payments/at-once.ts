@@ -8,7 +8,9 @@
 //   phase 2: the connector call, no transaction open (service.ts, chargeAndFinish);
 //   phase 3: for a success, one statement updates the payment (only if still pending at the
 //            version committed), pays the order, posts the journal entry and balances, writes
-//            both events and stores the answer on the key.
+//            both events and stores the answer on the key. It books the defaults only (no fee,
+//            T+0): an account onboarding gave pricing or a settlement delay (any account_terms
+//            row) writes nothing here and goes on through the general path, which books both.
 //
 // Whenever a phase cannot complete in its one statement, the statement writes nothing and the
 // request goes on through the general path, which locks rows, answers errors and replays: the
@@ -72,11 +74,12 @@ RETURNING 1 AS created`,
 };
 
 const FINISH_SUCCEEDED: RawStatement = {
-  name: 'payment_finish_succeeded_v1',
+  name: 'payment_finish_succeeded_v2',
   text: `WITH pay AS (
   UPDATE payments SET status = 'succeeded', connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
                       next_status_check_at = NULL, version = version + 1, updated_at = $8
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND status = 'pending' AND version = $4
+    AND NOT EXISTS (SELECT 1 FROM account_terms WHERE account_id = $1)
   RETURNING 1
 ), ord AS (
   UPDATE payment_orders SET status = 'paid', amount_paid = amount_paid + $11, version = version + 1, updated_at = $8

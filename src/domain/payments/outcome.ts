@@ -10,13 +10,13 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
-import { paymentSucceeded } from '../../ledger/journal.js';
+import { bookSucceededPayment } from '../terms/booking.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { CustomerAction, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentStatus } from './state.js';
-import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import { moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 
@@ -67,7 +67,8 @@ const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
   effects: {
     async succeeded(tx, ctx, payment, now) {
       await settleOrder(tx, ctx, payment, now, 'paid');
-      await paymentSucceeded(tx, ledgerEntry('payment', payment, now));
+      // No fee and T+0 unless onboarding set terms: then the entry is paymentSucceeded's, to available.
+      await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
     },

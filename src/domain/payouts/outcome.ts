@@ -9,7 +9,8 @@ import type { Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { lockAvailableBalance, payoutPaid, payoutReleased, payoutReturned } from '../../ledger/journal.js';
+import { lockAvailableBalance, payoutPaid, payoutReturned } from '../../ledger/journal.js';
+import { bookReleasedPayout } from '../terms/booking.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { PayoutFailureCode } from '../../connectors/types.js';
@@ -51,8 +52,8 @@ const PAYOUT_TRANSITIONS: Transitions<PayoutRow, PayoutStatus, 'payout'> = {
   view: payoutView,
   effects: {
     paid: booking(payoutPaid, 'payout'),
-    failed: booking(payoutReleased, 'payout'),
-    cancelled: booking(payoutReleased, 'payout'),
+    failed: (tx, _ctx, payout, now) => bookReleasedPayout(tx, payout, now),
+    cancelled: (tx, _ctx, payout, now) => bookReleasedPayout(tx, payout, now),
     returned: booking(payoutReturned, 'payout'),
   },
 };

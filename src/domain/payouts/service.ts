@@ -32,6 +32,7 @@ import { capableKeys, fallbackKeys, routingFor } from '../routing/targets.js';
 import { planRoute } from '../../connectors/router.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
+import { payoutFee } from '../terms/service.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePayoutBody, ListPayoutsQuery } from './schema.js';
 import { markCancelled, payoutView, type PayoutRow } from './outcome.js';
@@ -88,11 +89,13 @@ export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, inp
         if (route.length === 0) {
           throw new ApiError('routing_no_match', { message: `No connector can send ${ctx.livemode ? 'live' : 'test'}-mode payouts for this account.` });
         }
+        // Payouts draw only on available money: pending money is not the merchant's to send yet.
+        const fee = await payoutFee(tx, ctx.accountId, input.currency, input.amount);
         const balance = await lockAvailableBalance(tx, { accountId: ctx.accountId, livemode: ctx.livemode, currency: input.currency });
-        if (balance.debitSlot === undefined || balance.available < input.amount) {
+        if (balance.debitSlot === undefined || balance.available < input.amount + fee) {
           throw new ApiError('insufficient_balance', {
             param: 'amount',
-            message: `The available ${input.currency} balance (${Math.max(0, balance.available)}) does not cover the payout amount ${input.amount}.`,
+            message: `The available ${input.currency} balance (${Math.max(0, balance.available)}) does not cover the payout amount ${input.amount}${fee ? ` and its fee ${fee}` : ''}.`,
           });
         }
         const [row] = await tx
@@ -118,6 +121,7 @@ export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, inp
           tx,
           { accountId: ctx.accountId, livemode: ctx.livemode, currency: input.currency, amount: input.amount, source: { type: 'payout', id: uuid }, createdAt: now },
           balance.debitSlot,
+          fee,
         );
         const view = payoutView(row!);
         await recordEvent(tx, ctx, 'payout.created', view, now);

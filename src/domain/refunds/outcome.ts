@@ -8,12 +8,13 @@ import { payments, refunds } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
-import { refundFailed, refundSettled } from '../../ledger/journal.js';
+import { refundFailed } from '../../ledger/journal.js';
+import { bookSucceededRefund } from '../terms/booking.js';
 import type { RefundFailureCode } from '../../connectors/types.js';
 import type { RefundView } from './schema.js';
 import { moneyViewHead, viewTail } from '../../movement/kind.js';
 import { refundStates, type RefundStatus } from './state.js';
-import { booking, ledgerEntry, moveTo, save, type Transitions } from '../../movement/transition.js';
+import { ledgerEntry, moveTo, save, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
 
 export type RefundRow = typeof refunds.$inferSelect;
@@ -43,7 +44,7 @@ const REFUND_TRANSITIONS: Transitions<RefundRow, RefundStatus, 'refund'> = {
   states: refundStates,
   view: refundView,
   effects: {
-    succeeded: booking(refundSettled, 'refund'),
+    succeeded: (tx, _ctx, refund, now) => bookSucceededRefund(tx, refund, now),
     async failed(tx, _ctx, refund, now) {
       // The money never left: the payment may be refunded by that much again.
       await tx

@@ -20,6 +20,7 @@ import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockAvailableBalance, refundCreated } from '../../ledger/journal.js';
+import { drawPending, lockPending } from '../../ledger/settlement.js';
 import type { PaymentRow } from '../payments/outcome.js';
 import { lockRow } from '../../movement/apply.js';
 import type { Runtime } from '../../runtime.js';
@@ -53,15 +54,20 @@ export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, inp
             message: `The amount (${amount}) is above what remains refundable on ${input.payment}: ${remaining} ${payment.currency} of ${payment.amount}.`,
           });
         }
-        // The refund is paid out of the available balance: money a payout has reserved meanwhile
-        // is not there to refund with, so the balance is locked and checked like a payout's.
-        const balance = await lockAvailableBalance(tx, { accountId: ctx.accountId, livemode: ctx.livemode, currency: payment.currency });
-        if (balance.debitSlot === undefined || balance.available < amount) {
+        // The refund is paid out of pending money first, then out of the available balance: money
+        // a payout has reserved meanwhile is not there to refund with, so both are locked (pending
+        // first, the order every writer keeps) and checked like a payout's.
+        const key = { accountId: ctx.accountId, livemode: ctx.livemode, currency: payment.currency };
+        const pending = await lockPending(tx, key, payment.id);
+        const balance = await lockAvailableBalance(tx, key);
+        const fromPending = Math.min(pending.total, amount);
+        if (fromPending < amount && (balance.debitSlot === undefined || balance.available < amount - fromPending)) {
           throw new ApiError('insufficient_balance', {
             param: 'amount',
-            message: `The available ${payment.currency} balance (${Math.max(0, balance.available)}) does not cover the refund amount ${amount}.`,
+            message: `The ${payment.currency} balance (${pending.total} pending and ${Math.max(0, balance.available)} available) does not cover the refund amount ${amount}.`,
           });
         }
+        await drawPending(tx, pending.rows, fromPending);
         const { uuid } = newId('ref');
         const [row] = await tx
           .insert(refunds)
@@ -92,7 +98,7 @@ export async function createRefund(db: Db, rt: Runtime, ctx: RequestContext, inp
           amount,
           source: { type: 'refund', id: uuid },
           createdAt: now,
-        }, balance.debitSlot);
+        }, balance.debitSlot ?? 0, fromPending);
         await recordEvent(tx, ctx, 'refund.created', refundView(row!), now);
         await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${uuid}`);
         return row!;

@@ -1,0 +1,98 @@
+// Pricing and settlement timelines per account, as onboarding sets them (CLI accounts
+// set-pricing / set-settlement) and as bookings read them. A row per method (card, mandate,
+// payout) and currency, '' being the method's default for every currency; the currency's own row
+// wins, field by field. No row at all means the defaults: no fee, T+0.
+import { and, eq, inArray } from 'drizzle-orm';
+import type { Executor } from '../../storage/db.js';
+import { accountTerms } from '../../storage/schema.js';
+import { feeFor, availableOn, type FeeSchedule } from '../../ledger/fees.js';
+import type { PaymentBooking } from '../../ledger/settlement.js';
+
+export type TermsMethod = (typeof accountTerms.$inferSelect)['method'];
+type TermsRow = typeof accountTerms.$inferSelect;
+
+export interface PricingInput {
+  method: TermsMethod;
+  /** Undefined: the method's default for every currency. */
+  currency?: string;
+  bps: number;
+  fixed: number;
+  minimum: number | null;
+  /** Payments only: whether refunds give back the fee. Undefined keeps what was set (default: kept). */
+  refundsReturnFee?: boolean;
+}
+
+export interface ResolvedTerms {
+  fee: FeeSchedule | null;
+  refundsReturnFee: boolean;
+  settlementDays: number;
+}
+
+async function upsert(db: Executor, accountUuid: string, method: TermsMethod, currency: string, set: Partial<TermsRow>): Promise<void> {
+  await db
+    .insert(accountTerms)
+    .values({ accountId: accountUuid, method, currency, ...set })
+    .onConflictDoUpdate({ target: [accountTerms.accountId, accountTerms.method, accountTerms.currency], set: { ...set, updatedAt: new Date() } });
+}
+
+export function setPricing(db: Executor, accountUuid: string, input: PricingInput): Promise<void> {
+  return upsert(db, accountUuid, input.method, input.currency ?? '', {
+    feeBps: input.bps,
+    feeFixed: input.fixed,
+    feeMinimum: input.minimum,
+    ...(input.refundsReturnFee === undefined ? {} : { refundsReturnFee: input.refundsReturnFee }),
+  });
+}
+
+export function setSettlement(db: Executor, accountUuid: string, input: { method: Exclude<TermsMethod, 'payout'>; currency?: string; days: number }): Promise<void> {
+  return upsert(db, accountUuid, input.method, input.currency ?? '', { settlementDays: input.days });
+}
+
+/** The account's terms for one method and currency: its currency's row over the method's default row, field by field. */
+export async function termsFor(db: Executor, accountUuid: string, method: TermsMethod, currency: string): Promise<ResolvedTerms> {
+  const rows = await db
+    .select()
+    .from(accountTerms)
+    .where(and(eq(accountTerms.accountId, accountUuid), eq(accountTerms.method, method), inArray(accountTerms.currency, ['', currency])));
+  const own = rows.find((r) => r.currency === currency);
+  const fallback = rows.find((r) => r.currency === '');
+  const pricing = own?.feeBps != null ? own : fallback?.feeBps != null ? fallback : undefined;
+  return {
+    fee: pricing ? { bps: pricing.feeBps!, fixed: pricing.feeFixed ?? 0, minimum: pricing.feeMinimum ?? null } : null,
+    refundsReturnFee: own?.refundsReturnFee ?? fallback?.refundsReturnFee ?? false,
+    settlementDays: own?.settlementDays ?? fallback?.settlementDays ?? 0,
+  };
+}
+
+/** How a payment of `amount` that succeeded at `now` is booked under the account's terms. */
+export async function paymentBooking(db: Executor, accountUuid: string, method: 'card' | 'mandate', currency: string, amount: number, now: Date): Promise<PaymentBooking> {
+  const terms = await termsFor(db, accountUuid, method, currency);
+  return {
+    fee: terms.fee ? feeFor(amount, terms.fee) : 0,
+    availableOn: terms.settlementDays > 0 ? availableOn(now, terms.settlementDays) : null,
+  };
+}
+
+/** The fee of a payout of `amount` (0 without payout pricing). */
+export async function payoutFee(db: Executor, accountUuid: string, currency: string, amount: number): Promise<number> {
+  const terms = await termsFor(db, accountUuid, 'payout', currency);
+  return terms.fee ? feeFor(amount, terms.fee) : 0;
+}
+
+export interface TermsView {
+  method: TermsMethod;
+  currency: string | null;
+  pricing: { bps: number; fixed: number; minimum: number | null; refunds_return_fee: boolean } | null;
+  settlement_days: number | null;
+}
+
+/** What onboarding set for the account, row by row (for the CLI). */
+export async function listTerms(db: Executor, accountUuid: string): Promise<TermsView[]> {
+  const rows = await db.select().from(accountTerms).where(eq(accountTerms.accountId, accountUuid)).orderBy(accountTerms.method, accountTerms.currency);
+  return rows.map((r) => ({
+    method: r.method,
+    currency: r.currency || null,
+    pricing: r.feeBps == null ? null : { bps: r.feeBps, fixed: r.feeFixed ?? 0, minimum: r.feeMinimum, refunds_return_fee: r.refundsReturnFee ?? false },
+    settlement_days: r.settlementDays,
+  }));
+}
