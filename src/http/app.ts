@@ -38,6 +38,7 @@ import { createRuntime, type Runtime } from '../runtime.js';
 import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
 import { documentHeaders, documentRoute } from './contract.js';
+import { registerCheckoutRoutes } from './checkout/routes.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -271,7 +272,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerReference(app);
 
   registerHealthRoutes(app, database, lifecycle);
-  registerPaymentOrderRoutes(app, database.db, config);
+  registerPaymentOrderRoutes(app, database.db, config, rt);
   registerEventRoutes(app, database.db);
   // The API process sends only the test-mode delivery scenarios; the worker delivers events.
   const webhookSender = createSender({ maxSockets: 16 });
@@ -280,6 +281,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerPaymentsModule(app, database.db, config, rt, deps.rateLimiter);
   registerPayoutsModule(app, database.db, rt);
   registerAccountRoutes(app, database.db);
+  registerCheckoutRoutes(app, database.db, rt, { idempotencyRetentionS: config.idempotencyRetentionS });
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;
