@@ -61,7 +61,10 @@ const SOURCE = `(function () {
       show(name, false);
       if (name === 'number' && touched.cvc) show('cvc', false);
     });
-    input.addEventListener('blur', function () {
+    input.addEventListener('blur', function (event) {
+      // Leaving for the pay button: the submit shows every error at once. Shown now, the message
+      // would push the button down between press and release, and the click would be lost.
+      if (event.relatedTarget && event.relatedTarget.id === 'pay') return;
       if (input.value !== '') touched[name] = true;
       show(name, false);
     });

@@ -20,7 +20,7 @@ h1{font-size:1.6rem;margin:.25rem 0 .25rem}
 .currency{font-size:1rem;font-weight:600;color:#4a4a4a;margin-left:.35rem}
 .description{color:#4a4a4a;margin:.25rem 0 1.25rem}
 label{display:block;font-weight:600;margin:1rem 0 .25rem}
-.hint{font-weight:400;color:#4a4a4a;font-size:.9rem}
+.hint{display:block;font-weight:400;color:#4a4a4a;font-size:.9rem}
 input{width:100%;font:inherit;font-size:1.1rem;padding:.7rem .75rem;border:1px solid #6b7280;border-radius:8px;background:#fff;color:#1a1a1a}
 input:focus{outline:3px solid #0b57d0;outline-offset:1px;border-color:#0b57d0}
 input[aria-invalid=true]{border-color:#b00020;border-width:2px}

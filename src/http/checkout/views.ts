@@ -63,7 +63,7 @@ export interface FormState {
 function field(name: 'number' | 'expiry' | 'cvc', label: string, hint: string, attrs: string, error: string | undefined, value = ''): string {
   const invalid = error ? ' aria-invalid="true"' : '';
   return (
-    `<label for="${name}">${label} <span class="hint">${hint}</span></label>` +
+    `<label for="${name}">${label}${hint ? ` <span class="hint">${hint}</span>` : ''}</label>` +
     `<input id="${name}" name="${name}" ${attrs} value="${escapeHtml(value)}" aria-describedby="${name}-error"${invalid}>` +
     `<p class="error" id="${name}-error" aria-live="polite">${error ? escapeHtml(error) : ''}</p>`
   );
@@ -72,8 +72,8 @@ function field(name: 'number' | 'expiry' | 'cvc', label: string, hint: string, a
 export function formPage(checkout: Checkout, action: string, state: FormState): string {
   const e = state.errors ?? {};
   const number = field('number', 'Card number', '', 'type="text" inputmode="numeric" autocomplete="cc-number" required pattern="[0-9 \\-]{12,23}" maxlength="23" spellcheck="false"', e.number);
-  const expiry = field('expiry', 'Expiry date', '(MM / YY)', 'type="text" inputmode="numeric" autocomplete="cc-exp" required maxlength="9" placeholder="MM / YY"', e.expiry, state.expiry);
-  const cvc = field('cvc', 'Security code', '(CVC)', 'type="text" inputmode="numeric" autocomplete="cc-csc" required pattern="[0-9]{3,4}" maxlength="4"', e.cvc);
+  const expiry = field('expiry', 'Expiry date', 'MM / YY', 'type="text" inputmode="numeric" autocomplete="cc-exp" required maxlength="9" placeholder="MM / YY"', e.expiry, state.expiry);
+  const cvc = field('cvc', 'Security code', 'CVC', 'type="text" inputmode="numeric" autocomplete="cc-csc" required pattern="[0-9]{3,4}" maxlength="4"', e.cvc);
   const amount = formatAmount(checkout.order.amount, checkout.order.currency);
   const cancel = checkout.order.cancelUrl ? link(checkout.order.cancelUrl, `Cancel and return to ${checkout.merchantName}`, 'secondary') : '';
   return (
