@@ -212,6 +212,26 @@ describe('orders that take no card', () => {
   });
 });
 
+describe('live mode behind a TLS terminator (PUBLIC_BASE_URL https)', () => {
+  it('takes cards, with HSTS and a __Host- Secure cookie; the payment goes to the live route', async () => {
+    const service = await s.startService({ overrides: { publicBaseUrl: 'https://pay.example.com' } });
+    const res = await fetch(`${service.url}/v1/payment-orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.tenant.liveKey}`, 'idempotency-key': crypto.randomUUID(), 'content-type': 'application/json' },
+      body: JSON.stringify({ ...orderBase(), success_url: 'https://shop.example.com/thanks' }),
+    });
+    const order = await res.json();
+    expect(order).toMatchObject({ livemode: true, checkout_url: expect.stringMatching(/^https:\/\/pay\.example\.com\/checkout\//) });
+    // The terminator forwards the path unchanged to the service's plain-HTTP listener.
+    const page = await visit(`${service.url}${new URL(order.checkout_url).pathname}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('strict-transport-security')).toMatch(/max-age=\d+/);
+    expect(page.headers.get('set-cookie')).toMatch(/^__Host-checkout_csrf=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    expect(textOf(page.html)).not.toContain('Test mode');
+    expect(page.html).toContain('name="number"');
+  });
+});
+
 describe('isolation', () => {
   it("a payment of another order, account or mode is never shown on an order's page", async () => {
     const order = await newOrder(s.api);
