@@ -5,7 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { parseId } from '../src/kernel/ids.js';
-import { expectError } from './helpers.js';
+import { expectError, LogCapture } from './helpers.js';
 import { useService } from './fixtures.js';
 import { CARDS, eventTypesOf, newOrder } from './payments.helpers.js';
 import { CARD, payThroughCheckout, resolve, textOf, visit } from './checkout.helpers.js';
@@ -229,6 +229,18 @@ describe('live mode behind a TLS terminator (PUBLIC_BASE_URL https)', () => {
     expect(page.headers.get('set-cookie')).toMatch(/^__Host-checkout_csrf=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
     expect(textOf(page.html)).not.toContain('Test mode');
     expect(page.html).toContain('name="number"');
+  });
+});
+
+describe('logs', () => {
+  it('name the checkout token in the request line, never its value', async () => {
+    const logs = new LogCapture();
+    const service = await s.startService({ logs });
+    const order = await newOrder(s.api);
+    const token = order.checkout_url.split('/').pop();
+    await payThroughCheckout(`${service.url}/checkout/${token}`);
+    await expect.poll(() => logs.lines.filter((l) => JSON.parse(l).path === '/checkout/:token').length).toBe(2);
+    expect(logs.text).not.toContain(token);
   });
 });
 

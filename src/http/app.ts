@@ -211,7 +211,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         account: req.ctx ? toPublicId('acct', req.ctx.accountId) : undefined,
         livemode: req.ctx?.livemode,
         method: req.method,
-        path: req.url.split('?')[0],
+        path: loggedPath(req.url, req.params),
         status: reply.statusCode,
         duration_ms: durationMs === undefined ? undefined : Math.round(durationMs * 100) / 100,
       },
@@ -285,6 +285,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;
+}
+
+/** Path parameters that open something by themselves (a checkout's or a customer action's token). */
+const SECRET_PATH_PARAMS = ['token', 'challenge'];
+
+/** The path for the request log: secret path parameters by their name, never their value. */
+function loggedPath(url: string, params: unknown): string {
+  let path = url.split('?')[0]!;
+  for (const name of SECRET_PATH_PARAMS) {
+    const value = (params as Record<string, unknown> | undefined)?.[name];
+    if (typeof value === 'string' && value !== '') path = path.split(`/${encodeURIComponent(value)}`).join(`/:${name}`);
+  }
+  return path;
 }
 
 function toApiError(error: FastifyError | ApiError): ApiError {
