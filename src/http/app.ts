@@ -39,6 +39,7 @@ import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
 import { documentHeaders, documentRoute } from './contract.js';
 import { registerCheckoutRoutes } from './checkout/routes.js';
+import { loggedPath } from './request-log.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -285,19 +286,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;
-}
-
-/** Path parameters that open something by themselves (a checkout's or a customer action's token). */
-const SECRET_PATH_PARAMS = ['token', 'challenge'];
-
-/** The path for the request log: secret path parameters by their name, never their value. */
-function loggedPath(url: string, params: unknown): string {
-  let path = url.split('?')[0]!;
-  for (const name of SECRET_PATH_PARAMS) {
-    const value = (params as Record<string, unknown> | undefined)?.[name];
-    if (typeof value === 'string' && value !== '') path = path.split(`/${encodeURIComponent(value)}`).join(`/:${name}`);
-  }
-  return path;
 }
 
 function toApiError(error: FastifyError | ApiError): ApiError {
