@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { parseId } from '../src/kernel/ids.js';
 import { expectError, LogCapture } from './helpers.js';
 import { useService } from './fixtures.js';
-import { CARDS, eventTypesOf, newOrder } from './payments.helpers.js';
+import { CARDS, eventTypesOf, newOrder, pay } from './payments.helpers.js';
+import { MAX_PAYMENTS_PER_ORDER } from '../src/domain/checkout/service.js';
 import { CARD, payThroughCheckout, resolve, textOf, visit } from './checkout.helpers.js';
 
 const s = useService({ tenantName: 'Acme Coffee & Co' });
 const SHOP = { success_url: 'https://shop.example.com/thanks?cart=7', cancel_url: 'https://shop.example.com/cart' };
 
-const paymentsOf = async (orderId: string) => (await s.api.get(`/v1/payments?payment_order=${orderId}`)).body.data as any[];
+const paymentsOf = async (orderId: string) => (await s.api.get(`/v1/payments?payment_order=${orderId}&limit=100`)).body.data as any[];
 
 describe('checkout_url', () => {
   it('is on the created, retrieved and listed order: PUBLIC_BASE_URL base, a random token that is not the id', async () => {
@@ -168,6 +169,17 @@ describe('paying', () => {
       expect(textOf(res.html)).toContain('Nothing was charged');
     }
     expect(await paymentsOf(order.id)).toHaveLength(0);
+  });
+});
+
+describe('card testing', () => {
+  it(`an order with ${MAX_PAYMENTS_PER_ORDER} payments takes no more cards through its checkout`, async () => {
+    const order = await newOrder(s.api);
+    for (let i = 0; i < MAX_PAYMENTS_PER_ORDER; i++) expect((await pay(s.api, order.id, CARDS.declined)).body.status).toBe('failed');
+    const { answer } = await payThroughCheckout(order.checkout_url);
+    expect(answer.status).toBe(429);
+    expect(textOf(answer.html)).toContain('too many payment attempts');
+    expect(await paymentsOf(order.id)).toHaveLength(MAX_PAYMENTS_PER_ORDER);
   });
 });
 
