@@ -100,14 +100,14 @@ describe('idempotency: concurrency and locks', () => {
     retry.idempotency = claimB.kind === 'owner' ? claimB.claim : undefined;
 
     // The stalled holder wakes up and tries to finish: its whole transaction rolls back.
-    const late = createPaymentOrder(db, stalled, body);
+    const late = createPaymentOrder(db, stalled, body, 'http://127.0.0.1');
     await expect(late).rejects.toBeInstanceOf(ApiError);
     await expect(late).rejects.toMatchObject({ code: 'idempotency_key_in_use' });
     expect(await ordersWithReference(body.reference)).toHaveLength(0);
     const [events] = await query(sql`SELECT count(*)::int AS n FROM events WHERE data->'object'->>'reference' = ${body.reference}`);
     expect(events!.n).toBe(0);
 
-    const outcome = await createPaymentOrder(db, retry, body);
+    const outcome = await createPaymentOrder(db, retry, body, 'http://127.0.0.1');
     expect(outcome.status).toBe(201);
     expect(await ordersWithReference(body.reference)).toHaveLength(1);
     const replay = await create(body, key);

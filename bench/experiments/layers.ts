@@ -71,6 +71,7 @@ function prepared(accountUuid: string) {
     accountId: accountUuid, id, livemode: false, status: 'open' as const, amount: BODY.amount, amountPaid: 0, currency: BODY.currency,
     reference: `order-${key}`, customerEmail: BODY.customer.email, customerName: BODY.customer.name, description: BODY.description,
     metadata: BODY.metadata, expiresAt: new Date(now.getTime() + 86400_000), version: 1, createdAt: now, updatedAt: now,
+    checkoutToken: null, checkoutUrl: null, successUrl: null, cancelUrl: null,
   };
   const view = paymentOrderView(row);
   return { now, id, key, reqId, row, view, data: JSON.stringify({ object: view }), body: JSON.stringify(view) };
@@ -141,7 +142,7 @@ function variants(database: Database, pool: pg.Pool, accountUuid: string): Recor
       const claim = await claimKey(database.db, ctx, key, fingerprint('POST', '/v1/payment-orders', body), { retentionS: 86400, lockTimeoutS: 60 });
       if (claim.kind !== 'owner') throw new Error('not owner');
       ctx.idempotency = claim.claim;
-      const outcome = await createPaymentOrder(database.db, ctx, body);
+      const outcome = await createPaymentOrder(database.db, ctx, body, 'http://127.0.0.1:3000');
       if (outcome.status !== 201) throw new Error(`status ${outcome.status}`);
     },
   };

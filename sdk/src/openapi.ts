@@ -1631,6 +1631,13 @@ export interface components {
              * @description RFC 3339 UTC with milliseconds.
              */
             expires_at: string;
+            /**
+             * @description The hosted checkout of this order: send the customer here to pay it by card (and pass 3-D Secure) on a page served by this service, so card numbers never reach your server. Opened by a secret token; treat the URL like one. Null only for orders created before the checkout existed.
+             * @example https://pay.example.com/checkout/Hq3V0pe7wbz0m4k6f2n9qaY1cR8sTt2uXvWz5aBcDeF
+             */
+            checkout_url: string | null;
+            success_url: string | null;
+            cancel_url: string | null;
             /** @description Increases by one with every change; order webhooks by it. */
             version: number;
             /**
@@ -3721,6 +3728,16 @@ export interface operations {
                      * @description When an unpaid order expires: in the future, at most 30 days ahead. Default: 24 hours after creation.
                      */
                     expires_at?: string;
+                    /**
+                     * @description Where the hosted checkout sends the customer once the order is paid. An absolute URL; https in live mode.
+                     * @example https://shop.example.com/orders/1042/thanks
+                     */
+                    success_url?: string;
+                    /**
+                     * @description Where the hosted checkout sends a customer who gives up (the order stays open). An absolute URL; https in live mode.
+                     * @example https://shop.example.com/cart
+                     */
+                    cancel_url?: string;
                 };
             };
         };

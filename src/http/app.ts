@@ -39,6 +39,8 @@ import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
 import { documentHeaders, documentRoute } from './contract.js';
 import { registerDashboard } from './dashboard/index.js';
+import { registerCheckoutRoutes } from './checkout/routes.js';
+import { loggedPath } from './request-log.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -211,7 +213,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         account: req.ctx ? toPublicId('acct', req.ctx.accountId) : undefined,
         livemode: req.ctx?.livemode,
         method: req.method,
-        path: req.url.split('?')[0],
+        path: loggedPath(req.url, req.params),
         status: reply.statusCode,
         duration_ms: durationMs === undefined ? undefined : Math.round(durationMs * 100) / 100,
       },
@@ -272,7 +274,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerReference(app);
 
   registerHealthRoutes(app, database, lifecycle);
-  registerPaymentOrderRoutes(app, database.db, config);
+  registerPaymentOrderRoutes(app, database.db, config, rt);
   registerEventRoutes(app, database.db);
   // The API process sends only the test-mode delivery scenarios; the worker delivers events.
   const webhookSender = createSender({ maxSockets: 16 });
@@ -283,6 +285,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerPayoutsModule(app, database.db, rt);
   registerAccountRoutes(app, database.db);
   registerDashboard(app, database.db, config, rt, webhookSettings);
+  registerCheckoutRoutes(app, database.db, rt, { idempotencyRetentionS: config.idempotencyRetentionS });
   app.get('/v1/openapi.json', { config: { auth: false }, schema: { hide: true } }, async () => app.swagger());
 
   return app;

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Db } from '../storage/db.js';
 import { isDatabaseUnavailable } from '../storage/outage.js';
-import { releaseKey, storeFailure } from '../idempotency/store.js';
+import { settleFailure } from '../idempotency/store.js';
 import type { ApiError } from '../kernel/errors.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 
@@ -24,8 +24,7 @@ const LONGEST_RETRY_MS = 2000;
 export function idempotencySettler(db: Db, lockTimeoutS: number): Settler {
   const owed = new Map<NodeJS.Timeout, () => Promise<void>>();
 
-  const settleNow = (ctx: RequestContext, outcome: Outcome) =>
-    outcome.status < 500 && outcome.status !== 429 && outcome.status !== 409 ? storeFailure(db, ctx, outcome) : releaseKey(db, ctx);
+  const settleNow = (ctx: RequestContext, outcome: Outcome) => settleFailure(db, ctx, outcome);
 
   // Past the lock timeout another request may take the key over anyway: trying longer is pointless.
   const later = (ctx: RequestContext, outcome: Outcome, log: FastifyBaseLogger, untilMs: number, delayMs: number) => {

@@ -151,6 +151,14 @@ export async function storeFailure(db: Db, ctx: RequestContext, outcome: Outcome
 }
 
 /**
+ * What a request that ended in an error does with its key: a 4xx from executing is stored, so a
+ * retry gets the same answer; a 5xx, 409 or 429 lets the key go, so a retry runs again.
+ */
+export function settleFailure(db: Db, ctx: RequestContext, outcome: Outcome): Promise<void> {
+  return outcome.status < 500 && outcome.status !== 429 && outcome.status !== 409 ? storeFailure(db, ctx, outcome) : releaseKey(db, ctx);
+}
+
+/**
  * Lets go of the key after a 5xx (nothing is stored for those). With nothing committed the key is
  * forgotten; after a committed phase it is unlocked, so a retry resumes at the recovery point.
  * What was committed is read from the row, not from the request's memory: after a connection cut

@@ -160,12 +160,23 @@ export const paymentOrders = pgTable(
     description: text('description'),
     metadata: metadata(),
     expiresAt: ts('expires_at').notNull(),
+    /**
+     * The hosted checkout's secret (src/domain/checkout): random, unrelated to the id, unique
+     * across accounts because the customer's browser finds the order by it alone. Null for orders
+     * created before the checkout existed.
+     */
+    checkoutToken: text('checkout_token'),
+    /** The checkout_url handed out, built from PUBLIC_BASE_URL when the order was created. */
+    checkoutUrl: text('checkout_url'),
+    successUrl: text('success_url'),
+    cancelUrl: text('cancel_url'),
     ...versioned(),
   },
   (t) => [
     ...objectIndexes('payment_orders', t),
     index('payment_orders_reference_idx').on(t.accountId, t.livemode, t.reference),
     index('payment_orders_open_expiry_idx').on(t.expiresAt).where(sql`status = 'open'`),
+    uniqueIndex('payment_orders_checkout_token_key').on(t.checkoutToken),
   ],
 );
 

@@ -25,14 +25,14 @@ export interface DeferredClaim {
 
 // The event type is checked against the catalogue at compile time (`satisfies`); the text is plain SQL.
 const CREATE_ORDER: RawStatement = {
-  name: 'create_payment_order_v1',
+  name: 'create_payment_order_v2',
   text: `WITH claimed AS (
   ${fastPathKeySql.insertFinished({ account: '$1', livemode: '$2', key: '$3', fingerprint: '$4', status: 201, body: '$5', requestId: '$6', retentionS: '$7' })}
   RETURNING 1
 ), inserted AS (
   INSERT INTO payment_orders (account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name,
-                              description, metadata, expires_at, version, created_at, updated_at)
-  SELECT $1, $8, $2, 'open', $9, 0, $10, $11, $12, $13, $14, $15::jsonb, $16, 1, $17, $17 FROM claimed
+                              description, metadata, expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at)
+  SELECT $1, $8, $2, 'open', $9, 0, $10, $11, $12, $13, $14, $15::jsonb, $16, $21, $22, $23, $24, 1, $17, $17 FROM claimed
   RETURNING 1
 )
 INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
@@ -73,6 +73,10 @@ export async function createPaymentOrderAtOnce(
     newId('evt').uuid,
     view.id,
     `{"object":${body}}`,
+    row.checkoutToken,
+    row.checkoutUrl,
+    row.successUrl,
+    row.cancelUrl,
   ]);
   return rows.length === 1 ? { status: 201, body } : undefined;
 }

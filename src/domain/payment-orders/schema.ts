@@ -3,6 +3,9 @@ import { Type, type Static } from 'typebox';
 import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { PAYMENT_ORDER_STATUSES } from './state.js';
 
+const CustomerUrl = (description: string, example: string) =>
+  Type.String({ minLength: 1, maxLength: 2048, description: `${description} An absolute URL; https in live mode.`, examples: [example] });
+
 export const CreatePaymentOrderBody = Type.Object(
   {
     amount: Amount,
@@ -20,6 +23,8 @@ export const CreatePaymentOrderBody = Type.Object(
     expires_at: Type.Optional(
       Type.String({ format: 'date-time', description: 'When an unpaid order expires: in the future, at most 30 days ahead. Default: 24 hours after creation.' }),
     ),
+    success_url: Type.Optional(CustomerUrl('Where the hosted checkout sends the customer once the order is paid.', 'https://shop.example.com/orders/1042/thanks')),
+    cancel_url: Type.Optional(CustomerUrl('Where the hosted checkout sends a customer who gives up (the order stays open).', 'https://shop.example.com/cart')),
   },
   {
     additionalProperties: false,
@@ -44,6 +49,15 @@ export const PaymentOrder = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     metadata: MetadataView,
     expires_at: Timestamp,
+    checkout_url: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'The hosted checkout of this order: send the customer here to pay it by card (and pass 3-D Secure) on a page served by this ' +
+        'service, so card numbers never reach your server. Opened by a secret token; treat the URL like one. Null only for orders ' +
+        'created before the checkout existed.',
+      examples: ['https://pay.example.com/checkout/Hq3V0pe7wbz0m4k6f2n9qaY1cR8sTt2uXvWz5aBcDeF'],
+    }),
+    success_url: Type.Union([Type.String(), Type.Null()]),
+    cancel_url: Type.Union([Type.String(), Type.Null()]),
     ...Versioned('Increases by one with every change; order webhooks by it.'),
   },
   { $id: 'PaymentOrder', title: 'PaymentOrder' },

@@ -1,5 +1,6 @@
 // Payment orders: the intent to collect an amount. Every change commits with its event and, for
 // requests, the idempotency record, in one transaction.
+import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentOrders } from '../../storage/schema.js';
@@ -14,6 +15,7 @@ import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView }
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
+import { customerUrl } from '../../lib/customer-urls.js';
 
 export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
 type Row = PaymentOrderRow;
@@ -37,6 +39,9 @@ export function paymentOrderView(row: Row): PaymentOrderView {
     description: row.description,
     metadata: row.metadata,
     expires_at: row.expiresAt.toISOString(),
+    checkout_url: row.checkoutUrl,
+    success_url: row.successUrl,
+    cancel_url: row.cancelUrl,
     version: row.version,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -55,8 +60,20 @@ function expiry(input: string | undefined, now: Date): Date {
   return at;
 }
 
-/** A new order's row, as both create paths store it. */
-function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expiresAt: Date, now: Date): Row {
+/** Where the hosted checkout is served (src/http/checkout); the order's token follows. */
+export const CHECKOUT_PATH = '/checkout';
+
+/**
+ * The hosted checkout of a new order: 256 random bits, nothing derived from the order, so the URL
+ * can be handed to the customer without telling anything and cannot be guessed from an id.
+ */
+function newCheckout(publicUrl: string): Pick<Row, 'checkoutToken' | 'checkoutUrl'> {
+  const token = crypto.randomBytes(32).toString('base64url');
+  return { checkoutToken: token, checkoutUrl: `${publicUrl}${CHECKOUT_PATH}/${token}` };
+}
+
+/** A new order's row, as both create paths store it. `publicUrl`: PUBLIC_BASE_URL, base of its checkout_url. */
+function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expiresAt: Date, now: Date, publicUrl: string): Row {
   return {
     accountId: ctx.accountId,
     id: newId('ord').uuid,
@@ -71,6 +88,9 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expires
     description: input.description ?? null,
     metadata: inJsonbOrder(input.metadata ?? {}),
     expiresAt,
+    ...newCheckout(publicUrl),
+    successUrl: input.success_url === undefined ? null : customerUrl(input.success_url, 'success_url', ctx.livemode),
+    cancelUrl: input.cancel_url === undefined ? null : customerUrl(input.cancel_url, 'cancel_url', ctx.livemode),
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -87,29 +107,30 @@ export async function tryCreatePaymentOrderAtOnce(
   ctx: RequestContext,
   claim: DeferredClaim,
   input: CreatePaymentOrderBody,
+  publicUrl: string,
   now = new Date(),
 ): Promise<Outcome | undefined> {
-  let expiresAt: Date;
+  let row: Row;
   try {
-    expiresAt = expiry(input.expires_at, now);
+    row = newOrderRow(ctx, input, expiry(input.expires_at, now), now, publicUrl);
   } catch {
     return undefined;
   }
-  const row = newOrderRow(ctx, input, expiresAt, now);
   return createPaymentOrderAtOnce(db, ctx, claim, row, paymentOrderView(row));
 }
 
-export async function createPaymentOrder(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody, now = new Date()): Promise<Outcome> {
+/** `publicUrl`: the service's PUBLIC_BASE_URL (Runtime.publicUrl), base of the order's checkout_url. */
+export async function createPaymentOrder(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody, publicUrl: string, now = new Date()): Promise<Outcome> {
   const deferred = ctx.deferredIdempotency;
   if (deferred) {
-    const created = await tryCreatePaymentOrderAtOnce(db, ctx, deferred, input, now);
+    const created = await tryCreatePaymentOrderAtOnce(db, ctx, deferred, input, publicUrl, now);
     if (created) return created;
     const replay = await claimDeferred(ctx);
     if (replay) return replay;
   }
-  const expiresAt = expiry(input.expires_at, now);
+  const newRow = newOrderRow(ctx, input, expiry(input.expires_at, now), now, publicUrl);
   return db.transaction(async (tx) => {
-    const [row] = await tx.insert(paymentOrders).values(newOrderRow(ctx, input, expiresAt, now)).returning();
+    const [row] = await tx.insert(paymentOrders).values(newRow).returning();
     const view = paymentOrderView(row!);
     await recordEvent(tx, ctx, 'payment_order.created', view, now);
     return respond(tx, ctx, 201, view);

@@ -45,9 +45,9 @@ import {
 } from './plan.js';
 
 const READ_ORDER: RawStatement = {
-  name: 'payment_read_order_v1',
+  name: 'payment_read_order_v2',
   text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, description, metadata,
-       expires_at, version, created_at, updated_at
+       expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
 
@@ -131,6 +131,10 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
     description: r.description as string | null,
     metadata: r.metadata as Record<string, string>,
     expiresAt: new Date(r.expires_at as string | Date),
+    checkoutToken: r.checkout_token as string | null,
+    checkoutUrl: r.checkout_url as string | null,
+    successUrl: r.success_url as string | null,
+    cancelUrl: r.cancel_url as string | null,
     version: r.version as number,
     createdAt: new Date(r.created_at as string | Date),
     updatedAt: new Date(r.updated_at as string | Date),

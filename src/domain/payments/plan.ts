@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
+import { customerUrl } from '../../lib/customer-urls.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { planRoute } from '../../connectors/router.js';
 import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
@@ -132,20 +133,5 @@ export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: 
 
 /** The merchant's return_url of a new payment, checked: absolute http(s), https in live mode; null when not given. */
 export function returnUrlOf(input: CreatePaymentBody, livemode: boolean): string | null {
-  const given = input.return_url;
-  if (given === undefined) return null;
-  let url: URL | undefined;
-  try {
-    url = new URL(given);
-  } catch {
-    url = undefined;
-  }
-  const allowed = livemode ? ['https:'] : ['https:', 'http:'];
-  if (!url || !allowed.includes(url.protocol) || url.username !== '' || url.password !== '') {
-    throw new ApiError('parameter_invalid', {
-      param: 'return_url',
-      message: `return_url must be an absolute ${livemode ? 'https' : 'http(s)'} URL without credentials${livemode ? ' (live mode)' : ''}.`,
-    });
-  }
-  return url.href;
+  return input.return_url === undefined ? null : customerUrl(input.return_url, 'return_url', livemode);
 }

@@ -4,6 +4,7 @@ import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
+import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
 import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
@@ -23,7 +24,7 @@ const IdempotencyHeader = (required: boolean) =>
   });
 const tags = ['payment orders'];
 
-export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
+export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl'>) {
   app.post(
     '/v1/payment-orders',
     {
@@ -37,7 +38,7 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config) {
         response: { 201: PaymentOrderRef, ...errorResponses() },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body, rt.publicUrl())),
   );
 
   registerReadRoutes(app, {
