@@ -34,6 +34,7 @@ export type MerchantBalance = (typeof MERCHANT_BALANCES)[keyof typeof MERCHANT_B
 
 export const ENTRY_TYPES = [
   'payment',
+  'payment_reversal',
   'refund',
   'refund_settlement',
   'refund_failure',
@@ -148,6 +149,14 @@ export function paymentLines(amount: number): JournalLine[] {
     { ledgerAccount: 'processor_clearing', amount },
     { ledgerAccount: 'merchant_available', amount: -amount },
   ];
+}
+
+/**
+ * A succeeded direct debit came back (late failure, charge-back): the exact opposite of its
+ * `payment` entry. Booked whatever the balance, so it may take `available` below zero (API.md §5).
+ */
+export function paymentReversed(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, { ...m, type: 'payment_reversal', lines: paymentLines(m.amount).map((line) => ({ ...line, amount: -line.amount })) });
 }
 
 /**
