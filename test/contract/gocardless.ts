@@ -29,7 +29,7 @@ export function gocardlessHarness(): ProcessorHarness {
   return {
     name: 'gocardless',
     directDebitOnly: true,
-    capabilities: new Set<Capability>(['mandates', 'faults', 'status_lookup']),
+    capabilities: new Set<Capability>(['mandates', 'mandate_setup', 'faults', 'status_lookup']),
     cards: NO_CARDS,
     start: async () => void (await fake.start()),
     close: () => fake.close(),
@@ -59,5 +59,25 @@ export function gocardlessHarness(): ProcessorHarness {
       batch: (webhooks) => gocardlessWebhook(webhooks.flatMap(eventsOf), WEBHOOK_SECRET),
       held: async (ourId) => (fake.mandateOf(ourId) ? 1 : 0) + (fake.paymentOf(ourId) ? 1 : 0),
     },
+  };
+}
+
+/**
+ * GoCardless's sandbox (or whatever GOCARDLESS_API_BASE_URL names), with GOCARDLESS_ACCESS_TOKEN:
+ * no fault controls, and nothing moves there on demand (the sandbox's scenario simulators act on
+ * its own schedule and post to the webhook endpoint set in its dashboard), so of the mandate
+ * scenarios only the set-up and the merchant's revocation run; the rest are the fake's.
+ */
+export function gocardlessSandbox(): ProcessorHarness {
+  return {
+    name: 'gocardless (sandbox)',
+    directDebitOnly: true,
+    capabilities: new Set<Capability>(['mandate_setup']),
+    cards: NO_CARDS,
+    start: async () => undefined,
+    close: async () => undefined,
+    service: () => ({ settings: { gocardlessApiBaseUrl: process.env.GOCARDLESS_API_BASE_URL || undefined } }),
+    processEnv: () => ({}),
+    connect: (api) => connectGoCardless(api, process.env.GOCARDLESS_ACCESS_TOKEN!),
   };
 }

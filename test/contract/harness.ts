@@ -30,7 +30,9 @@ export type Capability =
   /** Customer actions (3-D Secure): see the requires-action scenarios in scenarios.ts. */
   | 'customer_actions'
   /** Direct debits: mandates and debits under them, moved at the processor on demand (mandates.ts scenarios). */
-  | 'mandates';
+  | 'mandates'
+  /** Sets mandates up and cancels them at our request (a real sandbox can, without moving them on demand). */
+  | 'mandate_setup';
 
 /** A webhook as the processor sends it. */
 export interface Webhook {

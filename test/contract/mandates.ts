@@ -46,6 +46,24 @@ const get = async (ctx: ScenarioContext, path: string) => (await ctx.api.get(pat
 
 export const MANDATE_SCENARIOS: readonly Scenario[] = [
   {
+    name: 'mandate: set up at the processor under our id, not debitable until active, revoked by the merchant',
+    needs: ['mandate_setup'],
+    async run(ctx) {
+      const res = await ctx.api.post('/v1/mandates', mandateBody('sepa_core'));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body).toMatchObject({ status: expect.stringMatching(/^(pending|active)$/), connector: ctx.processor.connector, connector_reference: expect.any(String) });
+      if (res.body.status === 'pending') {
+        const order = await newOrder(ctx.api, { currency: 'EUR' });
+        const debit = await ctx.api.post('/v1/payments', { payment_order: order.id, payment_method: { type: 'mandate', mandate: res.body.id } });
+        expect(debit.status, debit.text).toBe(422);
+        expect(debit.body.error.code).toBe('mandate_not_active');
+        return;
+      }
+      const revoked = await ctx.api.post(`/v1/mandates/${res.body.id}/revoke`, {});
+      expect(revoked.body).toMatchObject({ status: 'revoked', revoked_by: 'merchant' });
+    },
+  },
+  {
     name: 'mandate: pending at the processor, then active by its webhook',
     needs: NEEDS,
     async run(ctx) {

@@ -274,4 +274,4 @@ export const SCENARIOS: readonly Scenario[] = [
 
 /** The scenarios `harness` can run (a direct-debit processor runs only those about mandates). */
 export const runnable = (harness: ProcessorHarness, scenario: Scenario) =>
-  scenario.needs.every((need) => harness.capabilities.has(need)) && (scenario.needs.includes('mandates') || !harness.directDebitOnly);
+  scenario.needs.every((need) => harness.capabilities.has(need)) && (scenario.needs.some((need) => need === 'mandates' || need === 'mandate_setup') || !harness.directDebitOnly);
