@@ -2857,7 +2857,7 @@ export interface components {
                  */
                 started_at: string;
             }[];
-            failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "processing_error") | null;
+            failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "charged_back" | "processing_error") | null;
             failure_message: string | null;
             /** @description Set while the status is `requires_action`: what the customer must do before the processor decides; null otherwise. */
             next_action: {
@@ -2994,7 +2994,7 @@ export interface components {
             object: "balance_transaction";
             livemode: boolean;
             /** @enum {string} */
-            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return";
+            type: "payment" | "payment_reversal" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return";
             currency: string;
             /** @description Net change of the merchant's total balance (available + pending + reserved). */
             amount: number;
@@ -7354,7 +7354,7 @@ export interface operations {
                 "created[gte]"?: string;
                 /** @description RFC 3339 UTC with milliseconds. */
                 "created[lte]"?: string;
-                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return";
+                type?: "payment" | "payment_reversal" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return";
                 /**
                  * @description ISO 4217 alphabetic code, upper case.
                  * @example EUR
