@@ -79,7 +79,8 @@ describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
       expect(run.output).toMatch(/gocardless: smoke passed\n$/);
       expect(run.output).toMatch(/✓ .*mandate: set up at the processor under our id/);
       expect(run.output).not.toMatch(/success: succeeded at once|debit confirmed/);
-      expect([...gocardless.objects.mandates.values()].map((m) => [m.status, Object.keys(m.metadata ?? {})])).toEqual([['pending_submission', ['mandate_id']]]);
+      const mandates = [...gocardless.objects.mandates.values()].map((m) => [(m as { status?: string }).status, Object.keys(m.metadata ?? {})]);
+      expect(mandates).toEqual([['pending_submission', ['mandate_id']]]);
     } finally {
       await gocardless.close();
     }
