@@ -1,4 +1,4 @@
-// npm run connectors:smoke -- <stripe|adyen>: the connector contract's scenarios that need no fake
+// npm run connectors:smoke -- <stripe|adyen|gocardless>: the connector contract's scenarios that need no fake
 // (test/smoke/connectors.smoke.ts) against the processor's real sandbox, through a service started
 // in this process on an embedded database (TEST_DB=postgres uses the test PostgreSQL instead).
 // Credentials come from the environment (each sandbox's list is in test/contract/sandboxes.ts);

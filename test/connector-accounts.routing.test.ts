@@ -133,7 +133,6 @@ describe('routing through connector accounts', () => {
       [{ connector_account: liveOne.id }, 404, 'resource_missing', 'rules.0.connectors.0.connector_account', /exists in live mode/],
       [{ name: 'off' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /off \(ca_\w+\) is disabled/],
       [{ connector_account: off.id }, 400, 'parameter_invalid', 'rules.0.connectors.0.connector_account', /is disabled/],
-      [{ name: 'gocardless' }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /this version cannot send requests to gocardless yet/],
       [{ name: 'other', connector_account: mine.id }, 400, 'parameter_invalid', 'rules.0.connectors.0.name', /is named mine, not other/],
       [{ weight: 2 }, 400, 'parameter_missing', 'rules.0.connectors.0.name', /name \(or rules\.0\.connectors\.0\.connector_account\)/],
     ];
@@ -220,18 +219,31 @@ describe('routing through connector accounts', () => {
     expect(nobody.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
   });
 
-  it('a GoCardless account cannot receive webhooks until this version reaches GoCardless', async () => {
+  it("a GoCardless account's webhooks must carry GoCardless's signature with the account's secret", async () => {
     const { test } = await newTenant();
-    const gocardless = await account(test, 'gocardless', 'gocardless', { access_token: `sandbox_${'k'.repeat(24)}` });
-    const res = await sendSimulatorWebhook(service.url, `/v1/connector-accounts/${gocardless.id}/webhooks`, 'simulator_a', '{}');
-    expect(res.status, res.text).toBe(404);
-    expect(res.body.error.message).toMatch(/does not reach gocardless yet/);
+    const gocardless = await account(test, 'gocardless', 'gocardless', { access_token: `sandbox_${'k'.repeat(24)}`, webhook_secret: 'gc-secret' });
+    const res = await sendSimulatorWebhook(service.url, `/v1/connector-accounts/${gocardless.id}/webhooks`, 'simulator_a', '{"events":[]}');
+    expect(res.status, res.text).toBe(401);
+    expect(res.body.error.code).toBe('connector_webhook_signature_invalid');
   });
 
-  it('live mode: a live account of a processor this version cannot reach routes nothing yet', async () => {
+  it('test mode: beside a GoCardless account (mandates only), cards and payouts keep going to the simulators', async () => {
+    const { test } = await newTenant();
+    const gocardless = await account(test, 'gocardless', 'gocardless', { access_token: `sandbox_${'k'.repeat(24)}` });
+    expect((await test.get('/v1/routing')).body).toMatchObject({
+      is_default: true,
+      rules: [
+        { name: 'default', payment_method_types: ['mandate'], connectors: [{ name: 'gocardless', connector_account: gocardless.id }] },
+        { name: 'default', payment_method_types: ['card', 'payout'], connectors: [{ name: 'simulator_a' }, { name: 'simulator_b' }] },
+      ],
+    });
+    expect((await orderAndPay(test, CARDS.success)).payment).toMatchObject({ status: 'succeeded', connector: 'simulator_a' });
+  });
+
+  it('live mode: a live GoCardless account takes mandates only; a card payment finds no route', async () => {
     const { live } = await newTenant();
-    await account(live, 'gocardless', 'gocardless-live', { access_token: `live_${'k'.repeat(24)}` });
-    expect((await live.get('/v1/routing')).body).toMatchObject({ is_default: true, rules: [], connectors: [] });
+    const gocardless = await account(live, 'gocardless', 'gocardless-live', { access_token: `live_${'k'.repeat(24)}` });
+    expect((await live.get('/v1/routing')).body).toMatchObject({ is_default: true, rules: [{ connectors: [{ connector_account: gocardless.id }] }] });
     const order = (await live.post('/v1/payment-orders', { amount: 100, currency: 'EUR', reference: 'r', customer: { email: 'a@b.co' } })).body;
     const res = await live.post('/v1/payments', {
       payment_order: order.id,

@@ -68,7 +68,7 @@ describe('the connector catalogue', () => {
     });
     expect(byName.adyen).toMatchObject({ routable: true, capabilities: { card_payments: true, refunds: true, customer_actions: true } });
     expect(byName.adyen.capabilities.currencies).not.toContain('MGA');
-    expect(byName.gocardless.routable).toBe(false);
+    expect(byName.gocardless.routable).toBe(true);
     expect(byName.stripe.capabilities.currencies).toContain('EUR');
     expect(byName.stripe.credential_fields.map((f: any) => [f.name, f.required])).toEqual([
       ['secret_key', 'always'],
@@ -77,7 +77,7 @@ describe('the connector catalogue', () => {
     expect(byName.adyen.credential_fields.find((f: any) => f.name === 'live_url_prefix').required).toBe('live');
     expect(byName.gocardless.capabilities).toEqual({
       card_payments: false,
-      refunds: true,
+      refunds: false,
       customer_actions: false,
       mandate_schemes: ['sepa_core', 'bacs', 'ach'],
       payouts: false,

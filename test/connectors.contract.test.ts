@@ -1,5 +1,5 @@
 // The connector contract suite: the same scenarios (test/contract/scenarios.ts) over every
-// processor harness (test/contract/harnesses.ts: the simulated processor, Stripe and Adyen against their fakes),
+// processor harness (test/contract/harnesses.ts: the simulated processor, Stripe, Adyen and GoCardless against their fakes),
 // each through a service of its own and the service's HTTP API. A scenario the harness cannot run
 // (a capability it lacks) is skipped.
 import { HARNESSES } from './contract/harnesses.js';

@@ -6,13 +6,14 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeAdyen } from './fakes/adyen.js';
+import { FakeGoCardless } from './fakes/gocardless.js';
 import { FakeStripe } from './fakes/stripe.js';
 import { isPostgres } from './helpers.js';
 import { ROOT } from './processes.helpers.js';
 import { closedPort } from './sockets.helpers.js';
 
 function smoke(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; output: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('STRIPE_') && !key.startsWith('ADYEN_') && !key.startsWith('VITEST') && !['TEST_DB', 'FORCE_COLOR'].includes(key)));
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('STRIPE_') && !key.startsWith('ADYEN_') && !key.startsWith('GOCARDLESS_') && !key.startsWith('VITEST') && !['TEST_DB', 'FORCE_COLOR'].includes(key)));
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/connectors-smoke.ts', ...args], { cwd: ROOT, env: { ...clean, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
@@ -38,7 +39,7 @@ describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
     expect(skipped).toEqual({ code: 0, output: 'stripe: skipped: no credentials (set STRIPE_SECRET_KEY)\n' });
     expect(adyen).toEqual({ code: 0, output: 'adyen: skipped: no credentials (set ADYEN_MERCHANT_ACCOUNT, ADYEN_HMAC_KEY)\n' });
     expect(unknown.code).toBe(2);
-    expect(unknown.output).toMatch(/usage: npm run connectors:smoke -- <stripe\|adyen>/);
+    expect(unknown.output).toMatch(/usage: npm run connectors:smoke -- <stripe\|adyen\|gocardless>/);
   }, 120_000);
 
   it('runs green against the fake Stripe named by STRIPE_API_BASE_URL', async () => {
@@ -68,6 +69,21 @@ describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
       ['SmokeECOM', 'Refused'],
       ['SmokeECOM', 'Refused'],
     ]);
+  }, 180_000);
+
+  it('runs green against the fake GoCardless named by GOCARDLESS_API_BASE_URL: the mandate set-up only', async () => {
+    const gocardless = await new FakeGoCardless().start();
+    try {
+      const run = await smoke(['gocardless'], { GOCARDLESS_ACCESS_TOKEN: `sandbox_smoke${'0'.repeat(16)}`, GOCARDLESS_API_BASE_URL: gocardless.url });
+      expect(run.code, run.output).toBe(0);
+      expect(run.output).toMatch(/gocardless: smoke passed\n$/);
+      expect(run.output).toMatch(/✓ .*mandate: set up at the processor under our id/);
+      expect(run.output).not.toMatch(/success: succeeded at once|debit confirmed/);
+      const mandates = [...gocardless.objects.mandates.values()].map((m) => [(m as { status?: string }).status, Object.keys(m.metadata ?? {})]);
+      expect(mandates).toEqual([['pending_submission', ['mandate_id']]]);
+    } finally {
+      await gocardless.close();
+    }
   }, 180_000);
 
   it('exits non-zero when a scenario fails', async () => {

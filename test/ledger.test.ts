@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runLedger } from '../src/cli/ledger.js';
 import { assertBalanced, postJournalEntry, UnbalancedEntryError } from '../src/ledger/journal.js';
+import { paymentReversed } from '../src/ledger/settlement.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { newId, parseId } from '../src/kernel/ids.js';
 import { isPostgres, type Api } from './helpers.js';
@@ -174,6 +175,29 @@ describe('double-entry integrity', () => {
       expect(await runLedger(['check', '--account', 'nope'], usage.io)).toBe(2);
       expect(await runLedger(['audit'], usage.io)).toBe(2);
     }
+  });
+});
+
+
+describe('reversals of succeeded direct debits in the invariant check', () => {
+  it('a reversal is expected once, only of a payment credited before and failed since', async () => {
+    const { api, tenant } = await newApi();
+    const { payment } = await orderAndPay(api, CARDS.success, { amount: 500 });
+    const { payment: declined } = await orderAndPay(api, CARDS.declined, { amount: 300 });
+    const account = parseId('acct', tenant.accountId)!;
+    const reversal = (id: string, amount: number) =>
+      paymentReversed(h.db, { accountId: account, livemode: false, currency: 'EUR', amount, source: { type: 'payment', id: parseId('pay', id)! }, createdAt: new Date() });
+    // Reversing a payment that is still succeeded, or one never credited, is what the check reports.
+    await reversal(payment.id, 500);
+    await reversal(declined.id, 300);
+    const report = await checkLedger(h.db, { accountId: account });
+    expect(report.postingMismatches).toEqual(
+      expect.arrayContaining([
+        { account_id: account, object: payment.id, status: 'succeeded', expected: 'payment', found: 'payment,payment_reversal' },
+        { account_id: account, object: declined.id, status: 'failed', expected: 'payment,payment_reversal', found: 'payment_reversal' },
+      ]),
+    );
+    expect(report.balanceDifferences).toEqual([]);
   });
 });
 

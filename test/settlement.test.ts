@@ -4,14 +4,17 @@
 // on pending then available; a late reversal making available negative and a later payment
 // restoring it; and the ledger check clean after a random run with fees and settlement.
 import fc from 'fast-check';
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { setPricing, setSettlement } from '../src/domain/terms/service.js';
 import { runSettlements } from '../src/domain/terms/settle.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
-import { claimDueSettlement, paymentReversed, settle } from '../src/ledger/settlement.js';
+import { claimDueSettlement, settle } from '../src/ledger/settlement.js';
+import { applyPaymentUpdate } from '../src/domain/payments/outcome.js';
+import { systemContext } from '../src/domain/events/service.js';
+import { payments } from '../src/storage/schema.js';
 import { availableOn, feeFor } from '../src/ledger/fees.js';
 import { parseId } from '../src/kernel/ids.js';
 import { postJournalEntry } from '../src/ledger/journal.js';
@@ -41,10 +44,13 @@ async function countFor(acct: string, payment: string) {
   return { entries: Number(row!.entries), events: Number(row!.events) };
 }
 
-const reverse = (acct: string, payment: { id: string; amount: number; currency: string }) =>
-  h.db.transaction((tx) =>
-    paymentReversed(tx, { accountId: acct, livemode: false, currency: payment.currency, amount: payment.amount, source: { type: 'payment', id: parseId('pay', payment.id)! }, createdAt: new Date() }),
-  );
+/** A late failure of `payment` reported by its processor (a charge-back), through the payments' own transition. */
+const reverse = (acct: string, payment: { id: string }) =>
+  h.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(payments).where(and(eq(payments.accountId, acct), eq(payments.id, parseId('pay', payment.id)!))).for('update');
+    const update = { kind: 'reversed', connector: row!.connector!, connectorReference: row!.connectorReference, failureCode: 'charged_back', failureMessage: 'Charged back.' } as const;
+    await applyPaymentUpdate(tx, systemContext(acct, false), row!, update, [], h.service.payments);
+  });
 
 describe('pending until available_on', () => {
   it('holds the net in pending with its date, refuses payouts on it, and the worker moves it once with balance.available', async () => {

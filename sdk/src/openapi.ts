@@ -2945,7 +2945,7 @@ export interface components {
                  */
                 started_at: string;
             }[];
-            failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "processing_error") | null;
+            failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "charged_back" | "processing_error") | null;
             failure_message: string | null;
             /** @description Set while the status is `requires_action`: what the customer must do before the processor decides; null otherwise. */
             next_action: {

@@ -33,6 +33,12 @@ export interface PaymentsConfig {
    */
   adyenCheckoutBaseUrl: string | undefined;
   /**
+   * Where every GoCardless request goes, sandbox and live (GOCARDLESS_API_BASE_URL, an http(s)
+   * origin; a fake GoCardless in tests). Unset: api-sandbox.gocardless.com with a test key,
+   * api.gocardless.com with a live key. Never taken from a tenant's input.
+   */
+  gocardlessApiBaseUrl: string | undefined;
+  /**
    * An active mandate with no successful debit for this many days (counted from its activation or
    * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
    * which a SEPA Core mandate lapses).
@@ -93,6 +99,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
     },
     stripeApiBaseUrl: baseUrl(env, 'STRIPE_API_BASE_URL'),
     adyenCheckoutBaseUrl: baseUrl(env, 'ADYEN_CHECKOUT_BASE_URL'),
+    gocardlessApiBaseUrl: baseUrl(env, 'GOCARDLESS_API_BASE_URL'),
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     crashAfter: crash as CrashPoint | undefined,
   };

@@ -121,7 +121,8 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     simulated: false,
     capabilities: {
       card_payments: false,
-      refunds: true,
+      // Not offered by this connector yet (README, Processors): refund a debit in GoCardless's dashboard.
+      refunds: false,
       customer_actions: false,
       mandate_schemes: [...MANDATE_SCHEMES],
       payouts: false,

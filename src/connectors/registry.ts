@@ -19,6 +19,7 @@ import { SIMULATED_PROCESSORS, SimulatorHost, type SimulatorClock } from './simu
 import { sqlStore } from './simulator/sql-store.js';
 import { createStripeConnector } from './stripe/connector.js';
 import { createAdyenConnector } from './adyen/connector.js';
+import { createGoCardlessConnector } from './gocardless/connector.js';
 
 /** One connector account as its connector is built from it: credentials opened, in memory only. */
 export interface ConnectorAccountCredentials {
@@ -110,6 +111,15 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
       liveUrlPrefix: account.credentials.live_url_prefix,
       checkoutBaseUrl: config.adyenCheckoutBaseUrl,
       publicUrl: opts.publicUrl ?? (() => 'http://localhost'),
+      http,
+    }),
+  );
+  factories.set('gocardless', (account) =>
+    createGoCardlessConnector({
+      accessToken: account.credentials.access_token ?? '',
+      webhookSecrets: account.webhookSecrets,
+      livemode: account.livemode,
+      apiBaseUrl: config.gocardlessApiBaseUrl,
       http,
     }),
   );

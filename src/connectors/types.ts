@@ -27,6 +27,8 @@ export const PAYMENT_FAILURE_CODES = [
   'debit_declined',
   /** Direct debit: the processor no longer holds the mandate as active (revoked, expired, cancelled). */
   'mandate_invalid',
+  /** Direct debit: the payer disputed a debit that had succeeded, and their bank took the money back. */
+  'charged_back',
   /** No connector could take the payment (errors, open circuits) or a processor refused the request itself. */
   'processing_error',
 ] as const;
@@ -101,7 +103,13 @@ export type ChargeState =
   | Taken<'succeeded' | 'pending'>
   | Refused<'declined', PaymentFailureCode>
   /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
-  | { kind: 'requires_action'; connectorReference: string; action: CustomerAction };
+  | { kind: 'requires_action'; connectorReference: string; action: CustomerAction }
+  /**
+   * Direct debits: the money came back from the payer's bank — a failure the bank reported, maybe
+   * days after the debit was confirmed (a late failure), or a charge-back. It fails the payment
+   * whatever it reached; a payment that had succeeded has its booking reversed.
+   */
+  | { kind: 'reversed'; connectorReference: string; failureCode: PaymentFailureCode; message: string };
 export type ChargeResult = Answer<ChargeState>;
 export type ChargeStatusResult = StatusAnswer<ChargeState>;
 
@@ -164,7 +172,9 @@ export type MandateState =
   | Taken<'active' | 'pending'>
   | Refused<'failed', MandateFailureCode>
   /** No longer usable: revoked by the customer through their bank (`bank`) or cancelled at our request (`merchant`). */
-  | { kind: 'revoked'; connectorReference: string; by: 'bank' | 'merchant' };
+  | { kind: 'revoked'; connectorReference: string; by: 'bank' | 'merchant' }
+  /** Lapsed at the processor (unused too long, or a single-use mandate consumed): no longer usable, revoked by nobody. */
+  | { kind: 'expired'; connectorReference: string };
 export type MandateResult = Answer<MandateState>;
 export type MandateStatusResult = StatusAnswer<MandateState>;
 
@@ -237,8 +247,12 @@ export interface Connector {
    * parameters the processor appended; connectors without it get a plain status check instead.
    */
   completeAction?(request: StatusRequest & { params: Record<string, string> }, signal: AbortSignal): Promise<ChargeStatusResult>;
-  /** Verifies with the connector's secret and normalises; throws WebhookVerificationError. */
-  parseWebhook(input: InboundWebhook): InboundEvent;
+  /**
+   * Verifies with the connector's secret and normalises; throws WebhookVerificationError. A
+   * processor that sends its events in batches (GoCardless) answers one per event, each applied
+   * (and deduplicated by its id) on its own.
+   */
+  parseWebhook(input: InboundWebhook): InboundEvent | InboundEvent[];
   /**
    * Set where the processor keeps our reference as its idempotency key for this long: a repeated
    * send within it answers the first outcome instead of acting again. For a processor that cannot

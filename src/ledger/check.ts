@@ -1,6 +1,7 @@
 // The ledger's invariants, recomputed from the journal: every entry balances, every stored
 // balance equals the sum of its lines, and every payment, refund and payout has exactly the
-// entries its state calls for (a succeeded payment is credited once; a refund reserves once and
+// entries its state calls for (a succeeded payment is credited once, a reversed one credited and
+// reversed once each; a refund reserves once and
 // settles or returns once; a payout reserves once, then leaves, is released, or leaves and comes
 // back), and that pending money matches its open settlements, each moved to available at most
 // once (check-settlement.ts). Used by `npm run cli -- ledger check` and by the tests.
@@ -78,9 +79,13 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
   const mismatches = rowsOf(
     await db.execute(sql`
       WITH expected AS (
-        SELECT account_id, 'payment' AS source_type, id, status,
-               CASE status WHEN 'succeeded' THEN 'payment' ELSE '' END AS expected
-        FROM payments WHERE ${scope('account_id')}
+        SELECT p.account_id, 'payment' AS source_type, p.id, p.status,
+               CASE WHEN p.status = 'succeeded' THEN 'payment'
+                    -- A failed direct debit was either never booked, or booked then reversed once (late failure, charge-back).
+                    WHEN p.status = 'failed' AND EXISTS (SELECT 1 FROM journal_entries r WHERE r.account_id = p.account_id AND r.source_id = p.id AND r.type = 'payment_reversal')
+                      THEN 'payment,payment_reversal'
+                    ELSE '' END AS expected
+        FROM payments p WHERE ${scope('p.account_id')}
         UNION ALL
         SELECT account_id, 'refund', id, status,
                CASE status WHEN 'pending' THEN 'refund' WHEN 'succeeded' THEN 'refund,refund_settlement' ELSE 'refund,refund_failure' END
@@ -92,8 +97,8 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
         FROM payouts WHERE ${scope('account_id')}
       ), found AS (
         SELECT account_id, source_type, source_id, string_agg(type, ',' ORDER BY type) AS found
-        -- Settlements are checked on their own (check-settlement.ts); reversals follow no status.
-        FROM journal_entries WHERE source_id IS NOT NULL AND type NOT IN ('settlement', 'payment_reversal') AND ${scope('account_id')}
+        -- Settlements are checked on their own (check-settlement.ts).
+        FROM journal_entries WHERE source_id IS NOT NULL AND type <> 'settlement' AND ${scope('account_id')}
         GROUP BY account_id, source_type, source_id
       )
       SELECT coalesce(x.account_id, f.account_id)::text AS account_id, coalesce(x.source_type, f.source_type) AS source_type,

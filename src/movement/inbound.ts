@@ -45,9 +45,9 @@ export interface InboundSender {
   keyFor(row: MovementRow, route: readonly string[]): Promise<string | undefined>;
 }
 
-function verify(connector: Connector, rt: Runtime, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent {
+function verify(connector: Connector, rt: Runtime, headers: Record<string, string | string[] | undefined>, rawBody: string): InboundEvent[] {
   try {
-    return connector.parseWebhook({ headers, rawBody, now: rt.now() });
+    return [connector.parseWebhook({ headers, rawBody, now: rt.now() })].flat();
   } catch (err) {
     if (!(err instanceof WebhookVerificationError)) throw err;
     switch (err.reason) {
@@ -101,7 +101,19 @@ export async function receiveConnectorWebhook(
   headers: Record<string, string | string[] | undefined>,
   rawBody: string,
 ): Promise<InboundResult> {
-  const event = verify(sender.connector, rt, headers, rawBody);
+  const events = verify(sender.connector, rt, headers, rawBody);
+  // A batch (GoCardless sends several events per request) is applied event by event, each in its
+  // own transaction with its own deduplication: a retried batch re-applies only what had not committed.
+  const results: InboundResult[] = [];
+  for (const event of events) results.push(await receiveEvent(db, rt, kinds, sender, event));
+  return {
+    received: true,
+    duplicate: results.length > 0 && results.every((r) => r.duplicate),
+    applied: results.some((r) => r.applied),
+  };
+}
+
+async function receiveEvent(db: Db, rt: Runtime, kinds: KindsByObject, sender: InboundSender, event: InboundEvent): Promise<InboundResult> {
   const kind = kinds[event.object];
   const { table } = kind;
   const uuid = parseId(kind.prefix, event.reference);

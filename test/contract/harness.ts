@@ -28,7 +28,11 @@ export type Capability =
   /** Answers a status check (GET …?refresh=true) for a payment whose answer was lost; without it, its webhook tells. */
   | 'status_lookup'
   /** Customer actions (3-D Secure): see the requires-action scenarios in scenarios.ts. */
-  | 'customer_actions';
+  | 'customer_actions'
+  /** Direct debits: mandates and debits under them, moved at the processor on demand (mandates.ts scenarios). */
+  | 'mandates'
+  /** Sets mandates up and cancels them at our request (a real sandbox can, without moving them on demand). */
+  | 'mandate_setup';
 
 /** A webhook as the processor sends it. */
 export interface Webhook {
@@ -57,6 +61,8 @@ export interface Connected {
 export interface ProcessorHarness {
   readonly name: string;
   readonly capabilities: ReadonlySet<Capability>;
+  /** A direct-debit processor (no card payments): only the mandate scenarios run over it. */
+  readonly directDebitOnly?: boolean;
   /** Cards the processor answers as documented (its own test cards). */
   readonly cards: { success: string; declined: string; insufficientFunds: string };
   start(): Promise<void>;
@@ -101,6 +107,17 @@ export interface ProcessorHarness {
    * the refund `refundId` at the processor and delivers its webhook. Unset: refunds succeed at once.
    */
   settleRefund?(connected: Connected, refundId: string): Promise<void>;
+  /** Direct debits (capability `mandates`): each moves the processor's object and answers the webhook it then sends, not delivered. */
+  mandates?: {
+    /** The processor's mandate of our mandate `mandateId` reaches `outcome` (`revoked`: cancelled by the payer through their bank). */
+    mandate(connected: Connected, mandateId: string, outcome: 'active' | 'failed' | 'revoked'): Promise<Webhook>;
+    /** The processor's debit of our payment `paymentId` reaches `outcome` (`late_failure`, `charged_back`: after it was confirmed). */
+    debit(connected: Connected, paymentId: string, outcome: 'confirmed' | 'failed' | 'late_failure' | 'charged_back'): Promise<Webhook>;
+    /** Several webhooks' events as one batch, as the processor may send them. */
+    batch(webhooks: Webhook[]): Webhook;
+    /** Mandates and debits the processor holds under our id. */
+    held(ourId: string): Promise<number>;
+  };
   /** Customer actions (capability `customer_actions`). */
   actions?: {
     /** A card the processor asks 3-D Secure for (given a return URL). */

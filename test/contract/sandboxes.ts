@@ -18,4 +18,9 @@ export const SANDBOXES: Readonly<Record<string, Sandbox | undefined>> = {
     optional: ['ADYEN_CHECKOUT_BASE_URL'],
     harness: async () => (await import('./adyen.js')).adyenSandbox(),
   },
+  gocardless: {
+    credentials: ['GOCARDLESS_ACCESS_TOKEN'],
+    optional: ['GOCARDLESS_API_BASE_URL'],
+    harness: async () => (await import('./gocardless.js')).gocardlessSandbox(),
+  },
 };

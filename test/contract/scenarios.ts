@@ -272,5 +272,6 @@ export const SCENARIOS: readonly Scenario[] = [
   },
 ];
 
-/** The scenarios `harness` can run. */
-export const runnable = (harness: ProcessorHarness, scenario: Scenario) => scenario.needs.every((need) => harness.capabilities.has(need));
+/** The scenarios `harness` can run (a direct-debit processor runs only those about mandates). */
+export const runnable = (harness: ProcessorHarness, scenario: Scenario) =>
+  scenario.needs.every((need) => harness.capabilities.has(need)) && (scenario.needs.some((need) => need === 'mandates' || need === 'mandate_setup') || !harness.directDebitOnly);

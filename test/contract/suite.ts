@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { useService } from '../fixtures.js';
 import type { PaymentsSettings } from '../helpers.js';
 import type { Connected, ProcessorHarness } from './harness.js';
+import { MANDATE_SCENARIOS } from './mandates.js';
 import { routeThrough, runnable, SCENARIOS, type ScenarioContext } from './scenarios.js';
 
 export function describeContract(title: string, harness: ProcessorHarness, settings: PaymentsSettings, opts: { onlyRunnable?: boolean } = {}) {
@@ -24,7 +25,7 @@ export function describeContract(title: string, harness: ProcessorHarness, setti
     });
     const context = (): ScenarioContext => ({ api: h.api, harness, processor, url: h.url });
 
-    for (const scenario of SCENARIOS) {
+    for (const scenario of [...SCENARIOS, ...MANDATE_SCENARIOS]) {
       const can = runnable(harness, scenario);
       if (opts.onlyRunnable && !can) continue;
       it.skipIf(!can)(scenario.name, () => scenario.run(context()));

@@ -58,6 +58,7 @@ const MESSAGE_OF_FAILURE = {
   processing_error: 'The processor could not process the payment.',
   debit_declined: "The customer's bank returned the direct debit.",
   mandate_invalid: 'The processor does not hold the mandate as active.',
+  charged_back: 'The payer disputed the debit and their bank took the money back.',
 } as const satisfies Record<PaymentFailureCode, string>;
 
 const FAILURE_OF_REFUND_REFUSAL = {

@@ -42,7 +42,9 @@ export type MandateUpdate =
   | { kind: 'active'; connector: string; connectorReference: string }
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: MandateFailureCode; failureMessage: string }
-  | { kind: 'revoked'; connector: string; connectorReference: string; by: 'bank' | 'merchant' };
+  | { kind: 'revoked'; connector: string; connectorReference: string; by: 'bank' | 'merchant' }
+  /** Lapsed at the processor (unused too long, or consumed). */
+  | { kind: 'expired'; connector: string; connectorReference: string };
 
 export const ABANDONED_MANDATE: MandateUpdate = {
   kind: 'failed',
@@ -93,9 +95,14 @@ export async function applyMandateUpdate(
     return updated;
   }
 
+  // Cancelled or lapsed at the processor before it ever became active: it failed to set up.
+  if (row.status === 'pending' && (update.kind === 'revoked' || update.kind === 'expired')) {
+    const message = `The processor reports the mandate ${update.kind} before it became active.`;
+    return applyMandateUpdate(tx, ctx, row, { ...update, kind: 'failed', failureCode: 'mandate_declined', failureMessage: message }, attempts, rt);
+  }
   // Late, repeated, or about a mandate revoked meanwhile: nothing changes but the recorded calls.
   if (!mandateStates.can(row.status, update.kind)) return unchanged();
-  if (update.kind === 'revoked' && row.connector !== null && row.connector !== update.connector) return row;
+  if ((update.kind === 'revoked' || update.kind === 'expired') && row.connector !== null && row.connector !== update.connector) return row;
   const changes: Partial<MandateRow> = {
     ...recorded,
     connector: update.connector ?? row.connector,

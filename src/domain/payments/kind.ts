@@ -13,11 +13,12 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   route: (row) => row.route,
   send: (connector, request, signal) => connector.charge(request, signal),
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
-  attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
+  attempt: (state) =>
+    state.kind === 'declined' || state.kind === 'reversed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind },
   fromState: (connector, state) =>
     state.kind === 'requires_action'
       ? { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action }
-      : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed' } as const)[state.kind], connector, state) as PaymentUpdate),
+      : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,

@@ -11,12 +11,13 @@ import type { RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { bookSucceededPayment } from '../terms/booking.js';
+import { paymentReversed } from '../../ledger/settlement.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { CustomerAction, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentStatus } from './state.js';
-import { moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
 import type { Runtime } from '../../runtime.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 
@@ -56,7 +57,9 @@ export type PaymentUpdate =
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
   | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
+  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string }
+  /** A direct debit's money came back (late failure, charge-back): failed whatever it reached, a success's booking reversed. */
+  | { kind: 'reversed'; connector: string; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
 /** A payment's transition table with its effects: its order follows, a success is booked. */
 const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
@@ -96,6 +99,10 @@ export async function applyPaymentUpdate(
   const now = rt.now();
   const t = PAYMENT_TRANSITIONS;
   const keep = () => (attempts.length ? save(tx, t, row, now, { attempts: withAttempts(row, attempts) }) : Promise.resolve(row));
+  if (update.kind === 'reversed') {
+    if (row.status !== 'succeeded') return applyPaymentUpdate(tx, ctx, row, { ...update, kind: 'failed' }, attempts, rt);
+    return reversePayment(tx, ctx, row, update, now);
+  }
   // Final already (a webhook or the worker got there first): keep the outcome, record the calls.
   if (row.status === 'succeeded' || row.status === 'failed') return keep();
   // Waiting for the customer: a report that it still waits (or is processing) says nothing new.
@@ -140,6 +147,22 @@ export async function applyPaymentUpdate(
     nextActionUrl: null,
     actionExpiresAt: null,
   });
+}
+
+/**
+ * A succeeded direct debit whose money came back: the payment fails (its event says why), and its
+ * booking is reversed in the same transaction, even if that takes `available` below zero. Its
+ * order stays paid: it was paid, and the money then left again (README, Processors).
+ */
+async function reversePayment(tx: Executor, ctx: RequestContext, row: PaymentRow, update: PaymentUpdate & { kind: 'reversed' }, now: Date): Promise<PaymentRow> {
+  const after = await moveTo(tx, PAYMENT_TRANSITIONS, ctx, row, 'failed', 'reverse', now, {
+    failureCode: update.failureCode,
+    failureMessage: update.failureMessage,
+    connectorReference: update.connectorReference ?? row.connectorReference,
+    nextStatusCheckAt: null,
+  });
+  await paymentReversed(tx, ledgerEntry('payment', row, now));
+  return after;
 }
 
 function authenticationRequired(update: { connector: string; connectorReference: string }): PaymentUpdate {

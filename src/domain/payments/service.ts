@@ -188,6 +188,8 @@ export const { list: listPayments } = tenantReads(PAYMENTS, paymentView, (q: Lis
 export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
   const row = await loadOne(db, ctx, PAYMENTS, id);
+  // Only a processor's reversal moves a succeeded payment (a direct debit's money coming back).
+  if (row.status === 'succeeded') throw invalidState('payment', row.status, ['pending', 'requires_action'], 'resolve');
   paymentStates.assert(row.status, outcome, 'resolve');
   if (row.connector === null) {
     throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');

@@ -7,7 +7,9 @@ export const paymentStates = defineStateMachine<PaymentStatus>('payment', {
   pending: ['requires_action', 'succeeded', 'failed'],
   // Waiting for the customer (3-D Secure, a redirect): only the processor's outcome moves it on.
   requires_action: ['succeeded', 'failed'],
-  // Final for the attempt: refunds are separate objects; a failed payment's order takes a new payment.
-  succeeded: [],
+  // Final for the attempt (refunds are separate objects), except that a direct debit's money can
+  // come back from the payer's bank afterwards (a late failure, a charge-back): only a processor's
+  // `reversed` report takes this edge (outcome.ts), never a plain failure report.
+  succeeded: ['failed'],
   failed: [],
 });

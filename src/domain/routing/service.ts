@@ -11,7 +11,7 @@ import { notFound } from '../../kernel/lookup.js';
 import type { RequestContext } from '../../kernel/context.js';
 import type { Runtime } from '../../runtime.js';
 import { accountRefs, forgetRouting, loadRoutingEntry, type AccountRef, type RoutingCacheEntry, type StoredChoice, type StoredRule } from './cache.js';
-import { builtInTargets, choiceKey, routeLengthLimit, unusableBecause, usableTargets } from './targets.js';
+import { builtInTargets, choiceKey, defaultRuleTargets, routeLengthLimit, unusableBecause, usableTargets } from './targets.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';
 
 type ChoiceView = RoutingView['rules'][number]['connectors'][number];
@@ -45,12 +45,11 @@ function view(rt: Runtime, ctx: RequestContext, entry: RoutingCacheEntry): Routi
 }
 
 function routingDefaults(rt: Runtime, ctx: RequestContext, entry: RoutingCacheEntry): StoredRule[] {
-  const accounts = entry.accounts.filter((a) => unusableBecause(rt, a) === undefined);
-  const choices: StoredChoice[] = accounts.length
-    ? accounts.map((a) => ({ connector_account: a.id }))
-    : builtInTargets(rt, ctx.livemode).map((t) => ({ name: t.name }));
-  const limited = choices.slice(0, routeLengthLimit(rt));
-  return limited.length ? [{ name: 'default', connectors: limited }] : [];
+  return defaultRuleTargets(rt, usableTargets(rt, entry, ctx.livemode)).map((rule) => ({
+    name: 'default',
+    ...(rule.types ? { payment_method_types: rule.types } : {}),
+    connectors: rule.targets.map((t): StoredChoice => (t.connectorAccount ? { connector_account: t.connectorAccount } : { name: t.name })),
+  }));
 }
 
 export async function retrieveRouting(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingView> {

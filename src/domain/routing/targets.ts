@@ -6,7 +6,9 @@
 //
 // Defaults, when the account has stored no rules for the mode: its usable connector accounts in the
 // order they were created; without any, in test mode the built-in simulators (simulator_a, then
-// simulator_b), so that fallback works out of the box; in live mode nothing.
+// simulator_b), so that fallback works out of the box; in live mode nothing. In test mode the
+// movements none of its accounts can take (mandates beside a card processor's account) keep
+// going to the simulators.
 import { maxRouteLength } from '../../config.js';
 import { catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
 import type { RoutingRule } from '../../connectors/router.js';
@@ -102,6 +104,26 @@ export function fallbackKeys(rt: Runtime, routing: Routing, need?: Need): string
   return targets.slice(0, routeLengthLimit(rt)).map((t) => t.key);
 }
 
+const NEEDS: readonly Need[] = ['card', 'mandate', 'payout'];
+
+/**
+ * The default rules of a mode without rules of its own: its connector accounts (or, without any,
+ * the built-ins). In test mode, what no account can take (mandates beside a card processor's
+ * account, say) still goes to the built-in simulators, in a second rule for those movements only.
+ */
+export function defaultRuleTargets(rt: Runtime, targets: RouteTarget[]): { types?: Need[]; targets: RouteTarget[] }[] {
+  const limit = (list: RouteTarget[]) => list.slice(0, routeLengthLimit(rt));
+  const chosen = defaultTargets(targets);
+  const builtIns = targets.filter((t) => t.connectorAccount === null);
+  const uncovered = NEEDS.filter((need) => !chosen.some((t) => capable(t, need)) && builtIns.some((t) => capable(t, need)));
+  if (chosen === builtIns || uncovered.length === 0) return chosen.length ? [{ targets: limit(chosen) }] : [];
+  const covered = NEEDS.filter((need) => !uncovered.includes(need));
+  return [
+    ...(covered.length ? [{ types: covered, targets: limit(chosen) }] : []),
+    { types: uncovered, targets: limit(builtIns) },
+  ];
+}
+
 export function usableTargets(rt: Runtime, entry: RoutingCacheEntry, livemode: boolean): RouteTarget[] {
   const accounts = entry.accounts.filter((a) => unusableBecause(rt, a) === undefined).map((a) => accountTarget(rt, a));
   return [...accounts, ...builtInTargets(rt, livemode)];
@@ -114,8 +136,10 @@ export async function routingFor(db: Db, rt: Runtime, ctx: RequestContext): Prom
   const usable = new Set(targets.map((t) => t.key));
   const partial: Routing = { rules: [], targets, entry };
   if (entry.rules === undefined) {
-    const keys = fallbackKeys(rt, partial);
-    return { ...partial, rules: keys.length ? [{ name: 'default', connectors: keys.map((name) => ({ name })) }] : [] };
+    const rules = defaultRuleTargets(rt, targets).map(
+      (rule): RoutingRule => ({ name: 'default', ...(rule.types ? { payment_method_types: rule.types } : {}), connectors: rule.targets.map((t) => ({ name: t.key })) }),
+    );
+    return { ...partial, rules };
   }
   const rules = entry.rules.map((rule): RoutingRule => {
     const connectors = rule.connectors.map((c) => ({ name: choiceKey(c), weight: c.weight })).filter((c) => usable.has(c.name));
