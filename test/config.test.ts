@@ -55,6 +55,7 @@ describe('PUBLIC_BASE_URL', () => {
 describe.each([
   ['STRIPE_API_BASE_URL', 'stripeApiBaseUrl'],
   ['ADYEN_CHECKOUT_BASE_URL', 'adyenCheckoutBaseUrl'],
+  ['ADYEN_PAYOUT_BASE_URL', 'adyenPayoutBaseUrl'],
 ] as const)('%s', (name, field) => {
   it("is an http(s) origin; unset, the processor's own endpoint", () => {
     expect(loadConfig({}).payments[field]).toBeUndefined();

@@ -21,6 +21,7 @@ import { connectorError, WebhookVerificationError, type ChargeStatusResult, type
 import { callErrorOf, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
 import { adyenHmac } from './hmac.js';
+import { createAdyenPayouts, isTransferWebhook, parseTransferWebhook, type AdyenPayoutOptions } from './payouts.js';
 
 export const ADYEN_API_VERSION = 'v71';
 const TEST_BASE = `https://checkout-test.adyen.com/${ADYEN_API_VERSION}`;
@@ -38,6 +39,8 @@ export interface AdyenConnectorOptions {
   /** Where the service answers; Adyen requires a returnUrl even where it redirects no one. */
   publicUrl: () => string;
   http: HttpClient;
+  /** Payouts (Transfers API), when the account has its payout credentials. */
+  payouts?: Omit<AdyenPayoutOptions, 'livemode' | 'http'>;
 }
 
 /** Where this account's Checkout requests go: configuration, or Adyen's endpoint for the mode — never tenant input beyond the validated prefix. */
@@ -63,7 +66,9 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     request.connectorReference
       ? { kind: 'pending', connectorReference: request.connectorReference }
       : connectorError('invalid_response', 'Adyen has no status lookup and its answer to this payment was lost: its AUTHORISATION webhook will tell');
+  const payouts = opts.payouts && createAdyenPayouts({ ...opts.payouts, livemode: opts.livemode, http: opts.http });
   return {
+    ...payouts,
     name: 'adyen',
     modes: [opts.livemode ? 'live' : 'test'],
     paymentMethodTypes: ['card'],
@@ -107,7 +112,10 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       // is sent again by the core under the same Idempotency-Key, and Adyen answers what it did.
       return request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' };
     },
-    parseWebhook: (input) => parseAdyenWebhook(opts, input),
+    parseWebhook: (input) =>
+      isTransferWebhook(input)
+        ? parseTransferWebhook({ hmacKeys: opts.payouts?.hmacKeys ?? [], livemode: opts.livemode, balanceAccountId: opts.payouts?.balanceAccountId }, input)
+        : parseAdyenWebhook(opts, input),
     webhookAcknowledgement: '[accepted]',
   };
 }

@@ -8,7 +8,7 @@
 // order they were created; without any, in test mode the built-in simulators (simulator_a, then
 // simulator_b), so that fallback works out of the box; in live mode nothing.
 import { maxRouteLength } from '../../config.js';
-import { catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
+import { accountCapabilities, catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
 import type { RoutingRule } from '../../connectors/router.js';
 import type { Connector } from '../../connectors/types.js';
 import type { RequestContext } from '../../kernel/context.js';
@@ -58,13 +58,14 @@ export function unusableBecause(rt: Runtime, account: Pick<AccountRef, 'connecto
 }
 
 export function accountTarget(rt: Runtime, account: AccountRef): RouteTarget {
+  const entry = catalogueEntry(account.connector);
   return {
     key: account.id,
     name: account.name,
     connector: account.connector,
     connectorAccount: account.id,
     template: rt.connectors.registry.get(account.connector),
-    capabilities: catalogueEntry(account.connector)?.capabilities,
+    capabilities: entry && accountCapabilities(entry, account.fields),
   };
 }
 
@@ -96,9 +97,13 @@ export function routeLengthLimit(rt: Runtime): number {
   return maxRouteLength(rt.idempotencyLockTimeoutS, rt.config.connectorTimeoutMs);
 }
 
-/** The targets of a mode without rules, at most as many as one route may take. */
+/**
+ * The targets of a mode without rules, at most as many as one route may take. With a need, the
+ * accounts able to take it, else the built-ins: a test-mode account whose accounts cannot pay out
+ * (cards only) keeps the simulated banks.
+ */
 export function fallbackKeys(rt: Runtime, routing: Routing, need?: Need): string[] {
-  const targets = defaultTargets(routing.targets).filter((t) => need === undefined || capable(t, need));
+  const targets = defaultTargets(routing.targets.filter((t) => need === undefined || capable(t, need)));
   return targets.slice(0, routeLengthLimit(rt)).map((t) => t.key);
 }
 
