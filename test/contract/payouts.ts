@@ -63,8 +63,8 @@ export interface PayoutScenario {
 const FUNDS = 100_000;
 const CURRENCY_OF: Record<Format, string> = { iban: 'EUR', gb: 'GBP', us: 'USD', in: 'INR' };
 
-/** A payout created and submitted: processing at the processor. */
-async function sent(ctx: PayoutContext, amount = 1000) {
+/** A payout created (the balance funded first) and given to the worker's pass; its id and currency. */
+async function submitted(ctx: PayoutContext, amount: number) {
   const { ending, format } = ctx.harness.account;
   const currency = CURRENCY_OF[format];
   await fund(ctx.api, FUNDS, currency);
@@ -72,7 +72,13 @@ async function sent(ctx: PayoutContext, amount = 1000) {
   const res = await payout(ctx.api, ben.id, amount, currency);
   expect(res.status, res.text).toBe(201);
   await ctx.work();
-  const body = (await ctx.api.get(`/v1/payouts/${res.body.id}`)).body;
+  return { id: res.body.id as string, currency };
+}
+
+/** A payout created and submitted: processing at the processor. */
+async function sent(ctx: PayoutContext, amount = 1000) {
+  const { id, currency } = await submitted(ctx, amount);
+  const body = (await ctx.api.get(`/v1/payouts/${id}`)).body;
   expect(body).toMatchObject({ status: 'processing', connector: ctx.processor.connector, connector_reference: expect.any(String) });
   if (ctx.harness.books) expect([await ctx.harness.books.held(body.id), await ctx.harness.books.requests(body.id)]).toEqual([1, 1]);
   return { payout: body, currency };
@@ -179,18 +185,14 @@ export const PAYOUT_SCENARIOS: readonly PayoutScenario[] = [
     needs: ['faults'],
     async run(ctx) {
       ctx.harness.faults!.refuseNext();
-      const { ending, format } = ctx.harness.account;
-      await fund(ctx.api, FUNDS, CURRENCY_OF[format]);
-      const ben = await newBeneficiary(ctx.api, ending, format);
-      const res = await payout(ctx.api, ben.id, 2600, CURRENCY_OF[format]);
-      await ctx.work();
-      const after = (await ctx.api.get(`/v1/payouts/${res.body.id}`)).body;
+      const { id } = await submitted(ctx, 2600);
+      const after = (await ctx.api.get(`/v1/payouts/${id}`)).body;
       expect(after).toMatchObject({ connector: BACKUP });
       expect(after.attempts.map((a: { connector: string; error_code: string | null }) => [a.connector, a.error_code])).toEqual([
         [ctx.processor.connector, 'processor_error'],
         [BACKUP, null],
       ]);
-      if (ctx.harness.books) expect(await ctx.harness.books.held(res.body.id)).toBe(0);
+      if (ctx.harness.books) expect(await ctx.harness.books.held(id)).toBe(0);
     },
   },
   {
@@ -198,15 +200,11 @@ export const PAYOUT_SCENARIOS: readonly PayoutScenario[] = [
     needs: ['faults', 'books'],
     async run(ctx) {
       ctx.harness.faults!.serverErrorAfterNext();
-      const { ending, format } = ctx.harness.account;
-      await fund(ctx.api, FUNDS, CURRENCY_OF[format]);
-      const ben = await newBeneficiary(ctx.api, ending, format);
-      const res = await payout(ctx.api, ben.id, 2700, CURRENCY_OF[format]);
+      const { id } = await submitted(ctx, 2700);
+      expect((await ctx.api.get(`/v1/payouts/${id}`)).body).toMatchObject({ status: 'processing', connector: ctx.processor.connector, connector_reference: null });
       await ctx.work();
-      expect((await ctx.api.get(`/v1/payouts/${res.body.id}`)).body).toMatchObject({ status: 'processing', connector: ctx.processor.connector, connector_reference: null });
-      await ctx.work();
-      expect((await ctx.api.get(`/v1/payouts/${res.body.id}`)).body).toMatchObject({ status: 'processing', connector: ctx.processor.connector, connector_reference: expect.any(String) });
-      expect([await ctx.harness.books!.held(res.body.id), await ctx.harness.books!.requests(res.body.id)]).toEqual([1, 1]);
+      expect((await ctx.api.get(`/v1/payouts/${id}`)).body).toMatchObject({ status: 'processing', connector: ctx.processor.connector, connector_reference: expect.any(String) });
+      expect([await ctx.harness.books!.held(id), await ctx.harness.books!.requests(id)]).toEqual([1, 1]);
     },
   },
 ];
