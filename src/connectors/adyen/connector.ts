@@ -7,7 +7,8 @@
 // client (../http.ts), not the SDK's: the SDK only speaks https (ADYEN_CHECKOUT_BASE_URL may name an
 // http fake or proxy), takes no AbortSignal for the core's deadline, and does not tell a refused
 // connection (nothing sent: another connector may be tried) from one lost after sending (unknown).
-// Webhook signatures are checked with the SDK's own HMAC validator.
+// Webhook signatures are checked with the SDK's own HMAC validator. Payouts (payouts.ts, over the
+// Transfers API) join this connector when the account has its payout credentials.
 //
 // Adyen has no "get payment" call: outcomes come by its standard webhooks. A status check (the
 // worker's, or ?refresh=true) cannot ask Adyen anything, so it reports what the service holds — a

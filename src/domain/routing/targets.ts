@@ -99,8 +99,8 @@ export function routeLengthLimit(rt: Runtime): number {
 
 /**
  * The targets of a mode without rules, at most as many as one route may take. With a need, the
- * accounts able to take it, else the built-ins: a test-mode account whose accounts cannot pay out
- * (cards only) keeps the simulated banks.
+ * accounts able to take it, else the built-ins: a test-mode tenant whose connector accounts cannot
+ * pay out (cards only) keeps the simulated banks.
  */
 export function fallbackKeys(rt: Runtime, routing: Routing, need?: Need): string[] {
   const targets = defaultTargets(routing.targets.filter((t) => need === undefined || capable(t, need)));
