@@ -2,9 +2,9 @@
 // payout right after creating it is killed with SIGKILL between the phases (CRASH_AFTER
 // payout_submitted: claimed and marked processing, no bank called; payout_connector_answered: the
 // bank took it, the outcome not committed), and the worker of another process on the same database
-// takes the payout over once its lease ends: it asks every connector of the route whether it holds
-// the payout, adopts it where one does, and sends it only where none does — one payout at the
-// processor, never a second one anywhere. PostgreSQL only (several processes on one database).
+// (started after the crash) takes the payout over once its lease ends: it asks every connector of
+// the route whether it holds the payout, adopts it where one does, and sends it only where none
+// does — one payout at the processor, never a second one anywhere. PostgreSQL only (several processes on one database).
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, eventually, isPostgres, type Api, type Tenant } from './helpers.js';
@@ -32,7 +32,7 @@ for (const make of PAYOUT_HARNESSES) {
     const env = () => ({ DATABASE_URL: h.databaseUrl!, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700', STATUS_CHECK_INTERVAL_MS: '200', ...harness.processEnv() });
     beforeAll(async () => {
       tenant = await h.createTenant('Payout crash tenant');
-      survivor = h.track(await startChild({ ...env(), ROLES: 'api,worker', WORKER_INTERVAL_MS: '100', PAYOUT_SUBMIT_ON_CREATE: 'false' }, 120_000));
+      survivor = h.track(await startChild({ ...env(), PAYOUT_SUBMIT_ON_CREATE: 'false' }, 120_000));
       api = client(survivor.url, tenant.testKey);
       processor = await harness.connect(api, survivor.url);
       await routePayoutsThrough(api, processor);
@@ -53,8 +53,18 @@ for (const make of PAYOUT_HARNESSES) {
       return listed.body.data[0].id;
     }
 
-    /** The survivor's worker, once the lease of the crashed submission ends, settles where the payout is held. */
-    const recovered = (id: string) => eventually(async () => (await api.get(`/v1/payouts/${id}`)).body, (p) => p.connector !== null, 30_000);
+    // A worker runs only while no crashing process is submitting: it would otherwise claim the new
+    // payout first (it submits pending payouts too) and the process would never reach its crash point.
+    const withWorker = async <T>(work: () => Promise<T>): Promise<T> => {
+      const worker = h.track(await startChild({ ...env(), ROLES: 'worker', WORKER_INTERVAL_MS: '100' }, 120_000));
+      try {
+        return await work();
+      } finally {
+        await worker.close();
+      }
+    };
+    /** Another process's worker, once the lease of the crashed submission ends, settles where the payout is held. */
+    const recovered = (id: string) => withWorker(() => eventually(async () => (await api.get(`/v1/payouts/${id}`)).body, (p) => p.connector !== null, 30_000));
 
     it('killed after the payout was marked processing, before any bank was called: sent once by the worker', async () => {
       const id = await crashing('payout_submitted', 1100);
@@ -76,11 +86,11 @@ for (const make of PAYOUT_HARNESSES) {
     }, 300_000);
 
     it.skipIf(!harness.faults || !harness.settle)('the processor refused, the backup paid, then killed: adopted at the backup, nothing at the processor', async () => {
-      // The payouts in transit are checked by the survivor's worker: settled first, so that the
-      // refusal below meets the crashing process's request and not a status check.
+      // The payouts in transit are settled first (a worker applies what the processor reports), so
+      // that the refusal below meets the crashing process's request and not a status check.
       const inTransit = (await api.get('/v1/payouts?status=processing')).body.data as { id: string; connector_reference: string | null }[];
       for (const p of inTransit) await harness.settle!(p, 'paid');
-      const settled = await eventually(async () => (await api.get('/v1/payouts?status=processing')).body.data, (data) => data.length === 0, 30_000);
+      const settled = await withWorker(() => eventually(async () => (await api.get('/v1/payouts?status=processing')).body.data, (data) => data.length === 0, 30_000));
       expect(settled).toEqual([]);
       harness.faults!.refuseNext();
       const id = await crashing('payout_connector_answered', 1300);
