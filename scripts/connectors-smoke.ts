@@ -1,6 +1,7 @@
-// npm run connectors:smoke -- <stripe|adyen|gocardless>: the connector contract's scenarios that need no fake
-// (test/smoke/connectors.smoke.ts) against the processor's real sandbox, through a service started
-// in this process on an embedded database (TEST_DB=postgres uses the test PostgreSQL instead).
+// npm run connectors:smoke -- <stripe|adyen|adyen-payouts|gocardless>: the connector contract's scenarios that
+// need no fake (test/smoke/connectors.smoke.ts; for adyen-payouts, the payout contract's) against the
+// processor's real sandbox, through a service started in this process on an embedded database
+// (TEST_DB=postgres uses the test PostgreSQL instead).
 // Credentials come from the environment (each sandbox's list is in test/contract/sandboxes.ts);
 // without them the run is skipped, and says so. Exit code 0: passed or skipped; 1: a scenario
 // failed; 2: usage, or no connector for that processor in this version.

@@ -56,6 +56,7 @@ describe.each([
   ['STRIPE_API_BASE_URL', 'stripeApiBaseUrl'],
   ['ADYEN_CHECKOUT_BASE_URL', 'adyenCheckoutBaseUrl'],
   ['GOCARDLESS_API_BASE_URL', 'gocardlessApiBaseUrl'],
+  ['ADYEN_PAYOUT_BASE_URL', 'adyenPayoutBaseUrl'],
 ] as const)('%s', (name, field) => {
   it("is an http(s) origin; unset, the processor's own endpoint", () => {
     expect(loadConfig({}).payments[field]).toBeUndefined();

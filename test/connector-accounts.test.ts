@@ -131,7 +131,7 @@ describe('connector accounts', () => {
   it('creates the accounts of each processor in each mode', async () => {
     const adyen = await create(live, { connector: 'adyen', name: 'adyen-live', credentials: adyenLive() });
     expect(adyen).toMatchObject({ livemode: true, connector: 'adyen' });
-    expect(Object.keys(adyen.credentials)).toEqual(['api_key', 'merchant_account', 'hmac_key', 'live_url_prefix', 'payout_api_key', 'payout_review_api_key', 'balance_account_id']);
+    expect(Object.keys(adyen.credentials)).toEqual(['api_key', 'merchant_account', 'hmac_key', 'live_url_prefix', 'payout_api_key', 'balance_account_id', 'payout_hmac_key']);
     expect(adyen.credentials.payout_api_key).toEqual({ set: false, last4: null });
     const adyenTest = await create(test, { connector: 'adyen', name: 'adyen-test', credentials: remember({ api_key: secret('AQEyhm'), merchant_account: 'AcmeECOM' }) });
     expect(adyenTest.credentials.hmac_key.set).toBe(false);

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeAdyen } from './fakes/adyen.js';
 import { FakeGoCardless } from './fakes/gocardless.js';
+import { FakeAdyenTransfers } from './fakes/adyen-transfers.js';
 import { FakeStripe } from './fakes/stripe.js';
 import { isPostgres } from './helpers.js';
 import { ROOT } from './processes.helpers.js';
@@ -39,7 +40,7 @@ describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
     expect(skipped).toEqual({ code: 0, output: 'stripe: skipped: no credentials (set STRIPE_SECRET_KEY)\n' });
     expect(adyen).toEqual({ code: 0, output: 'adyen: skipped: no credentials (set ADYEN_MERCHANT_ACCOUNT, ADYEN_HMAC_KEY)\n' });
     expect(unknown.code).toBe(2);
-    expect(unknown.output).toMatch(/usage: npm run connectors:smoke -- <stripe\|adyen\|gocardless>/);
+    expect(unknown.output).toMatch(/usage: npm run connectors:smoke -- <stripe\|adyen\|gocardless\|adyen-payouts>/);
   }, 120_000);
 
   it('runs green against the fake Stripe named by STRIPE_API_BASE_URL', async () => {
@@ -83,6 +84,24 @@ describe.skipIf(!isPostgres)('npm run connectors:smoke', () => {
       expect(mandates).toEqual([['pending_submission', ['mandate_id']]]);
     } finally {
       await gocardless.close();
+      }
+    }, 180_000);
+
+  it('adyen-payouts: skips without its credentials; runs green against the fake Transfers API named by ADYEN_PAYOUT_BASE_URL', async () => {
+    const skipped = await smoke(['adyen-payouts'], { ADYEN_API_KEY: 'AQE_only_the_key', ADYEN_MERCHANT_ACCOUNT: 'SmokeECOM' });
+    expect(skipped).toEqual({ code: 0, output: 'adyen-payouts: skipped: no credentials (set ADYEN_PAYOUT_API_KEY, ADYEN_BALANCE_ACCOUNT_ID)\n' });
+    const transfers = await new FakeAdyenTransfers().start();
+    try {
+      const credentials = { ADYEN_API_KEY: `AQE_smoke_${'k'.repeat(16)}`, ADYEN_MERCHANT_ACCOUNT: 'SmokeECOM', ADYEN_PAYOUT_API_KEY: `AQE_payout_${'p'.repeat(16)}`, ADYEN_BALANCE_ACCOUNT_ID: 'BA32272223222B5CTDQPM6W2H' };
+      const run = await smoke(['adyen-payouts'], { ...credentials, ADYEN_PAYOUT_BASE_URL: transfers.url });
+      expect(run.code, run.output).toBe(0);
+      expect(run.output).toMatch(/adyen-payouts: smoke passed\n$/);
+      expect(run.output).toMatch(/✓ .*payout taken by the processor/);
+      expect(run.output).not.toMatch(/429|duplicate/);
+      expect(transfers.invalid).toEqual([]);
+      expect([...transfers.transfers.values()].map((t) => [t.balanceAccount.id, t.status])).toEqual([['BA32272223222B5CTDQPM6W2H', 'received']]);
+    } finally {
+      await transfers.close();
     }
   }, 180_000);
 

@@ -7798,7 +7798,7 @@ export interface operations {
                      * @example stripe-eu
                      */
                     name: string;
-                    /** @description The processor's credentials, checked for shape and sealed at rest; never returned. Fields per connector (GET /v1/connectors has which are required): stripe: secret_key, webhook_secret; adyen: api_key, merchant_account, hmac_key, live_url_prefix, payout_api_key, payout_review_api_key, balance_account_id; gocardless: access_token, webhook_secret; simulator_a: none; simulator_b: none. Webhook secrets (webhook_secret, hmac_key) are optional here, since the processor issues them for webhook_url, which exists once the account does: set them with PATCH. */
+                    /** @description The processor's credentials, checked for shape and sealed at rest; never returned. Fields per connector (GET /v1/connectors has which are required): stripe: secret_key, webhook_secret; adyen: api_key, merchant_account, hmac_key, live_url_prefix, payout_api_key, balance_account_id, payout_hmac_key; gocardless: access_token, webhook_secret; simulator_a: none; simulator_b: none. Webhook secrets (webhook_secret, hmac_key) are optional here, since the processor issues them for webhook_url, which exists once the account does: set them with PATCH. */
                     credentials?: {
                         [key: string]: string;
                     };

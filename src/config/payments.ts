@@ -39,6 +39,12 @@ export interface PaymentsConfig {
    */
   gocardlessApiBaseUrl: string | undefined;
   /**
+   * Where every Adyen payout request goes (the Transfers API), test and live
+   * (ADYEN_PAYOUT_BASE_URL, an http(s) origin; calls go to its /btl/v4/…; a fake Adyen in tests).
+   * Unset: Adyen's balance platform endpoint of the mode. Never taken from a tenant's input.
+   */
+  adyenPayoutBaseUrl: string | undefined;
+  /**
    * An active mandate with no successful debit for this many days (counted from its activation or
    * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
    * which a SEPA Core mandate lapses).
@@ -64,7 +70,7 @@ export interface SimulatorConfig {
   latencyMs: number;
 }
 
-export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created', 'mandate_created'] as const;
+export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created', 'mandate_created', 'payout_submitted', 'payout_connector_answered'] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Printed in this file, so it protects nothing: production sets CARD_FINGERPRINT_KEY. */
@@ -100,6 +106,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
     stripeApiBaseUrl: baseUrl(env, 'STRIPE_API_BASE_URL'),
     adyenCheckoutBaseUrl: baseUrl(env, 'ADYEN_CHECKOUT_BASE_URL'),
     gocardlessApiBaseUrl: baseUrl(env, 'GOCARDLESS_API_BASE_URL'),
+    adyenPayoutBaseUrl: baseUrl(env, 'ADYEN_PAYOUT_BASE_URL'),
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     crashAfter: crash as CrashPoint | undefined,
   };

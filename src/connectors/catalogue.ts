@@ -41,6 +41,8 @@ export interface CatalogueEntry {
   credentials: CredentialField[];
   /** Why the processor cannot take a payment of this size (it is left out of the route), or undefined. */
   amountLimit?: (amount: number, currency: string) => string | undefined;
+  /** Optional credential fields an account must have set to offer a capability (Adyen: payouts need their own key and balance account). */
+  capabilityCredentials?: Partial<Record<'payouts', readonly string[]>>;
 }
 
 const HEX = /^(?:[0-9a-fA-F]{2}){16,64}$/;
@@ -93,7 +95,8 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: adyenAmountLimit,
-    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: [...ADYEN_CURRENCIES] },
+    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
+    capabilityCredentials: { payouts: ['payout_api_key', 'balance_account_id'] },
     credentials: [
       { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
       { name: 'merchant_account', required: 'always', check: visible, description: 'The Adyen merchant account the payments are booked to.' },
@@ -110,9 +113,19 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
         check: (value) => (ADYEN_LIVE_PREFIX.test(value) ? undefined : 'must look like [random]-[company name] (16 lower-case hex digits, a dash, letters and digits)'),
         description: "Live only: the account's live endpoint prefix ([random]-[company name]), which becomes part of the live host name.",
       },
-      { name: 'payout_api_key', required: 'never', check: visible, description: 'Payouts: the API key of a web service user allowed to send payouts.' },
-      { name: 'payout_review_api_key', required: 'never', check: visible, description: 'Payouts: the API key of a web service user allowed to confirm payouts.' },
-      { name: 'balance_account_id', required: 'never', check: visible, description: 'Payouts: the balance account funds are sent from.' },
+      {
+        name: 'payout_api_key',
+        required: 'never',
+        check: visible,
+        description: 'Payouts: the balance platform API key of a web service user with the TransferService Webservice Initiate role (Transfers API).',
+      },
+      { name: 'balance_account_id', required: 'never', check: visible, description: 'Payouts: the balance account (BA…) the payouts are sent from.' },
+      {
+        name: 'payout_hmac_key',
+        required: 'never',
+        check: (value) => (HEX.test(value) ? undefined : 'must be the hexadecimal HMAC key of the Adyen balance platform webhook (32 to 128 hex digits)'),
+        description: 'Payouts: the HMAC key (hex) of the balance platform webhook (transfer events) pointing at webhook_url; unset: hmac_key verifies them too.',
+      },
     ],
   },
   {
@@ -160,6 +173,13 @@ const BY_NAME = new Map(CATALOGUE.map((entry) => [entry.name, entry]));
 
 export function catalogueEntry(name: string): CatalogueEntry | undefined {
   return BY_NAME.get(name);
+}
+
+/** What an account of `entry` with these credential fields set can do: a capability lacking its credentials is off. */
+export function accountCapabilities(entry: CatalogueEntry, fields: readonly string[]): Capabilities {
+  const needs = entry.capabilityCredentials?.payouts;
+  const payouts = entry.capabilities.payouts && (needs ?? []).every((field) => fields.includes(field));
+  return { ...entry.capabilities, payouts };
 }
 
 /** The field that verifies the processor's webhooks, if the processor has one. */

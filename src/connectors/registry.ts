@@ -102,8 +102,9 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
       apiBaseUrl: config.stripeApiBaseUrl,
     }),
   );
-  factories.set('adyen', (account) =>
-    createAdyenConnector({
+  factories.set('adyen', (account) => {
+    const { payout_api_key: payoutKey, balance_account_id: balanceAccountId, payout_hmac_key: payoutHmacKey } = account.credentials;
+    return createAdyenConnector({
       apiKey: account.credentials.api_key ?? '',
       merchantAccount: account.credentials.merchant_account ?? '',
       hmacKeys: account.webhookSecrets,
@@ -112,8 +113,12 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
       checkoutBaseUrl: config.adyenCheckoutBaseUrl,
       publicUrl: opts.publicUrl ?? (() => 'http://localhost'),
       http,
-    }),
-  );
+      payouts:
+        payoutKey && balanceAccountId
+          ? { apiKey: payoutKey, balanceAccountId, hmacKeys: payoutHmacKey ? [payoutHmacKey] : account.webhookSecrets, payoutBaseUrl: config.adyenPayoutBaseUrl }
+          : undefined,
+    });
+  });
   factories.set('gocardless', (account) =>
     createGoCardlessConnector({
       accessToken: account.credentials.access_token ?? '',

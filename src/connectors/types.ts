@@ -197,7 +197,8 @@ export interface PayoutRequest {
   currency: string;
   /** The beneficiary's account as the bank needs it. */
   account: ConnectorBankAccount & { ifsc: string | null };
-  beneficiary: { name: string };
+  /** `type` where the processor distinguishes people from companies (Adyen's account holder). */
+  beneficiary: { name: string; type?: 'individual' | 'business' };
 }
 
 export type PayoutState =

@@ -4,9 +4,11 @@
 // checking its credentials; not part of npm test (its name does not end in .test.ts).
 import { SANDBOXES } from '../contract/sandboxes.js';
 import { describeContract } from '../contract/suite.js';
+import { describePayoutContract } from '../contract/payouts.js';
 
 const name = process.env.SMOKE_CONNECTOR ?? '';
 const sandbox = SANDBOXES[name];
 if (!sandbox) throw new Error(`SMOKE_CONNECTOR=${JSON.stringify(name)} names no sandbox of test/contract/sandboxes.ts`);
 // A real sandbox over the internet: the production deadline (two connectors of it fit the idempotency lock).
-describeContract(`connectors smoke: ${name}`, await sandbox.harness(), { connectorTimeoutMs: 10_000 }, { onlyRunnable: true });
+if (sandbox.harness) describeContract(`connectors smoke: ${name}`, await sandbox.harness(), { connectorTimeoutMs: 10_000 }, { onlyRunnable: true });
+if (sandbox.payouts) describePayoutContract(`connectors smoke: ${name}`, await sandbox.payouts(), { connectorTimeoutMs: 10_000 }, { onlyRunnable: true });

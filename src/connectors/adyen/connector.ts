@@ -7,7 +7,8 @@
 // client (../http.ts), not the SDK's: the SDK only speaks https (ADYEN_CHECKOUT_BASE_URL may name an
 // http fake or proxy), takes no AbortSignal for the core's deadline, and does not tell a refused
 // connection (nothing sent: another connector may be tried) from one lost after sending (unknown).
-// Webhook signatures are checked with the SDK's own HMAC validator.
+// Webhook signatures are checked with the SDK's own HMAC validator. Payouts (payouts.ts, over the
+// Transfers API) join this connector when the account has its payout credentials.
 //
 // Adyen has no "get payment" call: outcomes come by its standard webhooks. A status check (the
 // worker's, or ?refresh=true) cannot ask Adyen anything, so it reports what the service holds — a
@@ -23,6 +24,7 @@ import { connectorError, WebhookVerificationError, type ChargeStatusResult, type
 import { callErrorOf, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
 import { adyenHmac } from './hmac.js';
+import { createAdyenPayouts, isTransferWebhook, parseTransferWebhook, type AdyenPayoutOptions } from './payouts.js';
 
 export const ADYEN_API_VERSION = 'v71';
 /** Adyen keeps an Idempotency-Key at least 7 days; a day less leaves room for clocks and queues. */
@@ -42,6 +44,8 @@ export interface AdyenConnectorOptions {
   /** Where the service answers; Adyen requires a returnUrl even where it redirects no one. */
   publicUrl: () => string;
   http: HttpClient;
+  /** Payouts (Transfers API), when the account has its payout credentials. */
+  payouts?: Omit<AdyenPayoutOptions, 'livemode' | 'http'>;
 }
 
 /** Where this account's Checkout requests go: configuration, or Adyen's endpoint for the mode — never tenant input beyond the validated prefix. */
@@ -67,7 +71,9 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     request.connectorReference
       ? { kind: 'pending', connectorReference: request.connectorReference }
       : connectorError('invalid_response', 'Adyen has no status lookup and its answer to this payment was lost: its AUTHORISATION webhook will tell');
+  const payouts = opts.payouts && createAdyenPayouts({ ...opts.payouts, livemode: opts.livemode, http: opts.http });
   return {
+    ...payouts,
     name: 'adyen',
     modes: [opts.livemode ? 'live' : 'test'],
     paymentMethodTypes: ['card'],
@@ -112,7 +118,10 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       // is sent again by the core under the same Idempotency-Key, and Adyen answers what it did.
       return request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' };
     },
-    parseWebhook: (input) => parseAdyenWebhook(opts, input),
+    parseWebhook: (input) =>
+      isTransferWebhook(input)
+        ? parseTransferWebhook({ hmacKeys: opts.payouts?.hmacKeys ?? [], livemode: opts.livemode, balanceAccountId: opts.payouts?.balanceAccountId }, input)
+        : parseAdyenWebhook(opts, input),
     webhookAcknowledgement: '[accepted]',
   };
 }

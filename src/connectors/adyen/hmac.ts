@@ -3,8 +3,10 @@
 import { createRequire } from 'node:module';
 
 interface HmacValidator {
-  calculateHmac(data: object, key: string): string;
+  calculateHmac(data: object | string, key: string): string;
   validateHMAC(item: object, key: string): boolean;
+  /** Balance platform webhooks (transfers): base64 HMAC-SHA256 of the raw body, from the HmacSignature header. */
+  validateHMACSignature(hmacKey: string, hmacSignature: string, data: string): boolean;
 }
 
 const require = createRequire(import.meta.url);

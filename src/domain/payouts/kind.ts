@@ -58,6 +58,6 @@ export async function payoutRequest(db: Db, rt: Runtime, row: PayoutRow): Promis
       routingNumber: beneficiary.bankRoutingNumber,
       ifsc: beneficiary.bankIfsc,
     },
-    beneficiary: { name: beneficiary.name },
+    beneficiary: { name: beneficiary.name, type: beneficiary.type },
   };
 }

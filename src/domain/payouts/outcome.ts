@@ -88,7 +88,10 @@ export async function applyPayoutUpdate(
   // Another connector's payout is not ours to settle.
   if (row.connector !== null && update.connector !== null && row.connector !== update.connector) return row;
 
-  if (row.status === 'paid' && update.kind === 'returned') {
+  // A bank that reports a payout we hold as paid failed (Adyen books a transfer, then the
+  // beneficiary's bank rejects it) sent the money back: returned.
+  const sentBack = update.kind === 'returned' || (update.kind === 'failed' && update.connector !== null);
+  if (row.status === 'paid' && sentBack) {
     return moveTo(tx, ctx, await recordAttempts(row), 'returned', 'return', now, { failureCode: update.failureCode, failureMessage: update.failureMessage });
   }
   // Pending payouts have not been sent (nothing to report about them); final ones keep their outcome.

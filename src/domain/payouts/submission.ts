@@ -54,7 +54,9 @@ export function claimForSubmission(db: Db, rt: Runtime, opts: { only?: { account
 
 /** Phases 2 and 3 for a claimed payout. */
 export async function sendPayout(db: Db, rt: Runtime, row: PayoutRow): Promise<PayoutRow> {
+  rt.crashPoint('payout_submitted');
   const execution = await routeCall(rt.callsFor(row), payoutKind, row.route, await payoutRequest(db, rt, row));
+  rt.crashPoint('payout_connector_answered');
   const ctx = systemContext(row.accountId, row.livemode);
   const after = await applyUpdate<PayoutRow>(db, rt, payoutKind, ctx, row.id, { update: fromExecution(payoutKind, execution), attempts: execution.attempts });
   if (!after) throw new Error(`payout ${row.id} vanished between phases`);

@@ -23,12 +23,18 @@ export function forgetRouting(rt: Runtime, ctx: Pick<RequestContext, 'accountId'
 /** The mode's connector accounts not deleted, oldest first; `lock`: FOR SHARE, in the caller's transaction. */
 export async function accountRefs(db: Executor, ctx: Pick<RequestContext, 'accountId' | 'livemode'>, opts: { lock?: boolean } = {}): Promise<AccountRef[]> {
   const query = db
-    .select({ id: connectorAccounts.id, name: connectorAccounts.name, connector: connectorAccounts.connector, status: connectorAccounts.status })
+    .select({
+      id: connectorAccounts.id,
+      name: connectorAccounts.name,
+      connector: connectorAccounts.connector,
+      status: connectorAccounts.status,
+      hints: connectorAccounts.credentialHints,
+    })
     .from(connectorAccounts)
     .where(and(eq(connectorAccounts.accountId, ctx.accountId), eq(connectorAccounts.livemode, ctx.livemode), isNull(connectorAccounts.deletedAt)))
     .orderBy(asc(connectorAccounts.id));
   const rows = opts.lock ? await query.for('share') : await query;
-  return rows.map((a) => ({ ...a, id: toPublicId('ca', a.id) }));
+  return rows.map(({ hints, ...a }) => ({ ...a, id: toPublicId('ca', a.id), fields: Object.keys(hints) }));
 }
 
 export async function loadRoutingEntry(db: Db, rt: Runtime, ctx: RequestContext): Promise<RoutingCacheEntry> {

@@ -10,7 +10,7 @@
 // movements none of its accounts can take (mandates beside a card processor's account) keep
 // going to the simulators.
 import { maxRouteLength } from '../../config.js';
-import { catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
+import { accountCapabilities, catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
 import type { RoutingRule } from '../../connectors/router.js';
 import type { Connector } from '../../connectors/types.js';
 import type { RequestContext } from '../../kernel/context.js';
@@ -60,13 +60,14 @@ export function unusableBecause(rt: Runtime, account: Pick<AccountRef, 'connecto
 }
 
 export function accountTarget(rt: Runtime, account: AccountRef): RouteTarget {
+  const entry = catalogueEntry(account.connector);
   return {
     key: account.id,
     name: account.name,
     connector: account.connector,
     connectorAccount: account.id,
     template: rt.connectors.registry.get(account.connector),
-    capabilities: catalogueEntry(account.connector)?.capabilities,
+    capabilities: entry && accountCapabilities(entry, account.fields),
   };
 }
 
@@ -98,9 +99,13 @@ export function routeLengthLimit(rt: Runtime): number {
   return maxRouteLength(rt.idempotencyLockTimeoutS, rt.config.connectorTimeoutMs);
 }
 
-/** The targets of a mode without rules, at most as many as one route may take. */
+/**
+ * The targets of a mode without rules, at most as many as one route may take. With a need, the
+ * accounts able to take it, else the built-ins: a test-mode tenant whose connector accounts cannot
+ * pay out (cards only) keeps the simulated banks.
+ */
 export function fallbackKeys(rt: Runtime, routing: Routing, need?: Need): string[] {
-  const targets = defaultTargets(routing.targets).filter((t) => need === undefined || capable(t, need));
+  const targets = defaultTargets(routing.targets.filter((t) => need === undefined || capable(t, need)));
   return targets.slice(0, routeLengthLimit(rt)).map((t) => t.key);
 }
 

@@ -23,6 +23,8 @@ export interface AccountRef {
   name: string;
   connector: string;
   status: 'enabled' | 'disabled';
+  /** The credential fields it has set (names only): some capabilities need optional ones (Adyen payouts). */
+  fields: string[];
 }
 
 export interface RoutingCacheEntry {
