@@ -43,6 +43,18 @@ export const noPaymentSucceededWithoutCharge: Invariant = async (s) => {
   return succeeded.filter((p) => !held.has(`${p.connector}/${toPublicId('pay', p.id)}`)).map((p) => `payment ${toPublicId('pay', p.id)} succeeded, but ${p.connector} holds no captured charge`);
 };
 
+/** A charge captured at a processor belongs to a payment that is not failed and names that processor (else the customer paid for nothing). */
+export const noCapturedChargeOfAFailedPayment: Invariant = async (s) => {
+  const db = s.database.db;
+  const payments = new Map((await rows(db, sql`SELECT id::text, status, connector FROM payments`)).map((p) => [toPublicId('pay', p.id), p]));
+  return (await rows(db, sql`SELECT processor, reference FROM simulator_objects WHERE kind = 'charge' AND body->>'state' = 'CAPTURED'`))
+    .filter((c) => {
+      const p = payments.get(c.reference);
+      return !p || p.status === 'failed' || (p.status === 'succeeded' && p.connector !== c.processor);
+    })
+    .map((c) => `${c.processor} captured ${c.reference}, which is ${payments.get(c.reference)?.status ?? 'unknown'} at ${payments.get(c.reference)?.connector ?? 'no connector'}`);
+};
+
 export const noChargeSentAgainOnceHeld: Invariant = async (s) => s.world.recharges.map((r) => `charge sent again for ${r}`);
 
 export const refundsNeverExceedPayment: Invariant = async (s) =>
@@ -51,6 +63,20 @@ export const refundsNeverExceedPayment: Invariant = async (s) =>
     FROM payments p LEFT JOIN refunds r ON r.account_id = p.account_id AND r.payment_id = p.id
     GROUP BY p.id, p.amount, p.amount_refunded
     HAVING coalesce(sum(r.amount) FILTER (WHERE r.status <> 'failed'), 0) > p.amount OR p.amount_refunded > p.amount`)).map((r) => `payment ${r.id}: refunds ${r.refunds} (counted ${r.amount_refunded}) above ${r.amount}`);
+
+/** Replays the refund events in order: what a payment's refunds hold (created, not failed) never exceeds it at any moment. */
+export const refundsNeverExceedPaymentAtAnyMoment: Invariant = async (s) => {
+  const db = s.database.db;
+  const amounts = new Map((await rows(db, sql`SELECT id::text, amount FROM payments`)).map((p) => [toPublicId('pay', p.id), Number(p.amount)]));
+  const held = new Map<string, number>();
+  const found: string[] = [];
+  for (const e of await rows(db, sql`SELECT type, data->'object'->>'payment' AS payment, (data->'object'->>'amount')::bigint AS amount FROM events WHERE type IN ('refund.created', 'refund.failed') ORDER BY created_at, id`)) {
+    const total = (held.get(e.payment) ?? 0) + (e.type === 'refund.created' ? Number(e.amount) : -Number(e.amount));
+    held.set(e.payment, total);
+    if (total > (amounts.get(e.payment) ?? 0)) found.push(`payment ${e.payment}: refunds held ${total} above its amount ${amounts.get(e.payment)}`);
+  }
+  return [...new Set(found)];
+};
 
 export const payoutsNeverOverdraw: Invariant = async (s) =>
   (await rows(s.database.db, sql`
@@ -130,7 +156,7 @@ export const nothingPendingForever: Invariant = async (s) => {
     ...(await q('payment', sql`SELECT id::text, status FROM payments WHERE status IN ('pending', 'requires_action')`)),
     ...(await q('refund', sql`SELECT id::text, status FROM refunds WHERE status = 'pending'`)),
     ...(await q('payout', sql`SELECT id::text, status FROM payouts WHERE status IN ('pending', 'processing')`)),
-    ...(await q('mandate', sql`SELECT id::text, status FROM mandates WHERE status = 'pending'`)),
+    ...(await q('mandate', sql`SELECT id::text, status || ' at ' || coalesce(connector, 'no connector') || ', next check ' || coalesce(next_status_check_at::text, 'none') || ', now ' || now()::text AS status FROM mandates WHERE status = 'pending'`)),
     ...(await q('order', sql`SELECT id::text, status FROM payment_orders WHERE status = 'processing' OR (status = 'open' AND expires_at < now())`)),
   ];
 };
@@ -139,8 +165,10 @@ export const EVERY_STEP: Record<string, Invariant> = {
   journalBalancesAndMatchesBalances,
   noOrderPaidTwice,
   noPaymentSucceededWithoutCharge,
+  noCapturedChargeOfAFailedPayment,
   noChargeSentAgainOnceHeld,
   refundsNeverExceedPayment,
+  refundsNeverExceedPaymentAtAnyMoment,
   payoutsNeverOverdraw,
   legalTransitionsAndIncreasingVersions,
   acknowledgedWritesKept,

@@ -2,7 +2,7 @@
 // refunds above what remains, payouts above the balance), each money-moving POST under an
 // Idempotency-Key that may be sent again later, whatever became of the first try.
 import { TEST_CARDS } from '../src/connectors/simulator/cards.js';
-import { CRASH_POINTS, type CrashPoint } from '../src/config/payments.js';
+import type { CrashPoint } from '../src/config/payments.js';
 import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/test-bank-accounts.js';
 import type { Rng } from './rng.js';
 import type { Answer, SimService } from './service.js';
@@ -12,7 +12,7 @@ export interface Merchant {
   accountId: string;
   key: string;
   orders: string[];
-  payments: { id: string; amount: number }[];
+  payments: { id: string; amount: number; succeeded?: boolean }[];
   beneficiaries: { id: string; currency: string }[];
   mandates: string[];
   endpoints: string[];
@@ -36,6 +36,8 @@ export interface Model {
   /** Objects whose creation or change a merchant saw acknowledged (2xx): their id and the version seen. */
   acknowledged: Map<string, { object: string; version: number }>;
   violations: string[];
+  /** Requests whose answer never came (a crash) or said to try again (409, 5xx): retried first. */
+  unanswered: Sent[];
   keySeq: number;
 }
 
@@ -55,7 +57,10 @@ async function post(s: SimService, model: Model, rng: Rng, m: Merchant, path: st
   const sent: Sent = { merchant: m, path, body, idempotencyKey: `k${(model.keySeq += 1)}` };
   model.sent.push(sent);
   const answer = await s.request('POST', path, { key: m.key, body, idempotencyKey: sent.idempotencyKey, crashAt });
-  if (answer === 'crashed') return undefined;
+  if (answer === 'crashed') {
+    model.unanswered.push(sent);
+    return undefined;
+  }
   sent.answer = answer;
   sent.answeredAtMs = Date.now();
   record(model, answer);
@@ -65,9 +70,11 @@ async function post(s: SimService, model: Model, rng: Rng, m: Merchant, path: st
 /** The same request again under the same key: a final answer must come back byte for byte. */
 async function retry(s: SimService, model: Model, rng: Rng) {
   if (model.sent.length === 0) return;
-  const sent = model.sent[model.sent.length - 1 - rng.int(Math.min(model.sent.length, 12))]!;
+  // A merchant whose request got no answer sends it again, as the API asks; others retry at random.
+  const sent = model.unanswered.length && rng.chance(0.8) ? model.unanswered.shift()! : model.sent[model.sent.length - 1 - rng.int(Math.min(model.sent.length, 12))]!;
   const again = await s.request('POST', sent.path, { key: sent.merchant.key, body: sent.body, idempotencyKey: sent.idempotencyKey });
-  if (again === 'crashed') return;
+  if (again === 'crashed') return void model.unanswered.push(sent);
+  if (again.status === 409 || again.status >= 500) model.unanswered.push(sent);
   record(model, again);
   const first = sent.answer;
   const final = (a: Answer) => a.status < 500 && a.status !== 409;
@@ -80,32 +87,37 @@ async function retry(s: SimService, model: Model, rng: Rng) {
 
 const card = (number: string) => ({ type: 'card', card: { number, exp_month: 12, exp_year: 2035, cvc: '123' } });
 
-type Op = (s: SimService, model: Model, rng: Rng, m: Merchant, crashAt?: CrashPoint) => Promise<void>;
+/** `crash`: the process is to die inside this request, at a crash point the request reaches (or just before it answers). */
+type Op = (s: SimService, model: Model, rng: Rng, m: Merchant, crash: boolean) => Promise<void>;
+
+const PAYMENT_POINTS: CrashPoint[] = ['payment_created', 'payment_connector_answered'];
+const at = (rng: Rng, crash: boolean, points: readonly CrashPoint[]) => (crash ? rng.pick(points) : undefined);
 
 const ops: [number, string, Op][] = [
   [10, 'order', async (s, model, rng, m) => {
     const a = await post(s, model, rng, m, '/v1/payment-orders', { amount: rng.between(100, 40_000), currency: rng.pick(CURRENCIES), reference: `o${model.keySeq}`, customer: { email: 'c@example.com', name: 'C' } });
     if (a?.status === 201) m.orders.push(a.body.id);
   }],
-  [14, 'pay', async (s, model, rng, m, crashAt) => {
+  [14, 'pay', async (s, model, rng, m, crash) => {
     if (!m.orders.length) return;
     const number = rng.chance(0.4) ? '4242424242424242' : rng.pick(CARDS);
     const body = { payment_order: rng.pick(m.orders), payment_method: card(number), ...(rng.chance(0.5) ? { return_url: 'https://shop.example.com/back' } : {}) };
-    const a = await post(s, model, rng, m, '/v1/payments', body, crashAt);
-    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount });
+    const a = await post(s, model, rng, m, '/v1/payments', body, at(rng, crash, PAYMENT_POINTS));
+    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded' });
   }],
-  [4, 'debit', async (s, model, rng, m, crashAt) => {
+  [4, 'debit', async (s, model, rng, m, crash) => {
     if (!m.orders.length || !m.mandates.length) return;
-    const a = await post(s, model, rng, m, '/v1/payments', { payment_order: rng.pick(m.orders), payment_method: { type: 'mandate', mandate: rng.pick(m.mandates) } }, crashAt);
+    const a = await post(s, model, rng, m, '/v1/payments', { payment_order: rng.pick(m.orders), payment_method: { type: 'mandate', mandate: rng.pick(m.mandates) } }, at(rng, crash, PAYMENT_POINTS));
     if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount });
   }],
-  [8, 'refund', async (s, model, rng, m, crashAt) => {
+  [8, 'refund', async (s, model, rng, m, crash) => {
     if (!m.payments.length) return;
-    const p = rng.pick(m.payments);
+    const succeeded = m.payments.filter((x) => x.succeeded);
+    const p = succeeded.length && rng.chance(0.8) ? rng.pick(succeeded) : rng.pick(m.payments);
     // Some ask for more than the payment: the API must refuse them.
     const roll = rng.float();
     const amount = roll < 0.3 ? undefined : roll < 0.8 ? rng.between(1, p.amount) : p.amount + rng.between(1, p.amount);
-    await post(s, model, rng, m, '/v1/refunds', { payment: p.id, ...(amount === undefined ? {} : { amount }) }, crashAt);
+    await post(s, model, rng, m, '/v1/refunds', { payment: p.id, ...(amount === undefined ? {} : { amount }) }, at(rng, crash, ['refund_created']));
   }],
   [4, 'fund', async (s, model, rng, m) => {
     await post(s, model, rng, m, '/v1/test-helpers/balance/fund', { amount: rng.between(1000, 20_000), currency: rng.pick(CURRENCIES) });
@@ -118,15 +130,17 @@ const ops: [number, string, Op][] = [
   [7, 'payout', async (s, model, rng, m) => {
     if (!m.beneficiaries.length) return;
     const b = rng.pick(m.beneficiaries);
-    await post(s, model, rng, m, '/v1/payouts', { beneficiary: b.id, amount: rng.between(100, 30_000), currency: b.currency, reference: `p${model.keySeq}` });
+    // Some ask for more than the balance holds: the API must refuse them.
+    const amount = rng.chance(0.7) ? rng.between(100, 20_000) : rng.between(20_000, 90_000);
+    await post(s, model, rng, m, '/v1/payouts', { beneficiary: b.id, amount, currency: b.currency, reference: `p${model.keySeq}` });
   }],
-  [3, 'mandate', async (s, model, rng, m, crashAt) => {
+  [3, 'mandate', async (s, model, rng, m, crash) => {
     const ending = rng.pick(ENDINGS);
     const a = await post(s, model, rng, m, '/v1/mandates', {
       customer: { email: 'payer@example.com', name: 'Erika' },
       bank_account: { country: 'DE', currency: 'EUR', iban: TEST_BANK_ACCOUNTS[ending].iban.iban },
       scheme: 'sepa_core', currency: 'EUR', reference: `m${model.keySeq}`,
-    }, crashAt);
+    }, at(rng, crash, ['mandate_created']));
     if (a && a.status < 300) m.mandates.push(a.body.id);
   }],
   [3, 'endpoint', async (s, model, rng, m) => {
@@ -161,7 +175,7 @@ export async function merchantStep(s: SimService, model: Model, rng: Rng, crash:
   const m = rng.pick(model.merchants);
   let roll = rng.int(TOTAL);
   const [, name, op] = ops.find(([w]) => (roll -= w) < 0)!;
-  const crashAt = crash ? rng.pick(CRASH_POINTS) : undefined;
-  await op(s, model, rng, m, crashAt);
-  return `${m.name} ${name}${crashAt ? ` crash@${crashAt}` : ''}`;
+  const crashes = s.crashes;
+  await op(s, model, rng, m, crash);
+  return `${m.name} ${name}${s.crashes > crashes ? ` crashed@${s.lastCrashPoint ?? 'before answering'}` : ''}`;
 }

@@ -29,6 +29,8 @@ export interface ProcessorWorld {
   /** References a processor answered as charged (or left pending) and whose answer reached the service. */
   held: Map<string, string>;
   faultRate: number;
+  /** Faults to play on the next calls, before any the fault rate draws (regression cases). */
+  nextFaults: ProcessorFault[];
   names: string[];
   close(): void;
 }
@@ -47,6 +49,7 @@ export function createProcessorWorld(db: Db, clock: SimClock, rng: Rng, familySe
     recharges: [],
     held: new Map(),
     faultRate: 0,
+    nextFaults: [],
     names,
     pump: async (send) => {
       const now = clock.now();
@@ -76,7 +79,7 @@ export function createProcessorWorld(db: Db, clock: SimClock, rng: Rng, familySe
   };
   const transport: SimulatorTransport = {
     async send(method, path, body, signal) {
-      const fault: ProcessorFault = rng.float() < world.faultRate ? rng.pick(['refused', 'error_500', 'answer_lost'] as const) : 'none';
+      const fault: ProcessorFault = world.nextFaults.shift() ?? (rng.float() < world.faultRate ? rng.pick(['refused', 'error_500', 'answer_lost'] as const) : 'none');
       if (fault === 'refused') throw new TransportError('connection_refused', 'simulated: connection refused');
       if (fault === 'error_500') return { status: 500, body: { error: { code: 'INTERNAL_ERROR', message: 'simulated processor error' } } };
       const [processor, collection, reference, action] = path.split('?')[0]!.split('/').filter(Boolean);

@@ -37,6 +37,9 @@ export interface SimService {
   worker(): Promise<void>;
   pumpProcessors(): Promise<void>;
   crash(): Promise<void>;
+  /** Crashes so far, and the crash point of the last one inside a request (undefined: it died before answering). */
+  crashes: number;
+  lastCrashPoint?: CrashPoint;
   close(): Promise<void>;
 }
 
@@ -99,7 +102,9 @@ export async function startSimService(clock: SimClock, rng: Rng, shared?: Databa
   function boot() {
     runtime = createRuntime(config, { db: database.db, now: clock.now, nowMs: clock.nowMs, random: runtimeRng.float, connectors: world.connectors });
     runtime.crashPoint = (point) => {
-      if (point === crashAt) throw new SimulatedCrash(`simulated crash at ${point}`);
+      if (point !== crashAt) return;
+      service.lastCrashPoint = point;
+      throw new SimulatedCrash(`simulated crash at ${point}`);
     };
     rateLimiter = new MemoryRateLimiter();
   }
@@ -127,6 +132,7 @@ export async function startSimService(clock: SimClock, rng: Rng, shared?: Databa
       if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
       if (opts.body !== undefined) headers['content-type'] = 'application/json';
       crashAt = opts.crashAt;
+      service.lastCrashPoint = undefined;
       try {
         const res = await app.inject({ method: method as 'GET', url: path, headers, payload: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
         if (crashAt) {
@@ -157,7 +163,9 @@ export async function startSimService(clock: SimClock, rng: Rng, shared?: Databa
     },
     pumpProcessors: () =>
       world.pump(async (path, headers, body) => (await app.inject({ method: 'POST', url: path, headers, payload: body })).statusCode),
+    crashes: 0,
     async crash() {
+      service.crashes += 1;
       crashAt = undefined;
       runtime.close();
       await rateLimiter.close();
