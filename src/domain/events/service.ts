@@ -9,6 +9,7 @@ import type { RequestContext } from '../../kernel/context.js';
 import type { ListParams, Page } from '../../kernel/pagination.js';
 import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import type { EventType } from './types.js';
+import { planted } from '../../kernel/plants.js';
 
 export interface EventView {
   id: string;
@@ -49,7 +50,7 @@ export async function recordEvent(
   snapshot: { id: string } & Record<string, unknown>,
   at: Date,
 ): Promise<void> {
-  await tx.insert(events).values({
+  const write = () => tx.insert(events).values({
     accountId: ctx.accountId,
     id: newId('evt').uuid,
     livemode: ctx.livemode,
@@ -60,6 +61,9 @@ export async function recordEvent(
     idempotencyKey: ctx.idempotency?.key ?? null,
     createdAt: at,
   });
+  // The planted defect (sim/): the event is written on its own, not as part of the change it reports.
+  if (planted('event-outside-transaction')) return void setImmediate(() => void write().catch(() => undefined));
+  await write();
 }
 
 export async function retrieveEvent(db: Db, ctx: RequestContext, id: string): Promise<EventView> {

@@ -4,7 +4,8 @@
 // the check time pushed forward as a lease) and their connector is asked for the truth outside
 // any transaction — how a mandate whose set-up timed out learns its outcome when no webhook comes.
 // A mandate no connector has taken (its request crashed between the phases) is looked for on the
-// route's connectors once its retry window is over: adopted if one holds it, failed otherwise.
+// route's connectors once its retry window is over: adopted if one holds it, failed otherwise. One
+// whose set-up got no answer and that its connector still does not know once overdue fails too.
 //
 // Expiry: an active mandate with no successful debit for MANDATE_DORMANCY_DAYS (counted from its
 // activation or its last successful debit) expires, by the worker's clock.
@@ -14,7 +15,7 @@ import { mandates } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
-import { ABANDONED_MANDATE, expireMandate, type MandateRow } from './outcome.js';
+import { ABANDONED_MANDATE, expireMandate, unbookedMandate, type MandateRow } from './outcome.js';
 import { mandateKind } from './kind.js';
 
 const DAY_MS = 86_400_000;
@@ -23,8 +24,11 @@ function checkMandate(db: Db, rt: Runtime, row: MandateRow): Promise<void> {
   return checkMovement(db, rt, mandateKind, row, {
     overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
     whenNowhere: 'abandon',
-    // A processor that has no record of a mandate it was sent may still be registering it.
-    whenUnknown: 'wait',
+    // A processor that has no record of a mandate it was sent may still be registering it; once
+    // overdue it is not, and waiting longer would leave the mandate pending forever (found by the
+    // simulation, sim/: seed 1 with 100 steps).
+    whenUnknown: 'fail',
+    unbooked: unbookedMandate,
     abandoned: ABANDONED_MANDATE,
   });
 }

@@ -54,6 +54,17 @@ export const ABANDONED_MANDATE: MandateUpdate = {
   failureMessage: 'The request that created the mandate ended before any connector took it; nothing was registered.',
 };
 
+/** A mandate sent without an answer whose processor still has no record of it once overdue: nothing will register it now. */
+export function unbookedMandate(connector: string): MandateUpdate {
+  return {
+    kind: 'failed',
+    connector,
+    connectorReference: null,
+    failureCode: 'processing_error',
+    failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the mandate; nothing was registered.`,
+  };
+}
+
 /** A mandate's transition table; reaching a status moves nothing else. */
 const MANDATE_TRANSITIONS: Transitions<MandateRow, MandateStatus, 'mandate'> = { object: 'mandate', table: mandates, states: mandateStates, view: mandateView };
 

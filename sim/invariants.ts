@@ -1,0 +1,178 @@
+// The money invariants of the simulation, each a small named function over the database, the
+// outside world's books and what the merchants were told. A function returns what it found wrong
+// (empty: holds). `every step` ones run after each step; `at the end` ones once the world has been
+// drained (receivers up, faults off, the clock far past every deadline).
+import { sql } from 'drizzle-orm';
+import { checkLedger } from '../src/ledger/check.js';
+import { toPublicId, type IdPrefix } from '../src/kernel/ids.js';
+import { paymentStates } from '../src/domain/payments/state.js';
+import { paymentOrderStates } from '../src/domain/payment-orders/state.js';
+import { refundStates } from '../src/domain/refunds/state.js';
+import { payoutStates } from '../src/domain/payouts/state.js';
+import { mandateStates } from '../src/domain/mandates/state.js';
+import type { StateMachine } from '../src/kernel/state-machine.js';
+import type { Db } from '../src/storage/db.js';
+import type { Model } from './ops.js';
+import type { SimService } from './service.js';
+
+type Row = Record<string, any>;
+const rows = async (db: Db, q: ReturnType<typeof sql>): Promise<Row[]> => ((await db.execute(q)) as unknown as { rows: Row[] }).rows;
+
+export type Invariant = (s: SimService, model: Model) => Promise<string[]>;
+
+export const journalBalancesAndMatchesBalances: Invariant = async (s) => {
+  const report = await checkLedger(s.database.db);
+  if (report.ok) return [];
+  return [
+    ...report.unbalancedEntries.map((e) => `entry ${e.entry_id} sums to ${e.sum}`),
+    ...report.balanceDifferences.map((d) => `${d.ledger_account} ${d.currency}: journal ${d.from_journal}, stored ${d.stored}`),
+    ...report.postingMismatches.map((m) => `${m.object} ${m.status}: expected entries ${m.expected}, found ${m.found}`),
+  ];
+};
+
+export const noOrderPaidTwice: Invariant = async (s) =>
+  (await rows(s.database.db, sql`
+    SELECT o.id::text, o.amount, o.amount_paid, count(p.id)::int AS succeeded FROM payment_orders o
+    LEFT JOIN payments p ON p.account_id = o.account_id AND p.payment_order_id = o.id AND p.status = 'succeeded'
+    GROUP BY o.id, o.amount, o.amount_paid HAVING count(p.id) > 1 OR o.amount_paid > o.amount`)).map((r) => `order ${r.id}: ${r.succeeded} succeeded payments, paid ${r.amount_paid} of ${r.amount}`);
+
+export const noPaymentSucceededWithoutCharge: Invariant = async (s) => {
+  const db = s.database.db;
+  const held = new Set((await rows(db, sql`SELECT processor, reference FROM simulator_objects WHERE kind = 'charge' AND body->>'state' = 'CAPTURED'`)).map((r) => `${r.processor}/${r.reference}`));
+  const succeeded = await rows(db, sql`SELECT id::text, connector FROM payments WHERE status = 'succeeded'`);
+  return succeeded.filter((p) => !held.has(`${p.connector}/${toPublicId('pay', p.id)}`)).map((p) => `payment ${toPublicId('pay', p.id)} succeeded, but ${p.connector} holds no captured charge`);
+};
+
+/** A charge captured at a processor belongs to a payment that is not failed and names that processor (else the customer paid for nothing). */
+export const noCapturedChargeOfAFailedPayment: Invariant = async (s) => {
+  const db = s.database.db;
+  const payments = new Map((await rows(db, sql`SELECT id::text, status, connector FROM payments`)).map((p) => [toPublicId('pay', p.id), p]));
+  return (await rows(db, sql`SELECT processor, reference FROM simulator_objects WHERE kind = 'charge' AND body->>'state' = 'CAPTURED'`))
+    .filter((c) => {
+      const p = payments.get(c.reference);
+      return !p || p.status === 'failed' || (p.status === 'succeeded' && p.connector !== c.processor);
+    })
+    .map((c) => `${c.processor} captured ${c.reference}, which is ${payments.get(c.reference)?.status ?? 'unknown'} at ${payments.get(c.reference)?.connector ?? 'no connector'}`);
+};
+
+export const noChargeSentAgainOnceHeld: Invariant = async (s) => s.world.recharges.map((r) => `charge sent again for ${r}`);
+
+export const refundsNeverExceedPayment: Invariant = async (s) =>
+  (await rows(s.database.db, sql`
+    SELECT p.id::text, p.amount, p.amount_refunded, coalesce(sum(r.amount) FILTER (WHERE r.status <> 'failed'), 0)::bigint AS refunds
+    FROM payments p LEFT JOIN refunds r ON r.account_id = p.account_id AND r.payment_id = p.id
+    GROUP BY p.id, p.amount, p.amount_refunded
+    HAVING coalesce(sum(r.amount) FILTER (WHERE r.status <> 'failed'), 0) > p.amount OR p.amount_refunded > p.amount`)).map((r) => `payment ${r.id}: refunds ${r.refunds} (counted ${r.amount_refunded}) above ${r.amount}`);
+
+/** Replays the refund events in order: what a payment's refunds hold (created, not failed) never exceeds it at any moment. */
+export const refundsNeverExceedPaymentAtAnyMoment: Invariant = async (s) => {
+  const db = s.database.db;
+  const amounts = new Map((await rows(db, sql`SELECT id::text, amount FROM payments`)).map((p) => [toPublicId('pay', p.id), Number(p.amount)]));
+  const held = new Map<string, number>();
+  const found: string[] = [];
+  for (const e of await rows(db, sql`SELECT type, data->'object'->>'payment' AS payment, (data->'object'->>'amount')::bigint AS amount FROM events WHERE type IN ('refund.created', 'refund.failed') ORDER BY created_at, id`)) {
+    const total = (held.get(e.payment) ?? 0) + (e.type === 'refund.created' ? Number(e.amount) : -Number(e.amount));
+    held.set(e.payment, total);
+    if (total > (amounts.get(e.payment) ?? 0)) found.push(`payment ${e.payment}: refunds held ${total} above its amount ${amounts.get(e.payment)}`);
+  }
+  return [...new Set(found)];
+};
+
+export const payoutsNeverOverdraw: Invariant = async (s) =>
+  (await rows(s.database.db, sql`
+    SELECT account_id::text, livemode, currency, -sum(balance)::bigint AS available FROM ledger_balances
+    WHERE ledger_account = 'merchant_available' GROUP BY 1, 2, 3 HAVING -sum(balance) < 0`)).map((r) => `account ${r.account_id} ${r.currency}: available ${r.available}`);
+
+const MACHINES: Record<string, [StateMachine<string>, IdPrefix, string]> = {
+  payment: [paymentStates as StateMachine<string>, 'pay', 'payments'],
+  payment_order: [paymentOrderStates as StateMachine<string>, 'ord', 'payment_orders'],
+  refund: [refundStates as StateMachine<string>, 'ref', 'refunds'],
+  payout: [payoutStates as StateMachine<string>, 'po', 'payouts'],
+  mandate: [mandateStates as StateMachine<string>, 'mdt', 'mandates'],
+};
+
+/** Per object, its events by version: versions strictly increase, each status step is in the table, and the last event announces the row's status. */
+export const legalTransitionsAndIncreasingVersions: Invariant = async (s) => {
+  const db = s.database.db;
+  const found: string[] = [];
+  const events = await rows(db, sql`SELECT object_id, type, data->'object'->>'object' AS object, data->'object'->>'status' AS status, (data->'object'->>'version')::int AS version FROM events ORDER BY created_at, id`);
+  const byObject = new Map<string, Row[]>();
+  for (const e of events) if (MACHINES[e.object]) byObject.set(e.object_id, [...(byObject.get(e.object_id) ?? []), e]);
+  for (const [id, list] of byObject) {
+    const machine = MACHINES[list[0]!.object]![0];
+    const byVersion = [...list].sort((a, b) => a.version - b.version);
+    for (let i = 1; i < byVersion.length; i++) {
+      const [a, b] = [byVersion[i - 1]!, byVersion[i]!];
+      if (a.version === b.version && a.status !== b.status) found.push(`${id}: two events at version ${a.version} with statuses ${a.status} and ${b.status}`);
+      if (a.status !== b.status && !machine.can(a.status, b.status)) found.push(`${id}: ${a.status} -> ${b.status} (v${a.version} -> v${b.version}) is not in the ${machine.objectName} table`);
+    }
+  }
+  for (const [object, [, prefix, table]] of Object.entries(MACHINES)) {
+    const current = await rows(db, sql`SELECT id::text, status, version FROM ${sql.raw(table)}`);
+    for (const row of current) {
+      const id = toPublicId(prefix, row.id);
+      const last = (byObject.get(id) ?? []).reduce<Row | undefined>((m, e) => (!m || e.version > m.version ? e : m), undefined);
+      if (!last) found.push(`${object} ${id} (${row.status}, v${row.version}) has no event`);
+      // A change of other fields (amount_refunded) may bump the version unannounced; a change of status may not.
+      else if (last.version > row.version || last.status !== row.status) found.push(`${object} ${id} is ${row.status} v${row.version}, its last event says ${last.status} v${last.version}`);
+    }
+  }
+  return found;
+};
+
+export const acknowledgedWritesKept: Invariant = async (s, model) => {
+  const found: string[] = [];
+  for (const [object, [, prefix, table]] of Object.entries(MACHINES)) {
+    const stored = new Map((await rows(s.database.db, sql`SELECT id::text, version FROM ${sql.raw(table)}`)).map((r) => [toPublicId(prefix, r.id), r.version as number]));
+    for (const [id, seen] of model.acknowledged) {
+      if (seen.object !== object) continue;
+      const version = stored.get(id);
+      if (version === undefined) found.push(`${object} ${id} was acknowledged and is gone`);
+      else if (version < seen.version) found.push(`${object} ${id} was acknowledged at v${seen.version}, stored v${version}`);
+    }
+  }
+  return found;
+};
+
+export const replaysAnswerTheSameBytes: Invariant = async (_s, model) => model.violations;
+
+/** At the end: every event fanned out to each endpoint is succeeded or abandoned (failed/cancelled), and each receiver saw one webhook-id per event. */
+export const everyEventDeliveredOrAbandoned: Invariant = async (s) => {
+  const found = (await rows(s.database.db, sql`
+    SELECT e.id::text, e.type FROM events e WHERE e.dispatched_at IS NULL`)).map((e) => `event ${e.id} (${e.type}) never fanned out`);
+  const pending = await rows(s.database.db, sql`SELECT id::text, attempts FROM webhook_deliveries WHERE status = 'pending'`);
+  found.push(...pending.map((d) => `delivery ${d.id} still pending after ${d.attempts} attempts`));
+  for (const [url, byEvent] of s.receivers.seen) {
+    for (const [event, seen] of byEvent) if (seen.ids.size > 1) found.push(`${url} got ${event} under ${seen.ids.size} webhook-ids`);
+  }
+  return found;
+};
+
+/** At the end: with the clock past every deadline, nothing waits any more. */
+export const nothingPendingForever: Invariant = async (s) => {
+  const db = s.database.db;
+  const q = async (what: string, query: ReturnType<typeof sql>) => (await rows(db, query)).map((r) => `${what} ${r.id} still ${r.status}`);
+  return [
+    ...(await q('payment', sql`SELECT id::text, status FROM payments WHERE status IN ('pending', 'requires_action')`)),
+    ...(await q('refund', sql`SELECT id::text, status FROM refunds WHERE status = 'pending'`)),
+    ...(await q('payout', sql`SELECT id::text, status FROM payouts WHERE status IN ('pending', 'processing')`)),
+    ...(await q('mandate', sql`SELECT id::text, status || ' at ' || coalesce(connector, 'no connector') || ', next check ' || coalesce(next_status_check_at::text, 'none') || ', now ' || now()::text AS status FROM mandates WHERE status = 'pending'`)),
+    ...(await q('order', sql`SELECT id::text, status FROM payment_orders WHERE status = 'processing' OR (status = 'open' AND expires_at < now())`)),
+  ];
+};
+
+export const EVERY_STEP: Record<string, Invariant> = {
+  journalBalancesAndMatchesBalances,
+  noOrderPaidTwice,
+  noPaymentSucceededWithoutCharge,
+  noCapturedChargeOfAFailedPayment,
+  noChargeSentAgainOnceHeld,
+  refundsNeverExceedPayment,
+  refundsNeverExceedPaymentAtAnyMoment,
+  payoutsNeverOverdraw,
+  legalTransitionsAndIncreasingVersions,
+  acknowledgedWritesKept,
+  replaysAnswerTheSameBytes,
+};
+
+export const AT_THE_END: Record<string, Invariant> = { ...EVERY_STEP, everyEventDeliveredOrAbandoned, nothingPendingForever };

@@ -1,0 +1,181 @@
+// What the simulated merchants do: random but valid API sequences (and some the API must refuse:
+// refunds above what remains, payouts above the balance), each money-moving POST under an
+// Idempotency-Key that may be sent again later, whatever became of the first try.
+import { TEST_CARDS } from '../src/connectors/simulator/cards.js';
+import type { CrashPoint } from '../src/config/payments.js';
+import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/test-bank-accounts.js';
+import type { Rng } from './rng.js';
+import type { Answer, SimService } from './service.js';
+
+export interface Merchant {
+  name: string;
+  accountId: string;
+  key: string;
+  orders: string[];
+  payments: { id: string; amount: number; succeeded?: boolean }[];
+  beneficiaries: { id: string; currency: string }[];
+  mandates: string[];
+  endpoints: string[];
+}
+
+export interface Sent {
+  merchant: Merchant;
+  path: string;
+  body: unknown;
+  idempotencyKey: string;
+  /** The answer that reached the merchant (undefined: the process died with the request). */
+  answer?: Answer;
+  /** When it was answered (sim clock, ms): past the key's retention a retry is a new request. */
+  answeredAtMs?: number;
+}
+
+/** What the run learned from answers, for the invariants. */
+export interface Model {
+  merchants: Merchant[];
+  sent: Sent[];
+  /** Objects whose creation or change a merchant saw acknowledged (2xx): their id and the version seen. */
+  acknowledged: Map<string, { object: string; version: number }>;
+  violations: string[];
+  /** Requests whose answer never came (a crash) or said to try again (409, 5xx): retried first. */
+  unanswered: Sent[];
+  keySeq: number;
+}
+
+const CARDS = Object.keys(TEST_CARDS);
+const ENDINGS = Object.keys(TEST_BANK_ACCOUNTS) as TestBankAccountEnding[];
+const CURRENCIES = ['EUR', 'EUR', 'EUR', 'GBP'];
+const EVENT_SETS = [['*'], ['payment.succeeded', 'payment.failed', 'payment_order.paid'], ['payout.paid', 'payout.failed', 'refund.succeeded', 'refund.failed'], ['*']];
+
+export function record(model: Model, answer: Answer) {
+  const body = answer.body as { id?: string; object?: string; version?: number } | undefined;
+  if (answer.status >= 300 || !body?.id || !body.object) return;
+  const seen = model.acknowledged.get(body.id);
+  model.acknowledged.set(body.id, { object: body.object, version: Math.max(seen?.version ?? 0, body.version ?? 0) });
+}
+
+async function post(s: SimService, model: Model, rng: Rng, m: Merchant, path: string, body: unknown, crashAt?: CrashPoint): Promise<Answer | undefined> {
+  const sent: Sent = { merchant: m, path, body, idempotencyKey: `k${(model.keySeq += 1)}` };
+  model.sent.push(sent);
+  const answer = await s.request('POST', path, { key: m.key, body, idempotencyKey: sent.idempotencyKey, crashAt });
+  if (answer === 'crashed') {
+    model.unanswered.push(sent);
+    return undefined;
+  }
+  sent.answer = answer;
+  sent.answeredAtMs = Date.now();
+  record(model, answer);
+  return answer;
+}
+
+/** The same request again under the same key: a final answer must come back byte for byte. */
+async function retry(s: SimService, model: Model, rng: Rng) {
+  if (model.sent.length === 0) return;
+  // A merchant whose request got no answer sends it again, as the API asks; others retry at random.
+  const sent = model.unanswered.length && rng.chance(0.8) ? model.unanswered.shift()! : model.sent[model.sent.length - 1 - rng.int(Math.min(model.sent.length, 12))]!;
+  const again = await s.request('POST', sent.path, { key: sent.merchant.key, body: sent.body, idempotencyKey: sent.idempotencyKey });
+  if (again === 'crashed') return void model.unanswered.push(sent);
+  if (again.status === 409 || again.status >= 500) model.unanswered.push(sent);
+  record(model, again);
+  const first = sent.answer;
+  const final = (a: Answer) => a.status < 500 && a.status !== 409;
+  const kept = Date.now() - (sent.answeredAtMs ?? 0) < s.config.idempotencyRetentionS * 1000;
+  if (first && kept && final(first) && final(again) && (again.status !== first.status || again.text !== first.text)) {
+    model.violations.push(`replaysAnswerTheSameBytes: ${sent.path} key ${sent.idempotencyKey} answered ${first.status} then ${again.status}`, `  first: ${first.text}`, `  again: ${again.text}`);
+  }
+  if (!first || !final(first) || !kept) Object.assign(sent, { answer: again, answeredAtMs: Date.now() });
+}
+
+const card = (number: string) => ({ type: 'card', card: { number, exp_month: 12, exp_year: 2035, cvc: '123' } });
+
+/** `crash`: the process is to die inside this request, at a crash point the request reaches (or just before it answers). */
+type Op = (s: SimService, model: Model, rng: Rng, m: Merchant, crash: boolean) => Promise<void>;
+
+const PAYMENT_POINTS: CrashPoint[] = ['payment_created', 'payment_connector_answered'];
+const at = (rng: Rng, crash: boolean, points: readonly CrashPoint[]) => (crash ? rng.pick(points) : undefined);
+
+const ops: [number, string, Op][] = [
+  [10, 'order', async (s, model, rng, m) => {
+    const a = await post(s, model, rng, m, '/v1/payment-orders', { amount: rng.between(100, 40_000), currency: rng.pick(CURRENCIES), reference: `o${model.keySeq}`, customer: { email: 'c@example.com', name: 'C' } });
+    if (a?.status === 201) m.orders.push(a.body.id);
+  }],
+  [14, 'pay', async (s, model, rng, m, crash) => {
+    if (!m.orders.length) return;
+    const number = rng.chance(0.4) ? '4242424242424242' : rng.pick(CARDS);
+    const body = { payment_order: rng.pick(m.orders), payment_method: card(number), ...(rng.chance(0.5) ? { return_url: 'https://shop.example.com/back' } : {}) };
+    const a = await post(s, model, rng, m, '/v1/payments', body, at(rng, crash, PAYMENT_POINTS));
+    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded' });
+  }],
+  [4, 'debit', async (s, model, rng, m, crash) => {
+    if (!m.orders.length || !m.mandates.length) return;
+    const a = await post(s, model, rng, m, '/v1/payments', { payment_order: rng.pick(m.orders), payment_method: { type: 'mandate', mandate: rng.pick(m.mandates) } }, at(rng, crash, PAYMENT_POINTS));
+    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount });
+  }],
+  [8, 'refund', async (s, model, rng, m, crash) => {
+    if (!m.payments.length) return;
+    const succeeded = m.payments.filter((x) => x.succeeded);
+    const p = succeeded.length && rng.chance(0.8) ? rng.pick(succeeded) : rng.pick(m.payments);
+    // Some ask for more than the payment: the API must refuse them.
+    const roll = rng.float();
+    const amount = roll < 0.3 ? undefined : roll < 0.8 ? rng.between(1, p.amount) : p.amount + rng.between(1, p.amount);
+    await post(s, model, rng, m, '/v1/refunds', { payment: p.id, ...(amount === undefined ? {} : { amount }) }, at(rng, crash, ['refund_created']));
+  }],
+  [4, 'fund', async (s, model, rng, m) => {
+    await post(s, model, rng, m, '/v1/test-helpers/balance/fund', { amount: rng.between(1000, 20_000), currency: rng.pick(CURRENCIES) });
+  }],
+  [3, 'beneficiary', async (s, model, rng, m) => {
+    const format = rng.pick(['iban', 'gb'] as const);
+    const a = await post(s, model, rng, m, '/v1/beneficiaries', { name: 'Ada', type: 'individual', bank_account: TEST_BANK_ACCOUNTS[rng.pick(ENDINGS)][format] });
+    if (a?.status === 201) m.beneficiaries.push({ id: a.body.id, currency: format === 'iban' ? 'EUR' : 'GBP' });
+  }],
+  [7, 'payout', async (s, model, rng, m) => {
+    if (!m.beneficiaries.length) return;
+    const b = rng.pick(m.beneficiaries);
+    // Some ask for more than the balance holds: the API must refuse them.
+    const amount = rng.chance(0.7) ? rng.between(100, 20_000) : rng.between(20_000, 90_000);
+    await post(s, model, rng, m, '/v1/payouts', { beneficiary: b.id, amount, currency: b.currency, reference: `p${model.keySeq}` });
+  }],
+  [3, 'mandate', async (s, model, rng, m, crash) => {
+    const ending = rng.pick(ENDINGS);
+    const a = await post(s, model, rng, m, '/v1/mandates', {
+      customer: { email: 'payer@example.com', name: 'Erika' },
+      bank_account: { country: 'DE', currency: 'EUR', iban: TEST_BANK_ACCOUNTS[ending].iban.iban },
+      scheme: 'sepa_core', currency: 'EUR', reference: `m${model.keySeq}`,
+    }, at(rng, crash, ['mandate_created']));
+    if (a && a.status < 300) m.mandates.push(a.body.id);
+  }],
+  [3, 'endpoint', async (s, model, rng, m) => {
+    const url = `https://${m.name}-r${rng.int(3)}.receivers.example/hooks`;
+    const a = await post(s, model, rng, m, '/v1/webhook-endpoints', { url, enabled_events: rng.pick(EVENT_SETS) });
+    if (a?.status === 201) m.endpoints.push(a.body.id);
+  }],
+  [2, 'endpoint-change', async (s, model, rng, m) => {
+    if (!m.endpoints.length) return;
+    const id = rng.pick(m.endpoints);
+    const change = rng.pick(['disable', 'enable', 'events', 'delete'] as const);
+    const body = change === 'disable' ? { status: 'disabled' } : change === 'enable' ? { status: 'enabled' } : { enabled_events: rng.pick(EVENT_SETS) };
+    const a = change === 'delete'
+      ? await s.request('DELETE', `/v1/webhook-endpoints/${id}`, { key: m.key })
+      : await s.request('PATCH', `/v1/webhook-endpoints/${id}`, { key: m.key, body });
+    if (a !== 'crashed') record(model, a);
+    if (change === 'delete') m.endpoints = m.endpoints.filter((e) => e !== id);
+  }],
+  [3, 'cancel', async (s, model, rng, m) => {
+    if (m.orders.length) await post(s, model, rng, m, `/v1/payment-orders/${rng.pick(m.orders)}/cancel`, undefined);
+  }],
+  [3, 'resolve', async (s, model, rng, m) => {
+    if (m.payments.length) await post(s, model, rng, m, `/v1/test-helpers/payments/${rng.pick(m.payments).id}/resolve`, { outcome: rng.pick(['succeeded', 'failed']) });
+  }],
+  [8, 'retry', async (s, model, rng) => retry(s, model, rng)],
+];
+
+const TOTAL = ops.reduce((sum, [w]) => sum + w, 0);
+
+/** One merchant operation; `crash`: the process dies at a crash point the seed picked, if the request gets there. */
+export async function merchantStep(s: SimService, model: Model, rng: Rng, crash: boolean): Promise<string> {
+  const m = rng.pick(model.merchants);
+  let roll = rng.int(TOTAL);
+  const [, name, op] = ops.find(([w]) => (roll -= w) < 0)!;
+  const crashes = s.crashes;
+  await op(s, model, rng, m, crash);
+  return `${m.name} ${name}${s.crashes > crashes ? ` crashed@${s.lastCrashPoint ?? 'before answering'}` : ''}`;
+}
