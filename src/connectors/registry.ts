@@ -94,13 +94,10 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
   const byName = new Map(list.map((c) => [c.name, c]));
   const controls = new Map<string, Connector & TestControls>(list.filter(hasTestControls).map((c) => [c.name, c]));
   const factories = new Map<string, ConnectorFactory>(list.map((c) => [c.name, () => c]));
+  // What every processor account's connector is built from besides its own credentials and endpoint.
+  const common = (account: Parameters<ConnectorFactory>[0]) => ({ webhookSecrets: account.webhookSecrets, livemode: account.livemode });
   factories.set('stripe', (account) =>
-    createStripeConnector({
-      secretKey: account.credentials.secret_key ?? '',
-      webhookSecrets: account.webhookSecrets,
-      livemode: account.livemode,
-      apiBaseUrl: config.stripeApiBaseUrl,
-    }),
+    createStripeConnector({ ...common(account), secretKey: account.credentials.secret_key ?? '', apiBaseUrl: config.stripeApiBaseUrl }),
   );
   factories.set('adyen', (account) => {
     const { payout_api_key: payoutKey, balance_account_id: balanceAccountId, payout_hmac_key: payoutHmacKey } = account.credentials;
@@ -120,13 +117,7 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
     });
   });
   factories.set('gocardless', (account) =>
-    createGoCardlessConnector({
-      accessToken: account.credentials.access_token ?? '',
-      webhookSecrets: account.webhookSecrets,
-      livemode: account.livemode,
-      apiBaseUrl: config.gocardlessApiBaseUrl,
-      http,
-    }),
+    createGoCardlessConnector({ ...common(account), accessToken: account.credentials.access_token ?? '', apiBaseUrl: config.gocardlessApiBaseUrl, http }),
   );
   return {
     registry: { get: (name) => byName.get(name), names: () => [...byName.keys()] },

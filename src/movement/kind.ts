@@ -111,3 +111,18 @@ export function moneyViewHead<O extends string, R extends { id: string; livemode
 export function viewTail(row: { metadata: Record<string, string>; version: number; createdAt: Date; updatedAt: Date }) {
   return { metadata: row.metadata, version: row.version, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
 }
+
+/**
+ * The update for a movement sent without an answer whose processor still has no record of it once
+ * overdue (the worker's `unbooked`): it fails, and nothing moved — `record` names what the
+ * processor would hold ("the charge"), `nothing` what did not happen ("charged").
+ */
+export function unbookedFailure(connector: string, record: string, nothing: string) {
+  return {
+    kind: 'failed' as const,
+    connector,
+    connectorReference: null,
+    failureCode: 'processing_error' as const,
+    failureMessage: `The request to ${connector} got no answer and ${connector} has no record of ${record}; nothing was ${nothing}.`,
+  };
+}

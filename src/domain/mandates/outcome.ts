@@ -7,7 +7,7 @@ import type { RequestContext } from '../../kernel/context.js';
 import { bankAccountViewOfRow } from '../../lib/bank-account-columns.js';
 import { recordEvent, systemContext } from '../events/service.js';
 import type { Attempt } from '../../connectors/router.js';
-import { attemptsView, viewHead, viewTail } from '../../movement/kind.js';
+import { attemptsView, unbookedFailure, viewHead, viewTail } from '../../movement/kind.js';
 import type { MandateFailureCode } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
 import type { MandateView } from './schema.js';
@@ -55,15 +55,7 @@ export const ABANDONED_MANDATE: MandateUpdate = {
 };
 
 /** A mandate sent without an answer whose processor still has no record of it once overdue: nothing will register it now. */
-export function unbookedMandate(connector: string): MandateUpdate {
-  return {
-    kind: 'failed',
-    connector,
-    connectorReference: null,
-    failureCode: 'processing_error',
-    failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the mandate; nothing was registered.`,
-  };
-}
+export const unbookedMandate = (connector: string): MandateUpdate => unbookedFailure(connector, 'the mandate', 'registered');
 
 /** A mandate's transition table; reaching a status moves nothing else. */
 const MANDATE_TRANSITIONS: Transitions<MandateRow, MandateStatus, 'mandate'> = { object: 'mandate', table: mandates, states: mandateStates, view: mandateView };

@@ -1,7 +1,7 @@
 // A payment as a money movement (src/movement): a charge of a card or a direct debit under a
 // mandate, sent along its fixed route; its states and the one apply step are in outcome.ts.
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
-import { reported, type MovementKind } from '../../movement/kind.js';
+import { reported, unbookedFailure, type MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';
 import { applyPaymentUpdate, paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 
@@ -40,12 +40,4 @@ export const ABANDONED: PaymentUpdate = {
 };
 
 /** A payment sent without an answer whose processor still does not know it once overdue. */
-export function unbooked(connector: string): PaymentUpdate {
-  return {
-    kind: 'failed',
-    connector,
-    connectorReference: null,
-    failureCode: 'processing_error',
-    failureMessage: `The request to ${connector} got no answer and ${connector} has no record of the charge; nothing was charged.`,
-  };
-}
+export const unbooked = (connector: string): PaymentUpdate => unbookedFailure(connector, 'the charge', 'charged');
