@@ -148,6 +148,35 @@ export const everyEventDeliveredOrAbandoned: Invariant = async (s) => {
   return found;
 };
 
+/**
+ * At the end: each event reached every endpoint subscribed to it — enabled, and unchanged since
+ * strictly before the event (the simulated clock stands still within a step, and an endpoint made
+ * at the event's instant may come after its fan-out), so that no edit could excuse it — with a delivery that succeeded or was
+ * abandoned after its schedule; and a delivery recorded as succeeded was acknowledged by its
+ * receiver for that event (the books of both sides agree).
+ */
+export const everySubscribedEndpointServed: Invariant = async (s) => {
+  const db = s.database.db;
+  const unserved = await rows(db, sql`
+    SELECT e.id::text AS event, e.type, w.id::text AS endpoint
+    FROM events e
+    JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.livemode = e.livemode
+    WHERE w.status = 'enabled' AND w.deleted_at IS NULL AND w.updated_at < e.created_at
+      AND (e.type = ANY(w.enabled_events) OR '*' = ANY(w.enabled_events) OR split_part(e.type, '.', 1) || '.*' = ANY(w.enabled_events))
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                      WHERE d.account_id = e.account_id AND d.event_id = e.id AND d.endpoint_id = w.id AND d.status IN ('succeeded', 'failed'))`);
+  const found = unserved.map((u) => `event ${u.event} (${u.type}) never served to subscribed endpoint ${u.endpoint}`);
+  const succeeded = await rows(db, sql`
+    SELECT d.event_id::text AS event, w.url FROM webhook_deliveries d
+    JOIN webhook_endpoints w ON w.account_id = d.account_id AND w.id = d.endpoint_id
+    WHERE d.status = 'succeeded' AND d."trigger" = 'event'`);
+  for (const d of succeeded) {
+    const seen = s.receivers.seen.get(d.url)?.get(toPublicId('evt', d.event));
+    if (!seen?.acknowledged) found.push(`delivery of ${d.event} to ${d.url} recorded as succeeded, but the receiver never acknowledged it`);
+  }
+  return found;
+};
+
 /** At the end: with the clock past every deadline, nothing waits any more. */
 export const nothingPendingForever: Invariant = async (s) => {
   const db = s.database.db;
@@ -175,4 +204,4 @@ export const EVERY_STEP: Record<string, Invariant> = {
   replaysAnswerTheSameBytes,
 };
 
-export const AT_THE_END: Record<string, Invariant> = { ...EVERY_STEP, everyEventDeliveredOrAbandoned, nothingPendingForever };
+export const AT_THE_END: Record<string, Invariant> = { ...EVERY_STEP, everyEventDeliveredOrAbandoned, everySubscribedEndpointServed, nothingPendingForever };
