@@ -29,7 +29,7 @@ export function gocardlessHarness(): ProcessorHarness {
   return {
     name: 'gocardless',
     directDebitOnly: true,
-    capabilities: new Set<Capability>(['mandates', 'mandate_setup', 'faults', 'status_lookup']),
+    capabilities: new Set<Capability>(['mandates', 'mandate_setup', 'late_debit_failures', 'webhook_batches', 'faults', 'status_lookup']),
     cards: NO_CARDS,
     start: async () => void (await fake.start()),
     close: () => fake.close(),

@@ -32,7 +32,11 @@ export type Capability =
   /** Direct debits: mandates and debits under them, moved at the processor on demand (mandates.ts scenarios). */
   | 'mandates'
   /** Sets mandates up and cancels them at our request (a real sandbox can, without moving them on demand). */
-  | 'mandate_setup';
+  | 'mandate_setup'
+  /** A confirmed debit can still fail late or be charged back (GoCardless; the simulated banks never take the money back). */
+  | 'late_debit_failures'
+  /** Sends several events in one webhook (GoCardless; the simulators send one event a webhook). */
+  | 'webhook_batches';
 
 /** A webhook as the processor sends it. */
 export interface Webhook {
@@ -109,12 +113,17 @@ export interface ProcessorHarness {
   settleRefund?(connected: Connected, refundId: string): Promise<void>;
   /** Direct debits (capability `mandates`): each moves the processor's object and answers the webhook it then sends, not delivered. */
   mandates?: {
+    /**
+     * The bank account ending (mandateBody's `ending`) a new mandate needs to be answered `pending`
+     * (the simulated banks pick the outcome by the account, API.md §6); unset: any account.
+     */
+    readonly pendingAccount?: string;
     /** The processor's mandate of our mandate `mandateId` reaches `outcome` (`revoked`: cancelled by the payer through their bank). */
     mandate(connected: Connected, mandateId: string, outcome: 'active' | 'failed' | 'revoked'): Promise<Webhook>;
-    /** The processor's debit of our payment `paymentId` reaches `outcome` (`late_failure`, `charged_back`: after it was confirmed). */
+    /** The processor's debit of our payment `paymentId` reaches `outcome` (`late_failure`, `charged_back`: after it was confirmed; capability `late_debit_failures`). */
     debit(connected: Connected, paymentId: string, outcome: 'confirmed' | 'failed' | 'late_failure' | 'charged_back'): Promise<Webhook>;
-    /** Several webhooks' events as one batch, as the processor may send them. */
-    batch(webhooks: Webhook[]): Webhook;
+    /** Several webhooks' events as one batch, as the processor may send them (capability `webhook_batches`). */
+    batch?(webhooks: Webhook[]): Webhook;
     /** Mandates and debits the processor holds under our id. */
     held(ourId: string): Promise<number>;
   };

@@ -2,7 +2,8 @@
 // a mandate set up at the processor and settled by its webhook (active, failed, cancelled by the
 // payer), debits under it (confirmed, failed, and the money coming back after success: a late
 // failure or a charge-back, the booking reversed), batches, duplicate and out-of-order webhooks,
-// and an answer lost after the processor acted. Each through the service's HTTP API.
+// and an answer lost after the processor acted. Each through the service's HTTP API. What not every
+// processor does (money back after a confirmed debit, several events a webhook) is a capability.
 import { expect } from 'vitest';
 import { mandateBody } from '../mandates.helpers.js';
 import { availableOf, eventTypesOf, newOrder } from '../payments.helpers.js';
@@ -10,6 +11,7 @@ import { postWebhook, type Webhook } from './harness.js';
 import type { Scenario, ScenarioContext } from './scenarios.js';
 
 const NEEDS = ['mandates'] as const;
+const LATE_FAILURES = ['mandates', 'late_debit_failures'] as const;
 
 async function deliver(ctx: ScenarioContext, webhook: Webhook, receipt = { duplicate: false, applied: true }) {
   const res = await postWebhook(ctx.processor.webhookUrl, webhook);
@@ -19,7 +21,7 @@ async function deliver(ctx: ScenarioContext, webhook: Webhook, receipt = { dupli
 
 /** A mandate created through the API: pending at the processor until its bank answers. */
 async function pendingMandate(ctx: ScenarioContext) {
-  const res = await ctx.api.post('/v1/mandates', mandateBody('sepa_core'));
+  const res = await ctx.api.post('/v1/mandates', mandateBody('sepa_core', ctx.harness.mandates!.pendingAccount));
   expect(res.status, res.text).toBe(201);
   expect(res.body).toMatchObject({ status: 'pending', connector: ctx.processor.connector, connector_reference: expect.any(String) });
   expect(await ctx.harness.mandates!.held(res.body.id)).toBe(1);
@@ -32,14 +34,19 @@ async function activeMandate(ctx: ScenarioContext) {
   return mandate;
 }
 
-/** A debit of a new order under an active mandate: pending at the processor. */
-async function pendingDebit(ctx: ScenarioContext, amount = 2500) {
-  const mandate = await activeMandate(ctx);
+/** A debit of a new order under the active `mandate`: pending at the processor. */
+async function debitUnder(ctx: ScenarioContext, mandate: { id: string }, amount: number) {
   const order = await newOrder(ctx.api, { amount, currency: 'EUR' });
   const res = await ctx.api.post('/v1/payments', { payment_order: order.id, payment_method: { type: 'mandate', mandate: mandate.id } });
   expect(res.status, res.text).toBe(201);
   expect(res.body).toMatchObject({ status: 'pending', connector: ctx.processor.connector, payment_method: { type: 'mandate', mandate: mandate.id } });
-  return { mandate, order, payment: res.body as { id: string } };
+  return { order, payment: res.body as { id: string } };
+}
+
+/** A debit of a new order under a new active mandate. */
+async function pendingDebit(ctx: ScenarioContext, amount = 2500) {
+  const mandate = await activeMandate(ctx);
+  return { mandate, ...(await debitUnder(ctx, mandate, amount)) };
 }
 
 const get = async (ctx: ScenarioContext, path: string) => (await ctx.api.get(path)).body;
@@ -134,7 +141,7 @@ export const MANDATE_SCENARIOS: readonly Scenario[] = [
   ...(['late_failure', 'charged_back'] as const).map(
     (outcome): Scenario => ({
       name: `debit ${outcome === 'charged_back' ? 'charged back' : 'failed late'} after success: failed, the booking reversed, events succeeded then failed`,
-      needs: NEEDS,
+      needs: LATE_FAILURES,
       async run(ctx) {
         const before = await availableOf(ctx.api);
         const { order, payment } = await pendingDebit(ctx, 1800);
@@ -152,13 +159,32 @@ export const MANDATE_SCENARIOS: readonly Scenario[] = [
     }),
   ),
   {
-    name: 'a batch of events is applied once each; the same batch again changes nothing',
+    name: 'the same webhook twice: applied once, the second a duplicate',
     needs: NEEDS,
+    async run(ctx) {
+      const before = await availableOf(ctx.api);
+      const mandate = await pendingMandate(ctx);
+      const active = await ctx.harness.mandates!.mandate(ctx.processor, mandate.id, 'active');
+      await deliver(ctx, active);
+      await deliver(ctx, active, { duplicate: true, applied: false });
+      expect(await eventTypesOf(ctx.api, mandate.id)).toEqual(['mandate.created', 'mandate.pending', 'mandate.active']);
+      const { payment } = await debitUnder(ctx, mandate, 600);
+      const confirmed = await ctx.harness.mandates!.debit(ctx.processor, payment.id, 'confirmed');
+      await deliver(ctx, confirmed);
+      await deliver(ctx, confirmed, { duplicate: true, applied: false });
+      expect(await get(ctx, `/v1/payments/${payment.id}`)).toMatchObject({ status: 'succeeded' });
+      expect(await availableOf(ctx.api)).toBe(before + 600);
+      expect(await eventTypesOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded']);
+    },
+  },
+  {
+    name: 'a batch of events is applied once each; the same batch again changes nothing',
+    needs: ['mandates', 'webhook_batches'],
     async run(ctx) {
       const before = await availableOf(ctx.api);
       const { mandate, payment } = await pendingDebit(ctx, 700);
       const other = await pendingMandate(ctx);
-      const batch = ctx.harness.mandates!.batch([
+      const batch = ctx.harness.mandates!.batch!([
         await ctx.harness.mandates!.debit(ctx.processor, payment.id, 'confirmed'),
         await ctx.harness.mandates!.mandate(ctx.processor, other.id, 'active'),
       ]);
@@ -172,7 +198,7 @@ export const MANDATE_SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    name: 'webhooks out of order: an older state after a newer one changes nothing',
+    name: 'mandate webhooks out of order: an older state after a newer one changes nothing',
     needs: NEEDS,
     async run(ctx) {
       const { mandates } = ctx.harness;
@@ -184,7 +210,13 @@ export const MANDATE_SCENARIOS: readonly Scenario[] = [
       expect((await get(ctx, `/v1/mandates/${mandate.id}`)).status).toBe('failed');
       await deliver(ctx, active, { duplicate: false, applied: true });
       expect((await get(ctx, `/v1/mandates/${mandate.id}`)).status).toBe('failed');
-
+    },
+  },
+  {
+    name: 'debit webhooks out of order: the confirmation after the charge-back changes nothing',
+    needs: LATE_FAILURES,
+    async run(ctx) {
+      const { mandates } = ctx.harness;
       const before = await availableOf(ctx.api);
       const { payment } = await pendingDebit(ctx, 900);
       const confirmed = await mandates!.debit(ctx.processor, payment.id, 'confirmed');
