@@ -3,7 +3,8 @@
 // first appearance, and long opaque strings (key hashes, sealed secrets: random salt and IV) by a
 // placeholder. Also set aside: fingerprints and key suffixes (keyed per account, whose id is
 // random), measured durations (real time), and the balance slot a posting picked (random, by
-// design, to spread a hot balance): balances are digested as their per-account sums. What is left
+// design, to spread a hot balance): balances are digested as their per-account sums; deliveries,
+// named by the database's own random UUIDs, are ordered by what they are for. What is left
 // is a function of the seed alone.
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
@@ -19,6 +20,9 @@ const OPAQUE = /[A-Za-z0-9+/=_.:-]{40,}/g;
 const SET_ASIDE = new Set(['fingerprint', 'bank_fingerprint', 'redacted', 'duration_ms', 'slot', 'challenge_id', 'action_token', 'next_action']);
 const QUERIES: Record<string, string> = {
   ledger_balances: 'SELECT account_id, livemode, ledger_account, currency, sum(balance)::bigint AS balance FROM ledger_balances GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4',
+  // The fan-out names its deliveries with PostgreSQL's gen_random_uuid() (src/webhooks/queue.ts),
+  // which no seed reaches: ordered by what a delivery is for instead of by that id.
+  webhook_deliveries: 'SELECT * FROM webhook_deliveries ORDER BY account_id, event_id, endpoint_id, "trigger", created_at, status, attempts',
 };
 
 /** `dump`: receives each normalised line (to compare two runs of a seed line by line). */

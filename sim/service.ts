@@ -101,6 +101,14 @@ export async function startSimService(clock: SimClock, rng: Rng, shared?: Databa
 
   function boot() {
     runtime = createRuntime(config, { db: database.db, now: clock.now, nowMs: clock.nowMs, random: runtimeRng.float, connectors: world.connectors });
+    // A connector call's deadline is a real-time timer, which a loaded machine (a CI run beside it)
+    // would fire at moments no seed chose. The simulated processors answer in process and never
+    // hang; a lost answer is one of the seed's faults. The deadlines computed from
+    // CONNECTOR_TIMEOUT_MS (abandonment, status checks) still run on the simulated clock.
+    const realTimeDeadlineMs = 10 * 60_000;
+    runtime.call = { ...runtime.call, timeoutMs: realTimeDeadlineMs };
+    const callsFor = runtime.callsFor;
+    runtime.callsFor = (owner) => ({ ...callsFor(owner), timeoutMs: realTimeDeadlineMs });
     runtime.crashPoint = (point) => {
       if (point !== crashAt) return;
       service.lastCrashPoint = point;
