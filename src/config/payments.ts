@@ -70,7 +70,16 @@ export interface SimulatorConfig {
   latencyMs: number;
 }
 
-export const CRASH_POINTS = ['payment_created', 'payment_connector_answered', 'refund_created', 'mandate_created', 'payout_submitted', 'payout_connector_answered'] as const;
+export const CRASH_POINTS = [
+  'payment_created',
+  'payment_connector_answered',
+  'refund_created',
+  'refund_connector_answered',
+  'mandate_created',
+  'mandate_connector_answered',
+  'payout_submitted',
+  'payout_connector_answered',
+] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 
 /** Printed in this file, so it protects nothing: production sets CARD_FINGERPRINT_KEY. */

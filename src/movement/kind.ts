@@ -42,6 +42,14 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
   table: MovementTable;
   /** How a connector that cannot tell whether it holds it names it in the 503 of a resumed request. */
   heldAs?: string;
+  /**
+   * How a retry resumes a movement its request left between phases (saga.ts): by locating it on
+   * the route first (the default), or by sending it again to its one connector, which dedupes by
+   * our id (a refund).
+   */
+  resumeBy?: 'locating' | 'sending';
+  /** The outcome of a movement located nowhere and resumed too late to send: nothing moved. */
+  abandoned?: Update;
   /** The connectors that may hold it, in order: its fixed route, or the one connector it went to. */
   route(row: Row): readonly string[];
   /** The movement itself (charge, refund, payout, mandate set-up), idempotent by our id at the processor. */

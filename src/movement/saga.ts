@@ -47,14 +47,14 @@ export function sendDeadlineMs(rt: Runtime): number {
 }
 
 export interface ResumeOptions {
-  /** The abandoned outcome: the request ended before any connector took it. */
+  /** The abandoned outcome: the request ended before any connector took it (the kind's own). */
   abandoned: unknown;
   /** The request to send again, rebuilt from what is stored (and what the retry carries). */
   request: (row: MovementRow) => Promise<unknown>;
 }
 
-export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow | undefined, opts: ResumeOptions): Promise<Outcome> {
-  if (!row) throw new Error(`the recovery point names a ${kind.object} that does not exist`);
+/** A retry of a request whose first phase committed `row`, for a kind resumed by locating it (the default). */
+export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow, opts: ResumeOptions): Promise<Outcome> {
   // A connector's answer was recorded meanwhile (webhook, worker): finish with what is known.
   if (row.status !== 'pending' || row.connector !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
   const calls = rt.callsFor(ctx);
@@ -75,4 +75,21 @@ export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestCon
     return finishRequest(db, rt, kind, ctx, row.id, { update: opts.abandoned });
   }
   return sendAndFinish(db, rt, kind, ctx, row, await opts.request(row));
+}
+
+/**
+ * A retry of a request whose first phase committed `row`, for a kind resumed by sending again: its
+ * one connector dedupes by our id (a refund), so sending again is always safe. A movement the
+ * connector answered meanwhile (webhook, worker) finishes with what is known.
+ */
+export async function resumeBySending<Row extends MovementRow>(
+  db: Db,
+  rt: Runtime,
+  kind: AnyKind,
+  ctx: RequestContext,
+  row: Row,
+  request: (row: Row) => Promise<unknown>,
+): Promise<Outcome> {
+  if (row.status !== 'pending' || row.connectorReference !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
+  return sendAndFinish(db, rt, kind, ctx, row, await request(row));
 }

@@ -3,13 +3,14 @@
 import { connectorError, type ConnectorErrorCode, type MandateSetupRequest, type MandateState } from '../../connectors/types.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
 import { mandates } from '../../storage/schema.js';
-import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
+import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
 
 export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, MandateSetupRequest> = {
   object: 'mandate',
   prefix: 'mdt',
   table: mandates,
   route: (row) => row.route,
+  abandoned: ABANDONED_MANDATE,
   send: async (connector, request, signal) =>
     connector.setupMandate ? connector.setupMandate(request, signal) : connectorError('request_rejected', `${connector.name} takes no mandates`),
   status: async (connector, request, signal) => (connector.mandateStatus ? connector.mandateStatus(request, signal) : { kind: 'not_found' }),

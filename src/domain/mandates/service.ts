@@ -12,7 +12,7 @@
 // A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
 // already holds the mandate (adopting it), and sets it up only when none does. The account number
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../storage/db.js';
+import type { Db, Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
@@ -24,27 +24,25 @@ import {
   validateBankAccount,
   type ValidBankAccount,
 } from '../../lib/bank-accounts.js';
-import { respond, setRecoveryPoint } from '../../idempotency/store.js';
+import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
 import type { Page } from '../../kernel/pagination.js';
-import { changeOne, listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
+import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import { capableKeys, routingFor, type Routing } from '../routing/targets.js';
 import { callConnector, orderConnectors, ruleMatches } from '../../connectors/router.js';
 import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
-import { abandonAfterMs, resume, sendAndFinish } from '../../movement/saga.js';
+import { abandonAfterMs } from '../../movement/saga.js';
+import { runMovement } from '../../movement/engine.js';
 import { applyState } from '../../movement/apply.js';
 import { settleThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
 import { bankAccountColumns } from '../../lib/bank-account-columns.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
-import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
+import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
 import { mandateKind } from './kind.js';
-
-const RECOVERY_PREFIX = 'mandate_created:';
 
 // ---- validation -------------------------------------------------------------------------------
 
@@ -126,69 +124,72 @@ function setupRequest(row: MandateRow, secret: string): MandateSetupRequest {
 
 // ---- create ------------------------------------------------------------------------------------
 
-export async function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: CreateMandateBody): Promise<Outcome> {
-  const { encryptor } = rt;
+export function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: CreateMandateBody): Promise<Outcome> {
   const account = validateMandateInput(input);
-  const recovery = ctx.idempotency?.recoveryPoint ?? 'started';
-  if (recovery.startsWith(RECOVERY_PREFIX)) return resumeMandate(db, rt, ctx, recovery.slice(RECOVERY_PREFIX.length));
-
-  const route = mandateRoute(rt, await routingFor(db, rt, ctx), input.currency);
-  if (route.length === 0) {
-    throw new ApiError('routing_no_match', {
-      message: `No connector of this account and mode takes ${input.currency} mandates (routing rules with payment method type mandate); see GET /v1/routing.`,
-    });
-  }
-  if (!route.some((name) => rt.connectors.breaker.isAvailable(name))) {
-    throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
-  }
-  const now = rt.now();
-  const { uuid } = newId('mdt');
-  const created = await db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(mandates)
-      .values({
-        accountId: ctx.accountId,
-        id: uuid,
-        livemode: ctx.livemode,
-        status: 'pending',
-        scheme: input.scheme as MandateScheme,
-        currency: input.currency,
-        reference: input.reference,
-        maxAmount: input.max_amount ?? null,
-        customerEmail: input.customer.email,
-        customerName: input.customer.name,
-        // The fingerprint is per merchant account, derived as for beneficiaries: the same account
-        // fingerprints alike across a merchant's mandates and beneficiaries, and cannot be
-        // correlated across merchants.
-        ...bankAccountColumns(
-          account,
-          bankAccountFingerprint(account, accountFingerprintKey(rt.fingerprintKey, ctx.accountId)),
-          sealBankAccountSecret(encryptor, account, uuid),
-        ),
-        route,
-        metadata: input.metadata ?? {},
-        // Only a mandate abandoned by a crashed request is still without a connector by then.
-        nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning();
-    await recordEvent(tx, ctx, 'mandate.created', mandateView(row!), now);
-    await setRecoveryPoint(tx, ctx, `${RECOVERY_PREFIX}${uuid}`);
-    return row!;
+  return runMovement<MandateRow, MandateSetupRequest>(db, rt, mandateKind, ctx, {
+    // The account number is read back from its sealed column, never from logs or the idempotency record.
+    resend: async (row) => setupRequest(row, openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, row.id)),
+    plan: async () => {
+      const route = mandateRoute(rt, await routingFor(db, rt, ctx), input.currency);
+      if (route.length === 0) {
+        throw new ApiError('routing_no_match', {
+          message: `No connector of this account and mode takes ${input.currency} mandates (routing rules with payment method type mandate); see GET /v1/routing.`,
+        });
+      }
+      if (!route.some((name) => rt.connectors.breaker.isAvailable(name))) {
+        throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
+      }
+      return {
+        admit: (tx, now) => insertMandate(tx, rt, ctx, input, account, route, now),
+        // A mandate has no parent: phase 1 always inserts it.
+        missing: async () => new Error('a mandate has no parent to miss'),
+        request: (row) => setupRequest(row, account.secret),
+      };
+    },
   });
-  rt.crashPoint('mandate_created');
-  return sendAndFinish(db, rt, mandateKind, ctx, created, setupRequest(created, account.secret));
 }
 
-
-async function resumeMandate(db: Db, rt: Runtime, ctx: RequestContext, uuid: string): Promise<Outcome> {
-  const [row] = await db.select().from(mandates).where(ownRow(ctx, MANDATES, uuid));
-  return resume(db, rt, mandateKind, ctx, row, {
-    abandoned: ABANDONED_MANDATE,
-    // The account number is read back from its sealed column, never from logs or the idempotency record.
-    request: async () => setupRequest(row!, openBankAccountSecret(rt.encryptor, row!.bankSecretEncrypted, row!.id)),
-  });
+/** The admit rule of a mandate: no parent to lock, the mandate inserted pending with its account number sealed. */
+async function insertMandate(
+  tx: Executor,
+  rt: Runtime,
+  ctx: RequestContext,
+  input: CreateMandateBody,
+  account: ValidBankAccount,
+  route: string[],
+  now: Date,
+): Promise<MandateRow> {
+  const { uuid } = newId('mdt');
+  const [row] = await tx
+    .insert(mandates)
+    .values({
+      accountId: ctx.accountId,
+      id: uuid,
+      livemode: ctx.livemode,
+      status: 'pending',
+      scheme: input.scheme as MandateScheme,
+      currency: input.currency,
+      reference: input.reference,
+      maxAmount: input.max_amount ?? null,
+      customerEmail: input.customer.email,
+      customerName: input.customer.name,
+      // The fingerprint is per merchant account, derived as for beneficiaries: the same account
+      // fingerprints alike across a merchant's mandates and beneficiaries, and cannot be
+      // correlated across merchants.
+      ...bankAccountColumns(
+        account,
+        bankAccountFingerprint(account, accountFingerprintKey(rt.fingerprintKey, ctx.accountId)),
+        sealBankAccountSecret(rt.encryptor, account, uuid),
+      ),
+      route,
+      metadata: input.metadata ?? {},
+      // Only a mandate abandoned by a crashed request is still without a connector by then.
+      nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return row!;
 }
 
 // ---- read ------------------------------------------------------------------------------------

@@ -33,10 +33,11 @@ import { requireTestCard } from './cards.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
 import type { EventType } from '../events/types.js';
+import { recoveryPointOf } from '../../movement/engine.js';
+import { paymentKind } from './kind.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 import {
   cardPaymentMethod,
-  createdRecoveryPoint,
   newPaymentMethod,
   newPaymentRow,
   planPaymentRoute,
@@ -182,7 +183,7 @@ export async function tryCreateCardPaymentAtOnce(
   const processing: PaymentOrderRow = { ...order, status: 'processing', version: order.version + 1, updatedAt: now };
   const orderView = paymentOrderView(processing);
   const view = paymentView(payment);
-  const recoveryPoint = createdRecoveryPoint(payment.id);
+  const recoveryPoint = recoveryPointOf(paymentKind, payment.id);
   try {
     const rows = await rawQuery(db, CREATE_PAYMENT, [
       ctx.accountId,

@@ -5,11 +5,20 @@ import { reported, unbookedFailure, type MovementKind } from '../../movement/kin
 import { payments } from '../../storage/schema.js';
 import { applyPaymentUpdate, paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
 
+export const ABANDONED: PaymentUpdate = {
+  kind: 'failed',
+  connector: null,
+  connectorReference: null,
+  failureCode: 'processing_error',
+  failureMessage: 'The request that created the payment ended before any connector took it; nothing was charged.',
+};
+
 export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, ChargeRequest> = {
   object: 'payment',
   prefix: 'pay',
   table: payments,
   heldAs: 'the charge',
+  abandoned: ABANDONED,
   route: (row) => row.route,
   send: (connector, request, signal) => connector.charge(request, signal),
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
@@ -29,14 +38,6 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
   apply: applyPaymentUpdate,
   view: paymentView,
-};
-
-export const ABANDONED: PaymentUpdate = {
-  kind: 'failed',
-  connector: null,
-  connectorReference: null,
-  failureCode: 'processing_error',
-  failureMessage: 'The request that created the payment ended before any connector took it; nothing was charged.',
 };
 
 /** A payment sent without an answer whose processor still does not know it once overdue. */

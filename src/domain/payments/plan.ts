@@ -17,8 +17,6 @@ import { summarizeCard, validateCard } from './cards.js';
 import { returnEndpointUrl, type PaymentRow } from './outcome.js';
 import type { CreatePaymentBody } from './schema.js';
 
-export const RECOVERY_PREFIX = 'payment_created:';
-
 type OrderRow = PaymentOrderRow;
 
 /** A payment and its order as its first phase committed them. */
@@ -26,9 +24,6 @@ export interface CommittedPayment {
   payment: PaymentRow;
   order: OrderRow;
 }
-
-/** The recovery point of a payment whose first phase has committed. */
-export const createdRecoveryPoint = (paymentUuid: string) => `${RECOVERY_PREFIX}${paymentUuid}`;
 
 /** The payment method as given: a card (checked, in memory only) or a mandate's id. */
 export type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string };

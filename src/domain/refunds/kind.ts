@@ -13,6 +13,7 @@ export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, Refu
   prefix: 'ref',
   table: refunds,
   route: (row) => [row.connector],
+  resumeBy: 'sending',
   send: (connector, request, signal) => connector.refund(request, signal),
   status: (connector, request, signal) => connector.refundStatus(request, signal),
   attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
