@@ -6,7 +6,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Where browser tests write the screenshots the README shows. */
+/** Where browser tests write the screenshots the docs show (docs/screenshots/). */
 export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../docs/screenshots');
 
 /** Without Chromium the browser tests skip locally; in CI (.ci/run installs it) they must run. */

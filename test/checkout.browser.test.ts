@@ -1,7 +1,7 @@
 // The hosted checkout in a real browser (Debian's Chromium through playwright-core): paying with
 // the success card, a decline then success, 3-D Secure completed and failed, the page of a paid
 // order, the card checked as it is typed, the form without JavaScript, keyboard use, axe-core
-// with no serious or critical violation, and the README's screenshots (UPDATE_SCREENSHOTS=1).
+// with no serious or critical violation, and the screenshots of docs/checkout-and-dashboard.md (UPDATE_SCREENSHOTS=1).
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,7 +1,7 @@
 // The merchant dashboard in a real browser (Chromium through playwright-core): a person signs in
 // with a key, finds a payment by its order's reference, refunds part of it, follows the refund's
 // event to its failed delivery and resends it to a local receiver, and settles a pending test
-// payment. UPDATE_SCREENSHOTS=1 refreshes the README's screenshots.
+// payment. UPDATE_SCREENSHOTS=1 refreshes the docs' screenshots.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';

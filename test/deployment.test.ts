@@ -1,4 +1,4 @@
-// The production process layout of deploy/ (README, Production deployment), as far as it runs
+// The production process layout of deploy/ (docs/operations.md, Production deployment), as far as it runs
 // without containers: two api processes and one worker process as separate OS processes, on
 // PostgreSQL through PgBouncer in transaction mode (directly where PgBouncer is not installed,
 // outside CI), with Redis holding the rate-limit budgets and NODE_ENV=production. A payment made

@@ -1,5 +1,5 @@
 // The whole-service simulation (sim/) catches each planted defect on the seed that finds it first
-// (the README states within how many seeds), replays a seed to the same digest, and keeps the
+// (docs/simulation.md states within how many seeds), replays a seed to the same digest, and keeps the
 // regression case of the bug it found: a mandate whose set-up got no answer and that its
 // processor never booked stayed pending forever. Runs on its own embedded database, so only in the
 // pglite project.

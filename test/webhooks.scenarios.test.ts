@@ -1,4 +1,4 @@
-// The test-mode delivery scenarios, against a receiver written the way the README tells
+// The test-mode delivery scenarios, against a receiver written the way docs/webhooks.md tells
 // integrators to write one: verify with standardwebhooks, dedupe by webhook-id, keep the highest
 // version per object.
 import { beforeAll, describe, expect, it } from 'vitest';

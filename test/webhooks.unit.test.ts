@@ -118,12 +118,12 @@ describe('retry schedule', () => {
   });
 });
 
-describe('the README', () => {
+describe('the webhooks guide (docs/webhooks.md)', () => {
   it("plain node:crypto verification snippet verifies our signatures and refuses forgeries", async () => {
-    const readme = fs.readFileSync(path.join(import.meta.dirname, '..', 'README.md'), 'utf8');
-    const snippet = /```js\n(import crypto from 'node:crypto';\n\nexport function verifyWebhook[\s\S]*?)```/.exec(readme)?.[1];
+    const guide = fs.readFileSync(path.join(import.meta.dirname, '..', 'docs', 'webhooks.md'), 'utf8');
+    const snippet = /```js\n(import crypto from 'node:crypto';\n\nexport function verifyWebhook[\s\S]*?)```/.exec(guide)?.[1];
     expect(snippet).toBeDefined();
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'readme-')), 'verify.mjs');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webhooks-guide-')), 'verify.mjs');
     fs.writeFileSync(file, snippet!);
     const { verifyWebhook } = await import(pathToFileURL(file).href);
     const secret = newWebhookSecret();

@@ -134,7 +134,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     simulated: false,
     capabilities: {
       card_payments: false,
-      // Not offered by this connector yet (README, Processors): refund a debit in GoCardless's dashboard.
+      // Not offered by this connector yet (docs/processors.md, GoCardless): refund a debit in GoCardless's dashboard.
       refunds: false,
       customer_actions: false,
       mandate_schemes: [...MANDATE_SCHEMES],

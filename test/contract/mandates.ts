@@ -151,7 +151,7 @@ export const MANDATE_SCENARIOS: readonly Scenario[] = [
         expect(await get(ctx, `/v1/payments/${payment.id}`)).toMatchObject({ status: 'failed', failure_code: outcome === 'charged_back' ? 'charged_back' : 'debit_declined' });
         expect(await availableOf(ctx.api)).toBe(before);
         expect(await eventTypesOf(ctx.api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.succeeded', 'payment.failed']);
-        // The order was paid; the money then left again (README, Processors).
+        // The order was paid; the money then left again (docs/processors.md, GoCardless).
         expect((await get(ctx, `/v1/payment-orders/${order.id}`)).status).toBe('paid');
         const entries = (await get(ctx, `/v1/balance-transactions?source=${payment.id}`)).data.map((t: { type: string }) => t.type);
         expect(entries.sort()).toEqual(['payment', 'payment_reversal']);

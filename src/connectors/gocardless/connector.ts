@@ -8,7 +8,7 @@
 // mandate id with a suffix), and our id in the object's metadata, which GoCardless repeats in
 // its events (resource_metadata): how a webhook names our object, and how a status question
 // without GoCardless's id finds it. Refunds are not offered (GoCardless requires them enabled per
-// creditor; see the README), so the catalogue lists none.
+// creditor; see docs/processors.md), so the catalogue lists none.
 import type { Customer, CustomerBankAccount, Mandate, Payment } from 'gocardless-nodejs/types';
 import type { HttpClient } from '../http.js';
 import {

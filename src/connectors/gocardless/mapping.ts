@@ -112,7 +112,7 @@ export const PAYMENT_ACTIONS: Partial<Record<string, `${PaymentStatus}`>> = {
   submitted: 'submitted',
   confirmed: 'confirmed',
   paid_out: 'paid_out',
-  // The payer's bank withdrew its charge-back: the payment is paid out again (not re-credited; README).
+  // The payer's bank withdrew its charge-back: the payment is paid out again (not re-credited; docs/processors.md).
   chargeback_cancelled: 'paid_out',
   cancelled: 'cancelled',
   customer_approval_denied: 'customer_approval_denied',

@@ -152,7 +152,7 @@ export async function applyPaymentUpdate(
 /**
  * A succeeded direct debit whose money came back: the payment fails (its event says why), and its
  * booking is reversed in the same transaction, even if that takes `available` below zero. Its
- * order stays paid: it was paid, and the money then left again (README, Processors).
+ * order stays paid: it was paid, and the money then left again (docs/processors.md, GoCardless).
  */
 async function reversePayment(tx: Executor, ctx: RequestContext, row: PaymentRow, update: PaymentUpdate & { kind: 'reversed' }, now: Date): Promise<PaymentRow> {
   const after = await moveTo(tx, PAYMENT_TRANSITIONS, ctx, row, 'failed', 'reverse', now, {

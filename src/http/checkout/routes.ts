@@ -88,7 +88,7 @@ export function registerCheckoutRoutes(app: App, db: Db, rt: Runtime, deps: Chec
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT_BYTES }, (_req, body, done) =>
       done(null, Object.fromEntries(new URLSearchParams(body as string))),
     );
-    // Not part of the API: pages for the customer's browser (the README describes them).
+    // Not part of the API: pages for the customer's browser (docs/checkout-and-dashboard.md describes them).
     const schema = { hide: true, params: Params, querystring: Query };
 
     scope.get(`${CHECKOUT_PATH}/:token`, { config: { auth: false }, schema }, async (req, reply) => {

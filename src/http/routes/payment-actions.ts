@@ -53,7 +53,7 @@ export function registerPaymentActionRoutes(app: App, db: Db, rt: Runtime) {
       method: ['GET', 'POST'],
       url: '/v1/payments/:id/return/:token',
       config: { auth: false },
-      // Not part of the API (processors send the customer here, at the URL we gave them): the README describes it.
+      // Not part of the API (processors send the customer here, at the URL we gave them): docs/payments.md describes it.
       schema: { hide: true, params: ActionParams },
       handler: async (req, reply) => {
         const { id, token } = req.params as { id: string; token: string };
