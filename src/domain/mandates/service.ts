@@ -28,8 +28,9 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Page } from '../../kernel/pagination.js';
 import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
-import { capableKeys, routingFor, type Routing } from '../routing/targets.js';
-import { callConnector, orderConnectors, ruleMatches } from '../../connectors/router.js';
+import { routingFor } from '../routing/targets.js';
+import { planMovementRoute } from '../routing/planner.js';
+import { callConnector } from '../../connectors/router.js';
 import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
@@ -88,21 +89,7 @@ export function validateMandateInput(input: CreateMandateBody): ValidBankAccount
   return account;
 }
 
-// ---- routing ---------------------------------------------------------------------------------
-
-/**
- * The connectors that may hold the mandate, in order: the first routing rule matching the
- * currency and the payment method type `mandate` (amount ranges are for debits, not for the
- * setup), restricted to usable connectors that support mandates.
- */
-export function mandateRoute(rt: Runtime, routing: Routing, currency: string): string[] {
-  const rule = routing.rules.find((r) => ruleMatches({ ...r, amount_min: undefined, amount_max: undefined }, { currency, amount: 1, paymentMethodType: 'mandate' }));
-  if (!rule) return [];
-  const capable = capableKeys(routing, 'mandate');
-  return orderConnectors(rule.connectors, rt.random).filter((key) => capable.has(key));
-}
-
-/** An attempt record in the payments' vocabulary: accepted → succeeded, refused → declined. */
+// ---- what the processor is sent ----------------------------------------------------------------
 
 function setupRequest(row: MandateRow, secret: string): MandateSetupRequest {
   return {
@@ -130,7 +117,8 @@ export function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: C
     // The account number is read back from its sealed column, never from logs or the idempotency record.
     resend: async (row) => setupRequest(row, openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, row.id)),
     plan: async () => {
-      const route = mandateRoute(rt, await routingFor(db, rt, ctx), input.currency);
+      // A set-up moves no amount: the rules' amount ranges are for the debits.
+      const route = planMovementRoute(rt, await routingFor(db, rt, ctx), { need: 'mandate', currency: input.currency });
       if (route.length === 0) {
         throw new ApiError('routing_no_match', {
           message: `No connector of this account and mode takes ${input.currency} mandates (routing rules with payment method type mandate); see GET /v1/routing.`,

@@ -2,15 +2,14 @@
 // path (at-once.ts): the payment method as given, the route, the new row and the request sent.
 import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
-import { ApiError } from '../../kernel/errors.js';
 import { customerUrl } from '../../lib/customer-urls.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { planRoute } from '../../connectors/router.js';
 import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import { amountLimitOf, capableKeys, type Routing } from '../routing/targets.js';
+import type { Routing } from '../routing/targets.js';
+import { planMovementRoute } from '../routing/planner.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/outcome.js';
 import { summarizeCard, validateCard } from './cards.js';
@@ -45,19 +44,9 @@ export function debitOf(mandate: MandateRow): ChargeMethod {
   return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
 }
 
-/**
- * The route for a payment of `order`: the first matching rule's connectors usable now that take the
- * method and the amount. When the amount alone leaves the route empty, a typed 422 says why.
- */
+/** The route for a payment of `order` (routing/planner.ts); a typed 422 when the amount alone leaves it empty. */
 export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type']): string[] {
-  const usable = capableKeys(routing, methodType);
-  const planned = (planRoute(routing.rules, { currency: order.currency, amount: order.amount, paymentMethodType: methodType }, rt.random) ?? []).filter((n) => usable.has(n));
-  const limits = planned.map((key) => amountLimitOf(routing, key, order.amount, order.currency));
-  const route = planned.filter((_, i) => limits[i] === undefined);
-  if (planned.length > 0 && route.length === 0) {
-    throw new ApiError('amount_above_limit', { param: 'payment_order', message: `No connector of the route can take this amount: ${[...new Set(limits)].join('; ')}.` });
-  }
-  return route;
+  return planMovementRoute(rt, routing, { need: methodType, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order' });
 }
 
 /** Whether some connector of the route may be tried now (its circuit is not open). */

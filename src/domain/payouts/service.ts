@@ -28,8 +28,8 @@ import { recordEvent } from '../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { changeOne, loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
-import { capableKeys, fallbackKeys, routingFor } from '../routing/targets.js';
-import { planRoute } from '../../connectors/router.js';
+import { routingFor } from '../routing/targets.js';
+import { planMovementRoute } from '../routing/planner.js';
 import { lockAvailableBalance, payoutCreated } from '../../ledger/journal.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import { payoutFee } from '../terms/service.js';
@@ -43,13 +43,6 @@ import { planted } from '../../kernel/plants.js';
 
 const PAYOUTS: Resource<typeof payouts> = { table: payouts, prefix: 'po', name: 'payout' };
 
-async function planPayoutRoute(db: Db, rt: Runtime, ctx: RequestContext, currency: string, amount: number): Promise<string[]> {
-  const routing = await routingFor(db, rt, ctx);
-  const capable = capableKeys(routing, 'payout');
-  const planned = (planRoute(routing.rules, { currency, amount, paymentMethodType: 'payout' }, rt.random) ?? []).filter((key) => capable.has(key));
-  return planned.length ? planned : fallbackKeys(rt, routing, 'payout');
-}
-
 export interface CreatePayoutOptions {
   /** Called after the payout committed (outside any transaction), e.g. to submit it at once. */
   onCreated?: (payout: { accountId: string; id: string }) => void;
@@ -58,7 +51,7 @@ export interface CreatePayoutOptions {
 export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePayoutBody, opts: CreatePayoutOptions = {}): Promise<Outcome> {
   const now = rt.now();
   const beneficiaryUuid = parseId('ben', input.beneficiary);
-  const route = await planPayoutRoute(db, rt, ctx, input.currency, input.amount);
+  const route = planMovementRoute(rt, await routingFor(db, rt, ctx), { need: 'payout', currency: input.currency, amount: input.amount }, { fallback: true });
   const { uuid } = newId('po');
   const outcome = beneficiaryUuid
     ? await db.transaction(async (tx) => {
