@@ -2,6 +2,7 @@
 // processor holding the object to settle it now, through the processor's own test controls (which
 // the registry hands out for the built-in connectors that have them, whether the route names them or
 // a connector account of theirs); what the processor then reports is applied like any other report.
+import { payoutStates } from './payouts/state.js';
 import { ApiError } from '../kernel/errors.js';
 import { callConnector, resolveConnector, type CallDeps, type Owner } from '../connectors/router.js';
 import type { TestControls } from '../connectors/test-controls.js';
@@ -53,12 +54,12 @@ const POLL_MS = 20;
 export async function payoutAtBank(db: Db, rt: Runtime, row: PayoutRow, reload: () => Promise<PayoutRow>): Promise<PayoutRow> {
   const deadline = Date.now() + row.route.length * rt.config.connectorTimeoutMs + 1000;
   for (;;) {
-    if (row.status === 'pending') {
+    if (payoutStates.is(row.status, 'unsent')) {
       await submitPayoutNow(db, rt, row.accountId, row.id);
       row = await reload();
     }
     // Still pending: another submission holds the row while it claims it.
-    const atNoBank = row.status === 'pending' || (row.status === 'processing' && row.connector === null);
+    const atNoBank = payoutStates.is(row.status, 'unsent') || (payoutStates.is(row.status, 'atBank') && row.connector === null);
     if (!atNoBank || Date.now() > deadline) return row;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     row = await reload();

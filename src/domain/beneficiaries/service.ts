@@ -120,7 +120,7 @@ export async function updateBeneficiary(db: Db, rt: Runtime, ctx: RequestContext
 export async function disableBeneficiary(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
   const now = rt.now();
   return changeOne(db, ctx, BENEFICIARIES, id, async (tx, row) => {
-    if (row.status === 'disabled') return respond(tx, ctx, 200, beneficiaryView(row));
+    if (!beneficiaryStates.can(row.status, 'disabled')) return respond(tx, ctx, 200, beneficiaryView(row));
     beneficiaryStates.assert(row.status, 'disabled', 'disable');
     return saveBeneficiary(tx, ctx, row, { status: 'disabled' }, 'beneficiary.disabled', now);
   });

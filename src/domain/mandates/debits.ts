@@ -1,5 +1,6 @@
 // What a settled direct debit changes on its mandate: the last-debit time, from which dormancy
 // (expiry) counts. Called inside the transaction that applies the payment's success (outcome.ts).
+import { mandateStates } from './state.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import type { MandateRow } from './outcome.js';
@@ -40,7 +41,7 @@ export async function lockMandateForDebit(tx: Executor, mandate: MandateRow, ord
     .from(mandates)
     .where(and(eq(mandates.accountId, mandate.accountId), eq(mandates.id, mandate.id)))
     .for('share');
-  if (row!.status !== 'active' || row!.connector === null || row!.connectorReference === null) {
+  if (!mandateStates.is(row!.status, 'debitable') || row!.connector === null || row!.connectorReference === null) {
     throw new ApiError('mandate_not_active', {
       param: 'payment_method.mandate',
       message: `The mandate is ${row!.status}; only an active mandate can be debited.`,

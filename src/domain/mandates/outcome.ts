@@ -85,9 +85,9 @@ export async function applyMandateUpdate(
   const unchanged = () => (attempts.length ? save(tx, t, row, now, recorded) : row);
 
   if (update.kind === 'pending') {
-    const firstAcceptance = row.status === 'pending' && row.connector === null;
+    const firstAcceptance = mandateStates.is(row.status, 'awaiting') && row.connector === null;
     const referenceKnown = update.connectorReference === null || update.connectorReference === row.connectorReference;
-    if (row.status !== 'pending' || (!firstAcceptance && referenceKnown)) return unchanged();
+    if (!mandateStates.is(row.status, 'awaiting') || (!firstAcceptance && referenceKnown)) return unchanged();
     const updated = await save(tx, t, row, now, {
       ...recorded,
       connector: update.connector,
@@ -99,7 +99,7 @@ export async function applyMandateUpdate(
   }
 
   // Cancelled or lapsed at the processor before it ever became active: it failed to set up.
-  if (row.status === 'pending' && (update.kind === 'revoked' || update.kind === 'expired')) {
+  if (mandateStates.is(row.status, 'awaiting') && (update.kind === 'revoked' || update.kind === 'expired')) {
     const message = `The processor reports the mandate ${update.kind} before it became active.`;
     return applyMandateUpdate(tx, ctx, row, { ...update, kind: 'failed', failureCode: 'mandate_declined', failureMessage: message }, attempts, rt);
   }

@@ -4,6 +4,7 @@
 // return endpoint never takes an outcome from the request: the query and form fields are handed
 // to the processor (`completeAction`, which verifies them with its own keys) or ignored (a plain
 // status check), and only the processor's answer is applied, through the movement core.
+import { paymentStates } from './state.js';
 import crypto from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { callConnector } from '../../connectors/router.js';
@@ -48,7 +49,7 @@ function merchantReturn(row: PaymentRow): string {
  */
 export async function returnFromAction(db: Db, rt: Runtime, id: string, token: string, params: Record<string, string>): Promise<string> {
   const row = await paymentByToken(db, id, token);
-  if (row.status !== 'requires_action' || row.connector === null) return merchantReturn(row);
+  if (!paymentStates.is(row.status, 'withCustomer') || row.connector === null) return merchantReturn(row);
   const connector = row.connector;
   const ctx = systemContext(row.accountId, row.livemode);
   const request = { reference: toPublicId('pay', row.id), connectorReference: row.connectorReference, params };
@@ -67,7 +68,7 @@ export async function returnFromAction(db: Db, rt: Runtime, id: string, token: s
 /** What our page posts for a POST action: the processor's page and fields; undefined once nothing waits. */
 export async function pendingAction(db: Db, id: string, token: string): Promise<CustomerAction | undefined> {
   const row = await paymentByToken(db, id, token);
-  return row.status === 'requires_action' ? (row.customerAction ?? undefined) : undefined;
+  return paymentStates.is(row.status, 'withCustomer') ? (row.customerAction ?? undefined) : undefined;
 }
 
 /**

@@ -34,7 +34,7 @@ export function paymentView(row: PaymentRow): PaymentView {
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
-    next_action: row.status === 'requires_action' ? { type: 'redirect_to_url', url: row.nextActionUrl!, return_url: row.returnUrl! } : null,
+    next_action: paymentStates.is(row.status, 'withCustomer') ? { type: 'redirect_to_url', url: row.nextActionUrl!, return_url: row.returnUrl! } : null,
     return_url: row.returnUrl,
     ...viewTail(row),
   };
@@ -100,13 +100,13 @@ export async function applyPaymentUpdate(
   const t = PAYMENT_TRANSITIONS;
   const keep = () => (attempts.length ? save(tx, t, row, now, { attempts: withAttempts(row, attempts) }) : Promise.resolve(row));
   if (update.kind === 'reversed') {
-    if (row.status !== 'succeeded') return applyPaymentUpdate(tx, ctx, row, { ...update, kind: 'failed' }, attempts, rt);
+    if (!paymentStates.is(row.status, 'captured')) return applyPaymentUpdate(tx, ctx, row, { ...update, kind: 'failed' }, attempts, rt);
     return reversePayment(tx, ctx, row, update, now);
   }
   // Final already (a webhook or the worker got there first): keep the outcome, record the calls.
-  if (row.status === 'succeeded' || row.status === 'failed') return keep();
+  if (paymentStates.is(row.status, 'final')) return keep();
   // Waiting for the customer: a report that it still waits (or is processing) says nothing new.
-  if (row.status === 'requires_action' && (update.kind === 'pending' || update.kind === 'requires_action')) return keep();
+  if (paymentStates.is(row.status, 'withCustomer') && (update.kind === 'pending' || update.kind === 'requires_action')) return keep();
 
   if (update.kind === 'requires_action') {
     // Without a return_url nobody can bring the customer back: the payment cannot be completed.

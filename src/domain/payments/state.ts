@@ -3,7 +3,7 @@ import { defineStateMachine } from '../../kernel/state-machine.js';
 export const PAYMENT_STATUSES = ['pending', 'requires_action', 'succeeded', 'failed'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-export const paymentStates = defineStateMachine<PaymentStatus>('payment', {
+export const paymentStates = defineStateMachine<PaymentStatus, 'awaiting' | 'withCustomer' | 'final' | 'captured'>('payment', {
   pending: ['requires_action', 'succeeded', 'failed'],
   // Waiting for the customer (3-D Secure, a redirect): only the processor's outcome moves it on.
   requires_action: ['succeeded', 'failed'],
@@ -12,4 +12,13 @@ export const paymentStates = defineStateMachine<PaymentStatus>('payment', {
   // `reversed` report takes this edge (outcome.ts), never a plain failure report.
   succeeded: ['failed'],
   failed: [],
+}, {
+  // The processor's outcome is still to come: what a refresh or a test resolve asks about.
+  awaiting: ['pending', 'requires_action'],
+  // Waiting for the customer (next_action shown, the return endpoint open).
+  withCustomer: ['requires_action'],
+  // The outcome is known; only a processor's reversal moves a succeeded payment.
+  final: ['succeeded', 'failed'],
+  // Money taken from the customer: what refunds draw on.
+  captured: ['succeeded'],
 });

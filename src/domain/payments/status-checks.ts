@@ -8,6 +8,7 @@
 // without an answer (timeout) that its processor still does not know once overdue fails the same
 // way. A refund never received is sent again: the processor dedupes by the refund id, and no card
 // data is needed.
+import { paymentStates } from './state.js';
 import type { Db } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
@@ -29,7 +30,7 @@ export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<
       abandoned: ABANDONED,
       unbooked,
       // A customer action left waiting past ACTION_TIMEOUT_MS: failed after this last check, so its order reopens.
-      expired: row.status === 'requires_action' && row.actionExpiresAt !== null && rt.now() >= row.actionExpiresAt ? ACTION_EXPIRED : undefined,
+      expired: paymentStates.is(row.status, 'withCustomer') && row.actionExpiresAt !== null && rt.now() >= row.actionExpiresAt ? ACTION_EXPIRED : undefined,
     }),
   );
   const dueRefunds = await claimPendingChecks<RefundRow>(db, rt, refunds, batch);

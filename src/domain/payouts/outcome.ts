@@ -91,11 +91,11 @@ export async function applyPayoutUpdate(
   // A bank that reports a payout we hold as paid failed (Adyen books a transfer, then the
   // beneficiary's bank rejects it) sent the money back: returned.
   const sentBack = update.kind === 'returned' || (update.kind === 'failed' && update.connector !== null);
-  if (row.status === 'paid' && sentBack) {
+  if (payoutStates.is(row.status, 'paid') && sentBack) {
     return moveTo(tx, ctx, await recordAttempts(row), 'returned', 'return', now, { failureCode: update.failureCode, failureMessage: update.failureMessage });
   }
   // Pending payouts have not been sent (nothing to report about them); final ones keep their outcome.
-  if (row.status !== 'processing') return recordAttempts(row);
+  if (!payoutStates.is(row.status, 'atBank')) return recordAttempts(row);
 
   const taken = { connector: update.connector ?? row.connector, connectorReference: update.connectorReference ?? row.connectorReference, attempts: withAttempts(row, attempts) };
   if (update.kind === 'processing') {

@@ -16,6 +16,7 @@
 // (or when none of its connectors can pay out) the mode's default connectors that can pay out are
 // used (src/domain/routing/targets.ts) — in test mode without connector accounts simulator_a then
 // simulator_b, so fallback works out of the box.
+import { beneficiaryStates } from '../beneficiaries/state.js';
 import { payoutAtBank, settleThroughTestControl } from '../test-controls.js';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
@@ -67,7 +68,7 @@ export async function createPayout(db: Db, rt: Runtime, ctx: RequestContext, inp
           .from(accounts)
           .where(eq(accounts.id, ctx.accountId));
         if (ctx.livemode && !account?.payoutsEnabled) throw new ApiError('payouts_not_enabled');
-        if (beneficiary.status !== 'active') {
+        if (!beneficiaryStates.is(beneficiary.status, 'payable')) {
           throw new ApiError('beneficiary_disabled', { param: 'beneficiary', message: `The beneficiary ${input.beneficiary} is ${beneficiary.status}; only an active beneficiary can be paid.` });
         }
         if (input.currency !== beneficiary.bankCurrency) {

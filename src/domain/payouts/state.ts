@@ -3,7 +3,7 @@ import { defineStateMachine } from '../../kernel/state-machine.js';
 export const PAYOUT_STATUSES = ['pending', 'processing', 'paid', 'failed', 'cancelled', 'returned'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
-export const payoutStates = defineStateMachine<PayoutStatus>('payout', {
+export const payoutStates = defineStateMachine<PayoutStatus, 'unsent' | 'atBank' | 'paid'>('payout', {
   // Waiting for submission to the bank; the merchant may still cancel it.
   pending: ['processing', 'cancelled'],
   // Sent (or being sent): only the bank's answer moves it on.
@@ -13,4 +13,11 @@ export const payoutStates = defineStateMachine<PayoutStatus>('payout', {
   failed: [],
   cancelled: [],
   returned: [],
+}, {
+  // Not yet claimed for submission: nothing to ask a bank about.
+  unsent: ['pending'],
+  // Sent (or being sent): only a bank's report moves it on.
+  atBank: ['processing'],
+  // Booked by the bank; the beneficiary's bank may still send it back.
+  paid: ['paid'],
 });

@@ -66,7 +66,7 @@ export async function applyRefundUpdate(
   rt: Pick<Runtime, 'now' | 'config'>,
 ): Promise<RefundRow> {
   const now = rt.now();
-  if (row.status !== 'pending') return row;
+  if (!refundStates.is(row.status, 'awaiting')) return row;
   if (update.kind === 'pending') {
     const set = {
       connectorReference: update.connectorReference ?? row.connectorReference,

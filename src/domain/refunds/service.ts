@@ -8,6 +8,7 @@
 // the payment's amount. A refund whose answer is unknown stays pending for the worker to verify;
 // one abandoned by a crashed request is sent again by the worker (no card data is needed, and the
 // processor dedupes by our id).
+import { paymentStates } from '../payments/state.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
@@ -59,7 +60,7 @@ async function admitRefund(tx: Executor, rt: Runtime, ctx: RequestContext, input
   // Scoped by mode too, so a request never locks the other mode's row.
   const payment = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, paymentUuid);
   if (!payment) return undefined;
-  if (payment.status !== 'succeeded') throw invalidState('payment', payment.status, ['succeeded'], 'refund');
+  paymentStates.require(payment.status, 'captured', 'refund');
   const remaining = payment.amount - payment.amountRefunded;
   const amount = input.amount ?? remaining;
   if ((remaining <= 0 || amount > remaining) && !planted('refund-skips-sum-check')) {

@@ -1,5 +1,6 @@
 // What became of an event's deliveries: the attempt log of an endpoint or an event, and asking
 // for an event to be delivered again.
+import { webhookEndpointStates } from './state.js';
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../storage/schema.js';
@@ -69,7 +70,7 @@ export async function redeliverEvent(db: Db, ctx: RequestContext, id: string, in
     if (!row) {
       throw new ApiError('resource_missing', { param: 'webhook_endpoint', message: `No such webhook endpoint: '${input.webhook_endpoint}'.` });
     }
-    if (row.status !== 'enabled') throw invalidState('webhook endpoint', row.status, ['enabled'], 'redeliver to');
+    webhookEndpointStates.require(row.status, 'delivering', 'redeliver to');
     endpointUuid = row.id;
   }
   return db.transaction(async (tx) => {
