@@ -28,9 +28,15 @@ function hasBody(req: IncomingMessage): boolean {
 /** Watches every request body the server receives; the returned function stops watching. */
 export function watchRequestBodies(server: Server, timeoutMs: number): () => void {
   const pending = new Map<IncomingMessage, Pending>();
+  // Runs only while some body is pending, so an idle server (or one driven by inject) has no timer.
+  let timer: NodeJS.Timeout | undefined;
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (!hasBody(req) || req.complete) return;
     pending.set(req, { res, bytesRead: req.socket.bytesRead, progressAt: Date.now() });
+    if (!timer) {
+      timer = setInterval(sweep, Math.max(10, Math.floor(timeoutMs / 4)));
+      timer.unref();
+    }
   });
 
   const sweep = () => {
@@ -41,7 +47,7 @@ export function watchRequestBodies(server: Server, timeoutMs: number): () => voi
         pending.delete(req);
         continue;
       }
-      // fastify's body reader is the only 'error' listener a request gets (fastify/lib/content-type-parser.js).
+      // fastify's body reader (rawBody, in its content-type parser) is the only 'error' listener a request gets.
       const reading = req.listenerCount('error') > 0;
       const answered = entry.res.headersSent;
       const ours = !entry.told && (req.readableLength > 0 || (!reading && !answered));
@@ -64,8 +70,11 @@ export function watchRequestBodies(server: Server, timeoutMs: number): () => voi
         socket.destroy();
       }
     }
+    if (pending.size === 0) stop();
   };
-  const timer = setInterval(sweep, Math.max(10, Math.floor(timeoutMs / 4)));
-  timer.unref();
-  return () => clearInterval(timer);
+  const stop = () => {
+    clearInterval(timer);
+    timer = undefined;
+  };
+  return stop;
 }
