@@ -52,6 +52,12 @@ export interface Config {
   apiKeyCacheTtlMs: number;
   workerIntervalMs: number;
   bodyLimitBytes: number;
+  /**
+   * The longest a request body may go without a byte arriving before the request is answered
+   * `408 request_timeout` and its connection closed (REQUEST_BODY_TIMEOUT_MS). A bound on silence,
+   * not on the whole body: a large body arriving steadily over a slow link is never cut.
+   */
+  requestBodyTimeoutMs: number;
   /** Keys for encryption at rest; the first seals. Unset: the development key (not for production). */
   encryptionKeys: EncryptionKey[];
   usingDevelopmentEncryptionKey: boolean;
@@ -170,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 5000),
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 1000, 10),
     bodyLimitBytes: 1024 * 1024,
+    requestBodyTimeoutMs: int(env, 'REQUEST_BODY_TIMEOUT_MS', 10_000, 100),
     encryptionKeys: encryptionKeys(env.ENCRYPTION_KEYS) ?? [DEVELOPMENT_KEY],
     usingDevelopmentEncryptionKey: !env.ENCRYPTION_KEYS,
     webhooks: webhookConfig(env),

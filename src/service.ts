@@ -13,12 +13,13 @@ import { startWorker } from './worker/worker.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startMetricsServer } from './metrics/server.js';
 import { poolUse } from './metrics/pool.js';
+import { probeAnswers } from './http/routes/health.js';
 
 export interface Service {
   database: Database;
   app?: App;
   url?: string;
-  /** Where GET /metrics answers (absent: METRICS_PORT=0, or its port was taken). */
+  /** Where GET /metrics answers, with /health and /ready beside it (absent: METRICS_PORT=0, or its port was taken). */
   metricsUrl?: string;
   log: FastifyBaseLogger;
   /** Stops at once: in-flight requests and webhook attempts are waited for, without a bound. */
@@ -86,7 +87,7 @@ export async function startService(
     : undefined;
   const pool = poolUse(database);
   if (pool) payments.metrics.watchPool(pool);
-  const metricsServer = await startMetricsServer(payments.metrics, config.metrics, log);
+  const metricsServer = await startMetricsServer(payments.metrics, config.metrics, log, probeAnswers(database, lifecycle));
   const closeTheRest = async () => {
     await metricsServer?.close();
     await rateLimiter.close();

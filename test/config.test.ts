@@ -68,12 +68,15 @@ describe.each([
   });
 });
 
-describe('shutdown and database timing', () => {
+describe('shutdown, database and request body timing', () => {
   it('has defaults, and refuses a delay that would use up the grace period', () => {
     expect(loadConfig({})).toMatchObject({ shutdownDelayMs: 0, shutdownGraceMs: 25_000, databaseConnectTimeoutMs: 5000 });
     expect(loadConfig({ SHUTDOWN_DELAY_MS: '5000', SHUTDOWN_GRACE_MS: '30000' })).toMatchObject({ shutdownDelayMs: 5000, shutdownGraceMs: 30_000 });
     expect(() => loadConfig({ SHUTDOWN_DELAY_MS: '30000' })).toThrow(/SHUTDOWN_DELAY_MS \(30000\) must be shorter than SHUTDOWN_GRACE_MS \(25000\)/);
     expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT_MS: '10' })).toThrow(/DATABASE_CONNECT_TIMEOUT_MS must be at least 100/);
+    expect(loadConfig({}).requestBodyTimeoutMs).toBe(10_000);
+    expect(loadConfig({ REQUEST_BODY_TIMEOUT_MS: '30000' }).requestBodyTimeoutMs).toBe(30_000);
+    expect(() => loadConfig({ REQUEST_BODY_TIMEOUT_MS: '5' })).toThrow(/REQUEST_BODY_TIMEOUT_MS must be at least 100/);
   });
 });
 

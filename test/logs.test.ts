@@ -7,6 +7,7 @@ import { parseId } from '../src/kernel/ids.js';
 import { sha256Hex } from '../src/lib/secrets.js';
 import { call, LogCapture, orderBody, type ApiResponse, type Tenant } from './helpers.js';
 import { useService } from './fixtures.js';
+import { loggedPath } from '../src/http/request-log.js';
 
 const logs = new LogCapture();
 const h = useService({ overrides: { apiKeyCacheTtlMs: 0 }, logs });
@@ -82,6 +83,33 @@ describe('logs', () => {
     await api.get('/v1/payment-orders', { headers: { authorization: `Bearer ${h.tenant.liveKey}`, 'x-api-key': h.tenant.liveKey } });
     await expect.poll(() => requestLines().length - countBefore(before)).toBe(4);
     for (const line of logs.lines.slice(before)) expect(line).not.toContain(h.tenant.liveKey.slice(8));
+  });
+
+  it('writes a key-shaped path segment redacted, keeping only its prefix', async () => {
+    const before = logs.lines.length;
+    const webhookSecret = `whsec_${'A1b2'.repeat(11)}`;
+    const stripeKey = `rk_live_${'Zz9'.repeat(12)}`;
+    const signInCode = `dsc_${'a-_B'.repeat(10)}abc`;
+    const paths = [
+      `/v1/payments/${h.tenant.liveKey}`,
+      `/v1/payment-orders/${h.tenant.testKey}/cancel`,
+      `/v1/payments/${h.tenant.liveKey.replace(/_/g, '%5F')}`, // escaped, as a client library might send it
+      `/v1/nowhere/${webhookSecret}`,
+      `/v1/connector-accounts/${stripeKey}`,
+      `/dashboard/${signInCode}`,
+    ];
+    for (const path of paths) await call(h.url, path.endsWith('/cancel') ? 'POST' : 'GET', path, { key: h.tenant.testKey });
+    await expect.poll(() => requestLines().length - countBefore(before)).toBe(paths.length);
+    const written = logs.lines.slice(before).join('\n');
+    for (const secret of [h.tenant.liveKey.slice(8), h.tenant.testKey.slice(8), webhookSecret.slice(6), stripeKey.slice(8), signInCode.slice(4)]) {
+      expect(written).not.toContain(secret);
+    }
+    const logged = requestLines().slice(-paths.length).map((l) => l.path);
+    expect(logged).toContain('/v1/payments/sk_live_[redacted]');
+    expect(logged).toContain('/v1/payment-orders/sk_test_[redacted]/cancel');
+    expect(logged).toContain('/v1/connector-accounts/rk_live_[redacted]');
+    // An ordinary id stays as it was.
+    expect(loggedPath('/v1/payments/pay_01h455vb4pex5vsknk084sn02q', {})).toBe('/v1/payments/pay_01h455vb4pex5vsknk084sn02q');
   });
 
   it('logs a failure inside the database without the key hash or other query parameters', async () => {

@@ -185,6 +185,26 @@ describe('worker_pass_failures_total', () => {
   });
 });
 
+describe('a worker-only process', () => {
+  it('answers /health and /ready on its metrics listener, having no API port', async () => {
+    const worker = await startTestService(testDb, { overrides: { roles: ['worker'], metrics: { host: '127.0.0.1', port: await freePort() } } });
+    try {
+      expect(worker.app).toBeUndefined();
+      const base = worker.metricsUrl!.replace(/\/metrics$/, '');
+      const health = await fetch(`${base}/health`);
+      expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+      const ready = await fetch(`${base}/ready`);
+      expect([ready.status, ready.headers.get('content-type'), await ready.json()]).toEqual([200, 'application/json; charset=utf-8', { status: 'ready' }]);
+      expect((await fetch(`${base}/ready`, { method: 'HEAD' })).status).toBe(200);
+      expect((await fetch(`${base}/ready`, { method: 'POST' })).status).toBe(404);
+      expect((await fetch(`${base}/v1/events`)).status).toBe(404);
+      expect((await fetch(worker.metricsUrl!)).status).toBe(200);
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
 describe('METRICS_PORT and METRICS_HOST', () => {
   it('default to 9464 on 127.0.0.1; 0 is accepted', () => {
     expect(loadConfig({}).metrics).toEqual({ host: '127.0.0.1', port: 9464 });

@@ -17,22 +17,45 @@ export async function freePort(): Promise<number> {
  * (malformed %-escapes, NUL or DEL in a header, overlong headers).
  */
 export async function rawRequest(baseUrl: string, head: string, body = ''): Promise<ApiResponse> {
+  return (await rawExchange(baseUrl, head, [body])).answer;
+}
+
+/**
+ * Like rawRequest, with the body sent as `parts`, one every `gapMs` (a slow or stalled client).
+ * Resolves when the answer is complete (`until: 'answer'`) or when the server closes the
+ * connection (`'close'`), with the milliseconds from the first byte sent.
+ */
+export async function rawExchange(
+  baseUrl: string,
+  head: string,
+  parts: string[],
+  opts: { gapMs?: number; until?: 'answer' | 'close'; timeoutMs?: number } = {},
+): Promise<{ answer: ApiResponse; afterMs: number }> {
   const { hostname, port } = new URL(baseUrl);
+  const started = performance.now();
   // Not half-closed after writing: Node's server drops a request whose client sent FIN first. The
   // answer is complete at its Content-Length, or when the server closes.
   const raw = await new Promise<Buffer>((resolve, reject) => {
     let received = Buffer.alloc(0);
-    const socket = net.connect(Number(port), hostname, () => socket.write(Buffer.from(`${head}\r\n\r\n${body}`, 'latin1')));
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(head.slice(0, 200))}`)));
+    const timers: NodeJS.Timeout[] = [];
+    const socket = net.connect(Number(port), hostname, () => {
+      socket.write(Buffer.from(`${head}\r\n\r\n${parts[0] ?? ''}`, 'latin1'));
+      parts.slice(1).forEach((part, i) => timers.push(setTimeout(() => socket.writable && socket.write(Buffer.from(part, 'latin1')), (i + 1) * (opts.gapMs ?? 0))));
+    });
+    socket.setTimeout(opts.timeoutMs ?? 10_000, () => socket.destroy(new Error(`no answer to ${JSON.stringify(head.slice(0, 200))}`)));
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
       const end = received.indexOf('\r\n\r\n');
       const length = /\r\ncontent-length: *(\d+)/i.exec(received.subarray(0, end).toString('latin1'))?.[1];
-      if (end >= 0 && length !== undefined && received.length >= end + 4 + Number(length)) socket.destroy();
+      if (opts.until !== 'close' && end >= 0 && length !== undefined && received.length >= end + 4 + Number(length)) socket.destroy();
     });
     socket.on('error', reject);
-    socket.on('close', () => resolve(received));
+    socket.on('close', () => {
+      for (const timer of timers) clearTimeout(timer);
+      resolve(received);
+    });
   });
+  const afterMs = performance.now() - started;
   const text = raw.toString('utf8');
   const split = text.indexOf('\r\n\r\n');
   const [statusLine, ...headerLines] = text.slice(0, split < 0 ? text.length : split).split('\r\n');
@@ -49,7 +72,7 @@ export async function rawRequest(baseUrl: string, head: string, body = ''): Prom
   } catch {
     parsed = undefined;
   }
-  return { status, headers, body: parsed, text: `${statusLine}\n${payload}` };
+  return { answer: { status, headers, body: parsed, text: `${statusLine}\n${payload}` }, afterMs };
 }
 
 /** A loopback port nobody listens on: connections to it are refused. */

@@ -3,7 +3,8 @@
 // rebinding) is refused, and nothing ever reaches the local receiver.
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { orderBody, type Api } from './helpers.js';
+import { client, orderBody, type Api } from './helpers.js';
+import { loadConfig } from '../src/config.js';
 import { deliverAt, Receiver, webhookOptions } from './webhooks.helpers.js';
 import { parseId } from '../src/kernel/ids.js';
 import type { LookupAddress } from '../src/webhooks/sender.js';
@@ -85,5 +86,84 @@ describe('SSRF guard at delivery time', () => {
     // allowed (the default), the same endpoint receives it
     await deliverAt(h.database, webhookOptions(), new Date(Date.now() + 10_000));
     expect(receiver.forEvent(event.id)).toHaveLength(1);
+  });
+
+  it('tells a test-mode caller refused a private URL which setting allows it', async () => {
+    const denying = await h.startService({ overrides: { webhooks: { ...loadConfig({}).webhooks, testModePrivateDestinations: 'deny' } } });
+    const { testKey } = await h.createTenant();
+    const api = client(denying.url, testKey);
+    const refused = await api.post('/v1/webhook-endpoints', { url: receiver.url, enabled_events: ['*'] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'parameter_invalid', param: 'url', message: expect.stringContaining('WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS=allow') });
+    const created = await api.post('/v1/webhook-endpoints', { url: 'https://hooks.example.com/in', enabled_events: ['*'] });
+    const patched = await api.request('PATCH', `/v1/webhook-endpoints/${created.body.id}`, { body: { url: receiver.url } });
+    expect(patched.body.error.message).toContain('WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS=allow');
+    // Live mode cannot be allowed: it names no setting.
+    const live = await h.live.post('/v1/webhook-endpoints', { url: receiver.url.replace('http:', 'https:'), enabled_events: ['*'] });
+    expect(live.body.error.message).not.toContain('WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS');
+  });
+});
+
+// IPv6 forms that carry an IPv4 address the guard refuses, and IPv6 ranges that are private by
+// themselves. `URL` rewrites `[::127.0.0.1]` as `[::7f00:1]`, so the check must read the bits.
+const HIDDEN_IPV4 = [
+  'https://[::127.0.0.1]/hook', // IPv4-compatible
+  'https://[::7f00:1]/hook',
+  'https://[::a9fe:a9fe]/hook', // 169.254.169.254, IPv4-compatible
+  'https://[::ffff:10.1.2.3]/hook', // IPv4-mapped
+  'https://[::ffff:0:7f00:1]/hook', // IPv4-translated
+  'https://[2002:7f00:1::]/hook', // 6to4 of 127.0.0.1
+  'https://[2002:a9fe:a9fe::1]/hook', // 6to4 of 169.254.169.254
+  'https://[64:ff9b::127.0.0.1]/hook', // NAT64
+  'https://[64:ff9b::a00:1]/hook',
+  'https://[64:ff9b:1::a00:1]/hook', // local-use NAT64
+  'https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook', // Teredo (client 127.0.0.1)
+  'https://[fd12:3456::1]/hook', // unique local
+  'https://[fc00::1]/hook',
+  'https://[fec0::1]/hook', // site-local
+];
+// The same forms around public IPv4 addresses are not private.
+const PUBLIC_IPV6 = ['https://[2002:808:808::1]/hook', 'https://[64:ff9b::808:808]/hook', 'https://[2606:4700:4700::1111]/hook'];
+
+describe('SSRF guard on IPv4 addresses inside IPv6', () => {
+  it('refuses each form on create and on PATCH in live mode, and accepts public ones', async () => {
+    const { live, endpoint } = await liveSetup('https://hooks.example.com/in');
+    for (const url of HIDDEN_IPV4) {
+      const created = await live.post('/v1/webhook-endpoints', { url, enabled_events: ['*'] });
+      expect(created.status, `create ${url}`).toBe(400);
+      expect(created.body.error).toMatchObject({ code: 'parameter_invalid', param: 'url' });
+      const patched = await live.request('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { body: { url } });
+      expect(patched.status, `PATCH ${url}`).toBe(400);
+      expect(patched.body.error).toMatchObject({ code: 'parameter_invalid', param: 'url' });
+    }
+    expect((await live.get(`/v1/webhook-endpoints/${endpoint.id}`)).body.url).toBe('https://hooks.example.com/in');
+    for (const url of PUBLIC_IPV6) {
+      const patched = await live.request('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { body: { url } });
+      expect(patched.status, `PATCH ${url}`).toBe(200);
+    }
+  });
+
+  it('refuses each form at delivery, as a stored literal or as what a name resolves to', async () => {
+    const { live, endpoint } = await liveSetup('https://hooks.example.com/in');
+    const where = parseId('we', endpoint.id)!;
+    const received = receiver.requests.length;
+    for (const url of HIDDEN_IPV4.slice(0, 3)) {
+      await h.db.execute(sql`UPDATE webhook_endpoints SET url = ${url} WHERE id = ${where}::uuid`);
+      const event = await liveEvent(live);
+      await deliverAt(h.database, webhookOptions());
+      const [attempt] = (await live.get(`/v1/events/${event.id}/deliveries`)).body.data;
+      expect(attempt, url).toMatchObject({ outcome: 'failed', response_status: null, error: { code: 'destination_forbidden' } });
+    }
+    await h.db.execute(sql`UPDATE webhook_endpoints SET url = 'https://hooks.rebind.example/in' WHERE id = ${where}::uuid`);
+    for (const url of HIDDEN_IPV4) {
+      const address = new URL(url).hostname.slice(1, -1);
+      const options = webhookOptions({}, { resolver: async () => [{ address, family: 6 }] });
+      const event = await liveEvent(live);
+      await deliverAt(h.database, options);
+      const [attempt] = (await live.get(`/v1/events/${event.id}/deliveries`)).body.data;
+      expect(attempt, address).toMatchObject({ outcome: 'failed', error: { code: 'destination_forbidden' } });
+      expect(attempt.error.message).toContain(address);
+    }
+    expect(receiver.requests).toHaveLength(received);
   });
 });

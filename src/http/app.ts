@@ -41,6 +41,7 @@ import { documentHeaders, documentRoute } from './contract.js';
 import { registerDashboard } from './dashboard/index.js';
 import { registerCheckoutRoutes } from './checkout/routes.js';
 import { loggedPath } from './request-log.js';
+import { watchRequestBodies } from './body-deadline.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -142,6 +143,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (!deps.payments) app.addHook('onClose', async () => rt.close());
+  const stopWatchingBodies = watchRequestBodies(app.server, config.requestBodyTimeoutMs);
+  app.addHook('onClose', async () => stopWatchingBodies());
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationError(errors, context) as unknown as Error);
   app.addSchema(ErrorResponse);

@@ -1,5 +1,6 @@
 // GET /metrics on a listener of its own (METRICS_HOST:METRICS_PORT, loopback by default), apart
-// from the API's port so that it is not public by accident. A plain node:http server: no
+// from the API's port so that it is not public by accident. /health and /ready answer here too, so
+// that a worker-only process, which has no API port, can be probed like any other. A plain node:http server: no
 // authentication, hooks or rate limits are wanted here. A port already taken costs the process its
 // metrics, not its service: the error is logged and the process runs on.
 import http from 'node:http';
@@ -11,6 +12,9 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** The answer to a probe path (/health, /ready), or undefined when the path is none. */
+export type Probes = (path: string) => Promise<{ status: number; body: string; headers?: Record<string, string> } | undefined>;
+
 export interface MetricsListen {
   host: string;
   /** 0: no metrics listener. */
@@ -21,13 +25,25 @@ export async function startMetricsServer(
   metrics: Metrics,
   listen: MetricsListen,
   log: { error(obj: object, msg: string): void },
+  probes?: Probes,
 ): Promise<MetricsServer | undefined> {
   if (listen.port === 0) return undefined;
   metrics.collectProcessMetrics();
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Metrics are at GET /metrics.\n');
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (path !== '/metrics' || !read) {
+      const probe = read && probes ? probes(path ?? '') : Promise.resolve(undefined);
+      probe.then(
+        (answer) => {
+          if (!answer) res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Metrics are at GET /metrics; GET /health and /ready answer here too.\n');
+          else res.writeHead(answer.status, { ...answer.headers, 'content-type': 'application/json; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : answer.body);
+        },
+        (err: unknown) => {
+          log.error({ err }, 'probe failed');
+          res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('The probe failed.\n');
+        },
+      );
       return;
     }
     metrics.registry.metrics().then(

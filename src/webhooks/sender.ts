@@ -6,7 +6,7 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { hostOf, isForbiddenAddress } from './ssrf.js';
+import { hostOf, isForbiddenAddress, PRIVATE_DESTINATION } from './ssrf.js';
 
 export interface LookupAddress {
   address: string;
@@ -98,7 +98,7 @@ export function createSender(opts: { maxSockets?: number; resolver?: Resolver } 
           const forbidden = guarded ? usable.find((a) => isForbiddenAddress(a.address)) : undefined;
           if (forbidden) {
             return callback(
-              new ForbiddenDestination(`${hostname} resolves to ${forbidden.address}, a private, loopback or link-local address; live mode refuses it.`),
+              new ForbiddenDestination(`${hostname} resolves to ${forbidden.address}, ${PRIVATE_DESTINATION}.`),
               '',
               0,
             );
@@ -132,7 +132,7 @@ export function createSender(opts: { maxSockets?: number; resolver?: Resolver } 
     const host = hostOf(url);
     // An address literal never goes through the lookup, so it is checked here.
     if (request.guarded && net.isIP(host) && isForbiddenAddress(host)) {
-      return Promise.resolve(fail('destination_forbidden', `${host} is a private, loopback or link-local address; live mode refuses it.`));
+      return Promise.resolve(fail('destination_forbidden', `${host} is ${PRIVATE_DESTINATION}.`));
     }
     const pool = request.guarded ? agents.guarded : agents.open;
     const module = url.protocol === 'https:' ? https : http;

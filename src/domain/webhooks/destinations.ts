@@ -23,7 +23,14 @@ export function checkUrl(raw: string, livemode: boolean, config: WebhookConfig):
   if (url.username || url.password) throw invalid('url must not contain credentials; receivers authenticate requests by their signature.');
   if (url.hash) throw invalid('url must not contain a fragment.');
   if (isGuarded(livemode, config) && isForbiddenHostname(hostOf(url))) {
-    throw invalid(`url must not point at a private, loopback or link-local address${livemode ? ' in live mode' : ''}.`);
+    const refused = 'url must not point at a private, loopback or link-local address';
+    // In test mode the refusal is a setting of the deployment: say which, so a developer can ask for it.
+    throw invalid(
+      livemode
+        ? `${refused} in live mode.`
+        : `${refused}: this deployment refuses them in test mode too (WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS=deny, the default when NODE_ENV=production). ` +
+            'Its operator may set WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS=allow for local development; otherwise use a public URL, such as a tunnel to your machine.',
+    );
   }
   return raw;
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { databaseUnavailableError } from '../../storage/outage.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { settlesBy } from '../../lib/deadline.js';
+import { newId } from '../../kernel/ids.js';
 
 const Status = Type.Object({ status: Type.String() });
 
@@ -31,13 +32,36 @@ export function registerHealthRoutes(app: App, database: Database, lifecycle: Li
       },
     },
     async () => {
-      if (lifecycle.state !== 'serving') {
-        throw new ApiError('service_unavailable', { message: 'This instance is shutting down.', headers: { 'retry-after': '1' } });
-      }
-      const probe = database.db.execute(sql`SELECT 1`).then(() => true, () => false);
-      const answered = (await settlesBy(probe, Date.now() + READY_PROBE_TIMEOUT_MS)) && (await probe);
-      if (!answered) throw databaseUnavailableError();
+      await checkReady(database, lifecycle);
       return { status: 'ready' };
     },
   );
+}
+
+/** Readiness: resolves when this instance may be sent work, else throws the typed 503 saying why. */
+export async function checkReady(database: Database, lifecycle: Lifecycle): Promise<void> {
+  if (lifecycle.state !== 'serving') {
+    throw new ApiError('service_unavailable', { message: 'This instance is shutting down.', headers: { 'retry-after': '1' } });
+  }
+  const probe = database.db.execute(sql`SELECT 1`).then(() => true, () => false);
+  const answered = (await settlesBy(probe, Date.now() + READY_PROBE_TIMEOUT_MS)) && (await probe);
+  if (!answered) throw databaseUnavailableError();
+}
+
+/**
+ * /health and /ready for a listener that is not the API's (the metrics listener, which a
+ * worker-only process has and the API port it lacks): the same answers, as status and JSON body.
+ */
+export function probeAnswers(database: Database, lifecycle: Lifecycle) {
+  return async (path: string): Promise<{ status: number; body: string; headers?: Record<string, string> } | undefined> => {
+    if (path === '/health') return { status: 200, body: JSON.stringify({ status: 'ok' }) };
+    if (path !== '/ready') return undefined;
+    try {
+      await checkReady(database, lifecycle);
+      return { status: 200, body: JSON.stringify({ status: 'ready' }) };
+    } catch (err) {
+      const error = err instanceof ApiError ? err : new ApiError('service_unavailable');
+      return { status: error.status, body: JSON.stringify(error.body(newId('req').id)), headers: error.headers };
+    }
+  };
 }
