@@ -8,7 +8,7 @@
 // that count are the ratios, not the absolute numbers.
 //
 // Per request the service sends one statement (see bench/trace-sql.ts and
-// src/domain/payment-orders/fast-create.ts): a data-modifying CTE inserting the finished
+// src/domain/payment-orders/one-statement.ts): a data-modifying CTE inserting the finished
 // idempotency record, the order and its event, as a named prepared statement (parsed and planned
 // once per connection). The pgbench script below sends the same statement with -M prepared by
 // default (BENCH_PGBENCH_PROTOCOL overrides), with time-ordered ids like the service's UUIDv7 and

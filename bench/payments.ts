@@ -2,7 +2,7 @@
 // at once): the service's throughput, p50/p99 and CPU per payment, against the database's own
 // ceiling for the very same SQL measured by pgbench in the same run, at the same concurrency.
 //
-// A card payment is three statements (src/domain/payments/at-once.ts), each a named prepared
+// A card payment is three statements (src/domain/payments/one-statement.ts), each a named prepared
 // statement sent on its own (autocommit):
 //   1. read the order (unlocked) to plan the route and compute the rows;
 //   2. phase 1: one data-modifying CTE — order → processing, payment, two events, idempotency key
@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import autocannon, { type Options, type Result } from 'autocannon';
 import { createAccount, issueKey } from '../src/domain/accounts/service.js';
-import { AT_ONCE_STATEMENTS } from '../src/domain/payments/at-once.js';
+import { AT_ONCE_STATEMENTS } from '../src/domain/payments/one-statement.js';
 import { newId } from '../src/kernel/ids.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { checkLedger } from '../src/ledger/check.js';

@@ -7,7 +7,7 @@ import { ApiError } from '../kernel/errors.js';
 import { callConnector, resolveConnector, type CallDeps, type Owner } from '../connectors/router.js';
 import type { TestControls } from '../connectors/test-controls.js';
 import type { Connector, ConnectorError } from '../connectors/types.js';
-import type { PayoutRow } from './payouts/outcome.js';
+import type { PayoutRow } from './payouts/transitions.js';
 import type { Runtime } from '../runtime.js';
 import { submitPayoutNow } from './payouts/submission.js';
 import type { Db } from '../storage/db.js';
@@ -23,7 +23,7 @@ function unavailable(connector: string, what: string): ApiError {
 }
 
 /** The state the processor settled on; processor_unavailable when it has no test controls or cannot answer. */
-export async function settleThroughTestControl<S extends { kind: string }>(
+export async function resolveThroughTestControl<S extends { kind: string }>(
   rt: TestControlDeps,
   owner: Owner,
   connector: string,

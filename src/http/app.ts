@@ -22,7 +22,7 @@ import { registerAccountRoutes } from './routes/account.js';
 import { sendOutcome, type App } from './types.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import { databaseUnavailableError, isDatabaseUnavailable, outageCause } from '../storage/outage.js';
-import { idempotencySettler } from './settle.js';
+import { keyAfterError } from './key-after-error.js';
 import { createLifecycle, registerLifecycle, type Lifecycle } from './lifecycle.js';
 import { PaymentOrder } from '../domain/payment-orders/schema.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -224,7 +224,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     );
   });
 
-  const settler = idempotencySettler(database.db, config.idempotencyLockTimeoutS);
+  const settler = keyAfterError(database.db, config.idempotencyLockTimeoutS);
   app.addHook('onClose', () => settler.close());
   app.setErrorHandler(async (error: FastifyError | ApiError, req, reply) => {
     const apiError = toApiError(error);

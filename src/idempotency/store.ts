@@ -154,7 +154,7 @@ export async function storeFailure(db: Db, ctx: RequestContext, outcome: Outcome
  * What a request that ended in an error does with its key: a 4xx from executing is stored, so a
  * retry gets the same answer; a 5xx, 409 or 429 lets the key go, so a retry runs again.
  */
-export function settleFailure(db: Db, ctx: RequestContext, outcome: Outcome): Promise<void> {
+export function keepOrReleaseKey(db: Db, ctx: RequestContext, outcome: Outcome): Promise<void> {
   return outcome.status < 500 && outcome.status !== 429 && outcome.status !== 409 ? storeFailure(db, ctx, outcome) : releaseKey(db, ctx);
 }
 

@@ -96,7 +96,7 @@ export interface BalanceChange {
  * Checks an entry's lines and works out what it adds to the balances: one row per ledger account,
  * each on a random slot, in a fixed order so that concurrent postings lock slots in the same
  * order and cannot deadlock. Used by postJournalEntry and by the one-statement payment finish
- * (src/domain/payments/at-once.ts), the only other writer of the journal.
+ * (src/domain/payments/one-statement.ts), the only other writer of the journal.
  */
 export function balanceChanges(lines: readonly JournalLine[], randomSlot = defaultSlot): BalanceChange[] {
   assertBalanced(lines);

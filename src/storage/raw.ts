@@ -1,5 +1,5 @@
 // One SQL statement sent straight to the driver, for the few hot paths where the query builder's
-// cost shows (src/domain/payment-orders/fast-create.ts). On PostgreSQL the statement is named, so
+// cost shows (src/domain/payment-orders/one-statement.ts). On PostgreSQL the statement is named, so
 // each pooled connection parses and plans it once and later calls only bind and execute (unless
 // DATABASE_PREPARED_STATEMENTS=unnamed, where the pool drops the name: src/storage/db.ts); PGlite
 // runs in process, where there is no round trip to save.

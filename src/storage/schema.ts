@@ -616,7 +616,7 @@ export const dashboardSessions = pgTable(
  * the settlement delay of payments. currency '' is the account's default for the method; a row
  * for a currency overrides it. A pricing column left null means "not set here" (the default row
  * applies, or no fee); settlement_days null likewise (T+0). An account with no row at all is on the
- * defaults, which the one-statement payment path relies on (src/domain/payments/at-once.ts).
+ * defaults, which the one-statement payment path relies on (src/domain/payments/one-statement.ts).
  */
 export const accountTerms = pgTable(
   'account_terms',

@@ -9,7 +9,7 @@ import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
-import { runSettlements } from '../domain/terms/settle.js';
+import { runSettlements } from '../domain/terms/settlement-job.js';
 import { resealConnectorAccounts } from '../domain/connector-accounts/secrets.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
@@ -79,7 +79,7 @@ export async function runWorkerOnce(
   /** Pending payouts sent to their bank, processing ones verified. */
   payouts?: { submitted: number; checked: number };
   webhooks?: { dispatchedEvents: number; attempts: number };
-  /** Payments whose pending money became available (src/domain/terms/settle.ts). */
+  /** Payments whose pending money became available (src/domain/terms/settlement-job.ts). */
   settlements: number;
 }> {
   const now = deps.now?.() ?? new Date();

@@ -58,7 +58,7 @@ type PaymentReading = { kind: 'pending' | 'succeeded' } | { kind: 'declined' | '
 /**
  * Each GoCardless payment status. `confirmed` is our success (collected from the payer's bank);
  * `failed` and `charged_back` can follow it days later, so they read as reversals: the payment
- * fails whatever it reached, and a success is taken back (src/domain/payments/outcome.ts).
+ * fails whatever it reached, and a success is taken back (src/domain/payments/transitions.ts).
  */
 const PAYMENT_STATUS: Record<`${PaymentStatus}`, PaymentReading> = {
   pending_customer_approval: { kind: 'pending' },

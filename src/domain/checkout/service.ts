@@ -9,13 +9,13 @@ import { accounts, paymentOrders, payments } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { claimKey, fingerprint, settleFailure } from '../../idempotency/store.js';
+import { claimKey, fingerprint, keepOrReleaseKey } from '../../idempotency/store.js';
 import type { CardDetails } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import { createPayment } from '../payments/service.js';
 import { redactCardForFingerprint } from '../payments/cards.js';
-import type { PaymentRow } from '../payments/outcome.js';
+import type { PaymentRow } from '../payments/transitions.js';
 import type { CreatePaymentBody, PaymentView } from '../payments/schema.js';
 
 /** Tokens are 32 random bytes in base64url; anything else is not looked up at all. */
@@ -129,14 +129,14 @@ export async function payCheckout(
 }
 
 /**
- * A payment that ended in an error settles its key as the API's error path does (src/http/settle.ts).
+ * A payment that ended in an error settles its key as the API's error path does (src/http/key-after-error.ts).
  * A key taken over by another request is no longer ours; a key that cannot be settled now (the
  * database away) unlocks by itself after the lock timeout.
  */
 async function settleKey(db: Db, ctx: RequestContext, err: unknown): Promise<void> {
   if (err instanceof ApiError && err.code === 'idempotency_key_in_use') return;
   const error = err instanceof ApiError ? err : new ApiError('internal_error');
-  await settleFailure(db, ctx, { status: error.status, body: JSON.stringify(error.body(ctx.requestId)) }).catch(() => undefined);
+  await keepOrReleaseKey(db, ctx, { status: error.status, body: JSON.stringify(error.body(ctx.requestId)) }).catch(() => undefined);
 }
 
 function resultOf(outcome: Outcome): CheckoutResult {

@@ -1,9 +1,9 @@
 // What a settled direct debit changes on its mandate: the last-debit time, from which dormancy
-// (expiry) counts. Called inside the transaction that applies the payment's success (outcome.ts).
+// (expiry) counts. Called inside the transaction that applies the payment's success (transitions.ts).
 import { mandateStates } from './state.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
-import type { MandateRow } from './outcome.js';
+import type { MandateRow } from './transitions.js';
 import { mandates } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';

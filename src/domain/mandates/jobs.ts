@@ -15,7 +15,7 @@ import { mandates } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
-import { ABANDONED_MANDATE, expireMandate, unbookedMandate, type MandateRow } from './outcome.js';
+import { ABANDONED_MANDATE, expireMandate, unbookedMandate, type MandateRow } from './transitions.js';
 import { mandateKind } from './kind.js';
 
 const DAY_MS = 86_400_000;

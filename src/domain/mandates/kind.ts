@@ -3,7 +3,7 @@
 import { connectorError, type ConnectorErrorCode, type MandateSetupRequest, type MandateState } from '../../connectors/types.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
 import { mandates } from '../../storage/schema.js';
-import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
+import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
 
 export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, MandateSetupRequest> = {
   object: 'mandate',

@@ -37,12 +37,12 @@ import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { runMovement } from '../../movement/engine.js';
 import { applyState } from '../../movement/apply.js';
-import { settleThroughTestControl } from '../test-controls.js';
+import { resolveThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
 import { bankAccountColumns } from '../../lib/bank-account-columns.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
-import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';
+import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
 import { mandateKind } from './kind.js';
 
 // ---- validation -------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ export async function resolveTestMandate(db: Db, rt: Runtime, ctx: RequestContex
   if (row.connector === null) throw invalidState('mandate', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
   const connector = row.connector;
   const reference = toPublicId('mdt', row.id);
-  const state = await settleThroughTestControl(rt, ctx, connector, 'mandate', (c, signal) => c.resolveTestMandate(reference, outcome, signal));
+  const state = await resolveThroughTestControl(rt, ctx, connector, 'mandate', (c, signal) => c.resolveTestMandate(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<MandateRow>(db, rt, mandateKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, mandateView(after ?? row));

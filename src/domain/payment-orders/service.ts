@@ -13,7 +13,7 @@ import type { EventType } from '../events/types.js';
 import { changeOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
-import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
+import { createPaymentOrderAtOnce, type DeferredClaim } from './one-statement.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import { customerUrl } from '../../lib/customer-urls.js';
 
@@ -98,7 +98,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expires
 }
 
 /**
- * The one-statement create (fast-create.ts) for a request whose key is not claimed yet. Undefined
+ * The one-statement create (one-statement.ts) for a request whose key is not claimed yet. Undefined
  * when it did nothing: the key exists, or the input fails a check the general path must answer
  * (and record against the key).
  */

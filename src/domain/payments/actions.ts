@@ -17,7 +17,7 @@ import type { Db } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { systemContext } from '../events/service.js';
 import { paymentKind } from './kind.js';
-import type { PaymentRow } from './outcome.js';
+import type { PaymentRow } from './transitions.js';
 
 function sameSecret(given: string, held: string | null): boolean {
   if (held === null) return false;

@@ -1,9 +1,9 @@
 // A payment as a money movement (src/movement): a charge of a card or a direct debit under a
-// mandate, sent along its fixed route; its states and the one apply step are in outcome.ts.
+// mandate, sent along its fixed route; its states and the one apply step are in transitions.ts.
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { reported, unbookedFailure, type MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';
-import { applyPaymentUpdate, paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import { applyPaymentUpdate, paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 
 export const ABANDONED: PaymentUpdate = {
   kind: 'failed',

@@ -3,7 +3,7 @@
 // order locked and open, the route fixed, the payment inserted pending and the order moved to
 // processing), what is sent (the card lives in memory for the call only, or the mandate as the
 // processor knows it) and what a resumed retry sends again; docs/payments.md tells the whole story.
-import { settleThroughTestControl } from '../test-controls.js';
+import { resolveThroughTestControl } from '../test-controls.js';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { paymentOrders, payments } from '../../storage/schema.js';
@@ -17,15 +17,15 @@ import { loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { onlySimulated, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
-import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './at-once.js';
+import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './one-statement.js';
 import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody, ListPaymentsQuery, PaymentView } from './schema.js';
-import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 
 type SucceededUpdate = Extract<PaymentUpdate, { kind: 'succeeded' }>;
-import type { MandateRow } from '../mandates/outcome.js';
+import type { MandateRow } from '../mandates/transitions.js';
 import {
   cardPaymentMethod,
   chargeRequest,
@@ -35,7 +35,7 @@ import {
   planPaymentRoute,
   returnUrlOf,
   routeAvailable,
-} from './plan.js';
+} from './new-payment.js';
 import { paymentKind } from './kind.js';
 import { applyState } from '../../movement/apply.js';
 import { askStatus } from '../../movement/calls.js';
@@ -153,7 +153,7 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
   }
   const connector = row.connector;
   const reference = toPublicId('pay', row.id);
-  const state = await settleThroughTestControl(rt, ctx, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
+  const state = await resolveThroughTestControl(rt, ctx, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, paymentView(after ?? row));

@@ -9,7 +9,7 @@ export const paymentStates = defineStateMachine<PaymentStatus, 'awaiting' | 'wit
   requires_action: ['succeeded', 'failed'],
   // Final for the attempt (refunds are separate objects), except that a direct debit's money can
   // come back from the payer's bank afterwards (a late failure, a charge-back): only a processor's
-  // `reversed` report takes this edge (outcome.ts), never a plain failure report.
+  // `reversed` report takes this edge (transitions.ts), never a plain failure report.
   succeeded: ['failed'],
   failed: [],
 }, {

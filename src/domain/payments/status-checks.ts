@@ -14,10 +14,10 @@ import { payments, refunds } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import { ACTION_EXPIRED, type PaymentRow } from './outcome.js';
+import { ACTION_EXPIRED, type PaymentRow } from './transitions.js';
 import { ABANDONED, paymentKind, unbooked } from './kind.js';
 import { refundKind, refundRequest } from '../refunds/kind.js';
-import type { RefundRow } from '../refunds/outcome.js';
+import type { RefundRow } from '../refunds/transitions.js';
 
 /** One pass: checks up to `batch` due payments and refunds; returns how many were checked. */
 export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<{ payments: number; refunds: number }> {

@@ -1,5 +1,5 @@
 // A payout as a money movement (src/movement): sent to a beneficiary's bank along its fixed
-// route, the payout id being the bank's idempotency key; its one apply step is in outcome.ts.
+// route, the payout id being the bank's idempotency key; its one apply step is in transitions.ts.
 import { and, eq } from 'drizzle-orm';
 import { connectorError, type ConnectorErrorCode, type PayoutRequest, type PayoutState } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
@@ -8,7 +8,7 @@ import type { Runtime } from '../../runtime.js';
 import type { Db } from '../../storage/db.js';
 import { beneficiaries, payouts } from '../../storage/schema.js';
 import { openBeneficiarySecret } from '../beneficiaries/service.js';
-import { applyPayoutUpdate, payoutView, type PayoutRow, type PayoutUpdate } from './outcome.js';
+import { applyPayoutUpdate, payoutView, type PayoutRow, type PayoutUpdate } from './transitions.js';
 
 export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, PayoutRequest> = {
   object: 'payout',

@@ -17,7 +17,7 @@
 // used (src/domain/routing/targets.ts) — in test mode without connector accounts simulator_a then
 // simulator_b, so fallback works out of the box.
 import { beneficiaryStates } from '../beneficiaries/state.js';
-import { payoutAtBank, settleThroughTestControl } from '../test-controls.js';
+import { payoutAtBank, resolveThroughTestControl } from '../test-controls.js';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { accounts, beneficiaries, payouts } from '../../storage/schema.js';
@@ -36,7 +36,7 @@ import { testHelpersOnly } from '../../ledger/balance.js';
 import { payoutFee } from '../terms/service.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePayoutBody, ListPayoutsQuery } from './schema.js';
-import { markCancelled, payoutView, type PayoutRow } from './outcome.js';
+import { markCancelled, payoutView, type PayoutRow } from './transitions.js';
 import { payoutKind } from './kind.js';
 import { applyState } from '../../movement/apply.js';
 import type { PayoutStatus } from './state.js';
@@ -171,7 +171,7 @@ export async function resolveTestPayout(db: Db, rt: Runtime, ctx: RequestContext
   }
   const connector = row.connector;
   const reference = toPublicId('po', row.id);
-  const state = await settleThroughTestControl(rt, ctx, connector, 'payout', (c, signal) => c.resolvePendingPayout(reference, outcome, signal));
+  const state = await resolveThroughTestControl(rt, ctx, connector, 'payout', (c, signal) => c.resolvePendingPayout(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PayoutRow>(db, rt, payoutKind, ctx, row.id, connector, state, { tx });
     return respond(tx, ctx, 200, payoutView(after ?? row));

@@ -6,7 +6,7 @@
 //      and a lease (next_action_at) as the recovery point;
 //   2. no transaction open: the route's connectors are called with the payout id as the bank's
 //      idempotency key (a retryable failure falls back to the next connector, as for payments);
-//   3. a second transaction applies the answer (outcome.ts).
+//   3. a second transaction applies the answer (transitions.ts).
 //
 // A `processing` payout whose lease or check time has come is verified (src/movement/worker.ts):
 // without a connector (the submitter crashed, or is still calling) every connector of the fixed
@@ -21,7 +21,7 @@ import type { Runtime } from '../../runtime.js';
 import { applyUpdate } from '../../movement/apply.js';
 import { fromExecution, routeCall } from '../../movement/calls.js';
 import { checkAll, checkMovement, claimDue } from '../../movement/worker.js';
-import { markProcessing, type PayoutRow } from './outcome.js';
+import { markProcessing, type PayoutRow } from './transitions.js';
 import { payoutKind, payoutRequest } from './kind.js';
 
 /**

@@ -6,7 +6,7 @@ import type { Executor } from '../../storage/db.js';
 import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
 import { payments, refunds } from '../../storage/schema.js';
-import { applyRefundUpdate, refundView, type RefundRow, type RefundUpdate } from './outcome.js';
+import { applyRefundUpdate, refundView, type RefundRow, type RefundUpdate } from './transitions.js';
 
 export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
   object: 'refund',

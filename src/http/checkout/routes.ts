@@ -14,7 +14,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { CHECKOUT_PATH } from '../../domain/payment-orders/service.js';
 import { CARD_MESSAGES, checkCardForm } from '../../domain/checkout/card-form.js';
 import { checkoutPayment, findCheckout, inFlightPayment, payable, payCheckout, type Checkout, type CheckoutResult } from '../../domain/checkout/service.js';
-import type { PaymentRow } from '../../domain/payments/outcome.js';
+import type { PaymentRow } from '../../domain/payments/transitions.js';
 import { requestParams } from '../pages.js';
 import { createCsrf } from './csrf.js';
 import { sendCheckoutPage } from './shell.js';

@@ -4,7 +4,7 @@
 import { CURRENCY_EXPONENTS } from '../../lib/currencies.js';
 import type { FieldErrors } from '../../domain/checkout/card-form.js';
 import type { Checkout } from '../../domain/checkout/service.js';
-import type { PaymentRow } from '../../domain/payments/outcome.js';
+import type { PaymentRow } from '../../domain/payments/transitions.js';
 import { escapeHtml } from '../pages.js';
 
 /** An amount in minor units as the customer reads it (`1,234.50`), in integers only. */

@@ -13,7 +13,7 @@ import type { Outcome } from '../../kernel/context.js';
 import { ApiError, type ErrorCode } from '../../kernel/errors.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../../idempotency/store.js';
 import { validationError, validatorCompiler } from '../validation.js';
-import type { Settler } from '../settle.js';
+import type { KeyAfterError } from '../key-after-error.js';
 import type { Runtime } from '../../runtime.js';
 import type { WebhookSettings } from '../../domain/webhooks/service.js';
 
@@ -23,7 +23,7 @@ export interface DashboardDeps {
   rt: Runtime;
   webhooks: WebhookSettings;
   encryptor: Encryptor;
-  settler: Settler;
+  settler: KeyAfterError;
 }
 
 /** The signed-in request's view (mode, account, CSRF token); only called behind the session guard. */

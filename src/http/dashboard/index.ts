@@ -9,7 +9,7 @@ import type { Runtime } from '../../runtime.js';
 import type { WebhookSettings } from '../../domain/webhooks/service.js';
 import { ApiError } from '../../kernel/errors.js';
 import { parseId } from '../../kernel/ids.js';
-import { idempotencySettler } from '../settle.js';
+import { keyAfterError } from '../key-after-error.js';
 import { listPaymentOrders } from '../../domain/payment-orders/service.js';
 import { listPayouts } from '../../domain/payouts/service.js';
 import { retrieveRefund } from '../../domain/refunds/service.js';
@@ -23,7 +23,7 @@ import { registerMoneyPages } from './pages-money.js';
 import { registerRoutingPages } from './pages-routing.js';
 
 export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime, webhooks: WebhookSettings) {
-  const settler = idempotencySettler(db, config.idempotencyLockTimeoutS);
+  const settler = keyAfterError(db, config.idempotencyLockTimeoutS);
   app.addHook('onClose', () => settler.close());
   const deps: DashboardDeps = { db, config, rt, webhooks, encryptor: rt.encryptor, settler };
 

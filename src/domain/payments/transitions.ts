@@ -69,18 +69,18 @@ const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
   view: paymentView,
   effects: {
     async succeeded(tx, ctx, payment, now) {
-      await settleOrder(tx, ctx, payment, now, 'paid');
+      await orderFollows(tx, ctx, payment, now, 'paid');
       // No fee and T+0 unless onboarding set terms: then the entry is paymentSucceeded's, to available.
       await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
     },
-    failed: (tx, ctx, payment, now) => settleOrder(tx, ctx, payment, now, 'open'),
+    failed: (tx, ctx, payment, now) => orderFollows(tx, ctx, payment, now, 'open'),
   },
 };
 
 /** The order of a payment that reached its outcome: paid, or open again for another attempt. */
-async function settleOrder(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {
+async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {
   const order = await lockPaymentOrder(tx, { ...ctx, accountId: payment.accountId, livemode: payment.livemode }, payment.paymentOrderId);
   if (order?.status !== 'processing') return;
   if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amount });

@@ -35,7 +35,7 @@ import type { CreatePaymentBody } from './schema.js';
 import type { EventType } from '../events/types.js';
 import { recoveryPointOf } from '../../movement/engine.js';
 import { paymentKind } from './kind.js';
-import { paymentView, type PaymentRow, type PaymentUpdate } from './outcome.js';
+import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 import {
   cardPaymentMethod,
   newPaymentMethod,
@@ -43,7 +43,7 @@ import {
   planPaymentRoute,
   routeAvailable,
   type CommittedPayment,
-} from './plan.js';
+} from './new-payment.js';
 
 const READ_ORDER: RawStatement = {
   name: 'payment_read_order_v2',

@@ -1,4 +1,4 @@
-// The one-statement card payment (src/domain/payments/at-once.ts): it must leave exactly what the
+// The one-statement card payment (src/domain/payments/one-statement.ts): it must leave exactly what the
 // general path leaves, and whenever it cannot finish in its statement (key taken, order changed,
 // payment changed, key taken over) it must write nothing and hand over to the general path.
 import { and, eq, sql, type SQL } from 'drizzle-orm';
@@ -9,7 +9,7 @@ import { CARDS, cardMethod, newOrder, pay } from './payments.helpers.js';
 import { claimKey, fingerprint } from '../src/idempotency/store.js';
 import type { RequestContext } from '../src/kernel/context.js';
 import { createPayment } from '../src/domain/payments/service.js';
-import { AT_ONCE_STATEMENTS, finishSucceededAtOnce } from '../src/domain/payments/at-once.js';
+import { AT_ONCE_STATEMENTS, finishSucceededAtOnce } from '../src/domain/payments/one-statement.js';
 import { parseId } from '../src/kernel/ids.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { paymentOrders, payments } from '../src/storage/schema.js';

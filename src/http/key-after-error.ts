@@ -7,11 +7,11 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Db } from '../storage/db.js';
 import { isDatabaseUnavailable } from '../storage/outage.js';
-import { settleFailure } from '../idempotency/store.js';
+import { keepOrReleaseKey } from '../idempotency/store.js';
 import type { ApiError } from '../kernel/errors.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 
-export interface Settler {
+export interface KeyAfterError {
   /** `cause`: what was thrown (an outage makes the fate of the request's last statement unknown). */
   settle(req: FastifyRequest, outcome: Outcome, error: ApiError, cause: unknown): Promise<void>;
   /** Makes one last try at every key still owed, and stops trying. */
@@ -21,10 +21,10 @@ export interface Settler {
 const FIRST_RETRY_MS = 250;
 const LONGEST_RETRY_MS = 2000;
 
-export function idempotencySettler(db: Db, lockTimeoutS: number): Settler {
+export function keyAfterError(db: Db, lockTimeoutS: number): KeyAfterError {
   const owed = new Map<NodeJS.Timeout, () => Promise<void>>();
 
-  const settleNow = (ctx: RequestContext, outcome: Outcome) => settleFailure(db, ctx, outcome);
+  const settleNow = (ctx: RequestContext, outcome: Outcome) => keepOrReleaseKey(db, ctx, outcome);
 
   // Past the lock timeout another request may take the key over anyway: trying longer is pointless.
   const later = (ctx: RequestContext, outcome: Outcome, log: FastifyBaseLogger, untilMs: number, delayMs: number) => {

@@ -1,5 +1,5 @@
 // What a new payment is made of, shared by the general path (service.ts) and the one-statement
-// path (at-once.ts): the payment method as given, the route, the new row and the request sent.
+// path (one-statement.ts): the payment method as given, the route, the new row and the request sent.
 import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { customerUrl } from '../../lib/customer-urls.js';
@@ -11,9 +11,9 @@ import { abandonAfterMs } from '../../movement/saga.js';
 import type { Routing } from '../routing/targets.js';
 import { planMovementRoute } from '../routing/planner.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
-import type { MandateRow } from '../mandates/outcome.js';
+import type { MandateRow } from '../mandates/transitions.js';
 import { summarizeCard, validateCard } from './cards.js';
-import { returnEndpointUrl, type PaymentRow } from './outcome.js';
+import { returnEndpointUrl, type PaymentRow } from './transitions.js';
 import type { CreatePaymentBody } from './schema.js';
 
 type OrderRow = PaymentOrderRow;
