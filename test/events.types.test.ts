@@ -8,8 +8,8 @@ import { client, createTenant, createTestDatabase, orderBody, startTestService, 
 import { cardMethod, CARDS } from './payments.helpers.js';
 import { documentValidator } from './events.helpers.js';
 import { Receiver } from './webhooks.helpers.js';
-import { EVENT_OBJECTS, EVENT_TYPE_NAMES, EVENT_TYPES, checkEventPatterns, type EventType } from '../src/domain/events/types.js';
-import { listEvents, recordEvent, retrieveEvent } from '../src/domain/events/service.js';
+import { EVENT_OBJECTS, EVENT_TYPE_NAMES, EVENT_TYPES, checkEventPatterns, type EventType } from '../src/events/types.js';
+import { listEvents, recordEvent, retrieveEvent } from '../src/events/service.js';
 import type { EventfulStatus } from '../src/movement/transition.js';
 import type { PayoutStatus } from '../src/domain/payouts/state.js';
 import { ListOf, Timestamp } from '../src/kernel/schemas.js';

@@ -4,7 +4,7 @@ import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../lib/encryption.js';
 import type { events } from '../storage/schema.js';
 import { newId, toPublicId } from '../kernel/ids.js';
-import { eventView } from '../domain/events/service.js';
+import { eventView } from '../events/service.js';
 import { isGuarded } from '../domain/webhooks/destinations.js';
 import { signingSecrets } from '../domain/webhooks/service.js';
 import type { ClaimedDelivery } from './queue.js';

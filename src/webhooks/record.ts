@@ -4,7 +4,7 @@ import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../storage/db.js';
 import { webhookEndpoints } from '../storage/schema.js';
 import type { WebhookConfig } from '../config.js';
-import { systemContext } from '../domain/events/service.js';
+import { systemContext } from '../events/service.js';
 import { setEndpointStatus } from '../domain/webhooks/service.js';
 import type { Completed } from './attempt.js';
 import { nextRetryDelayMs, type RetryPolicy } from './retry.js';

@@ -16,8 +16,8 @@ import { bankAccountFingerprint, openBankAccountSecret, sealBankAccountSecret, v
 import { bankAccountColumns, bankAccountViewOfRow } from '../../lib/bank-account-columns.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
-import type { EventType } from '../events/types.js';
+import { recordEvent } from '../../events/service.js';
+import type { EventType } from '../../events/types.js';
 import { changeOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';

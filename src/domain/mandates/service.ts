@@ -26,7 +26,7 @@ import {
 } from '../../lib/bank-accounts.js';
 import { respond, setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent } from '../../events/service.js';
 import type { Page } from '../../kernel/pagination.js';
 import { changeOne, listPage, loadOne, ownRow, type Resource } from '../../kernel/tenant.js';
 import { capableKeys, routingFor, type Routing } from '../routing/targets.js';

@@ -19,7 +19,7 @@ import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import { claimDeferred, respond, setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent } from '../../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { loadOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';

@@ -16,7 +16,7 @@
 // the bank's webhook.
 import type { Db, Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
-import { systemContext } from '../events/service.js';
+import { systemContext } from '../../events/service.js';
 import type { Runtime } from '../../runtime.js';
 import { applyUpdate } from '../../movement/apply.js';
 import { fromExecution, routeCall } from '../../movement/calls.js';

@@ -15,7 +15,7 @@ import { newId, parseId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import { setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent } from '../../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
