@@ -30,7 +30,7 @@ import { registerPaymentOrderRoutes } from './routes/payment-orders.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerWebhookRoutes } from './routes/webhook-endpoints.js';
 import { WebhookDeliveryAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookTest } from '../domain/webhooks/schema.js';
-import { createSender } from '../webhooks/sender.js';
+import { createSender } from '../domain/webhooks/sender.js';
 import { EVENT_SCHEMAS, EventSchema, EventTypeSchema, eventWebhooks } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
 import { registerPayoutsModule } from './routes/payouts-module.js';

@@ -15,8 +15,8 @@ import { recordEvent } from '../../events/service.js';
 import { checkEventPatterns } from '../../events/types.js';
 import type { Page } from '../../kernel/pagination.js';
 import { changeOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
-import { newWebhookSecret } from '../../webhooks/signing.js';
-import type { Sender } from '../../webhooks/sender.js';
+import { newWebhookSecret } from './signing.js';
+import type { Sender } from './sender.js';
 import { checkUrl } from './destinations.js';
 import {
   DEFAULT_GRACE_PERIOD_S,

@@ -11,7 +11,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { EventView } from '../../events/service.js';
-import { signedHeaders, SECRET_PREFIX } from '../../webhooks/signing.js';
+import { signedHeaders, SECRET_PREFIX } from './signing.js';
 import { loadOne } from '../../kernel/tenant.js';
 import { isGuarded } from './destinations.js';
 import { recordEvidence } from '../accounts/integration.js';
