@@ -16,7 +16,7 @@ import pg from 'pg';
 import { createAccount } from '../src/domain/accounts/service.js';
 import { createWebhookEndpoint } from '../src/domain/webhooks/service.js';
 import { loadConfig } from '../src/config.js';
-import { createEncryptor } from '../src/lib/encryption.js';
+import { createEncryptor } from '../src/kernel/encryption.js';
 import { newId, parseId } from '../src/kernel/ids.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { createSender } from '../src/domain/webhooks/sender.js';

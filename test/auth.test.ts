@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, client, orderBody, type ApiResponse, type Tenant } from './helpers.js';
 import { activateLive, createAccount, issueKey, listKeys, reinstateAccount, revokeKey, rollKey, suspendAccount } from '../src/domain/accounts/service.js';
-import { newApiKey } from '../src/lib/secrets.js';
+import { newApiKey } from '../src/kernel/secrets.js';
 import { newId } from '../src/kernel/ids.js';
 import { useService } from './fixtures.js';
 

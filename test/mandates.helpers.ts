@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import type { SimulatedProcessor } from '../src/connectors/simulator/processor.js';
 import { toPublicId } from '../src/kernel/ids.js';
-import { ibanWithCheckDigits } from '../src/lib/bank-accounts.js';
+import { ibanWithCheckDigits } from '../src/domain/bank-accounts/rules.js';
 import type { DatabaseFixture } from './fixtures.js';
 import { created, type Api } from './helpers.js';
 

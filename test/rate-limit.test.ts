@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueKey, setRateLimit } from '../src/domain/accounts/service.js';
-import { MemoryRateLimiter, RedisRateLimiter, type Budget, type RateLimiter } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter, RedisRateLimiter, type Budget, type RateLimiter } from '../src/http/rate-limiter.js';
 import { call, client, orderBody, type TestService, REDIS_URL } from './helpers.js';
 import { useDatabase } from './fixtures.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { createEncryptor, DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys } from '../src/lib/encryption.js';
+import { createEncryptor, DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys } from '../src/kernel/encryption.js';
 import { newWebhookSecret, signature, signedHeaders } from '../src/domain/webhooks/signing.js';
 import { isForbiddenAddress, isForbiddenHostname } from '../src/domain/webhooks/ssrf.js';
 import { nextRetryDelayMs } from '../src/domain/webhooks/delivery/retry.js';

@@ -3,7 +3,7 @@
 // It describes processors, not implementations: the registry (registry.ts) says which of them this
 // version can already send requests to.
 import { ApiError } from '../kernel/errors.js';
-import { CURRENCY_CODES } from '../lib/currencies.js';
+import { CURRENCY_CODES } from '../kernel/currencies.js';
 import { MANDATE_SCHEMES, type MandateScheme } from './types.js';
 import { SIMULATED_PROCESSORS } from './simulator/profiles.js';
 import { stripeAmountLimit } from './stripe/money.js';

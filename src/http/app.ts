@@ -10,7 +10,7 @@ import { registerReference } from './docs/reference.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../storage/db.js';
-import type { RateLimiter } from '../lib/rate-limiter.js';
+import type { RateLimiter } from './rate-limiter.js';
 import { newId, toPublicId } from '../kernel/ids.js';
 import { ApiError } from '../kernel/errors.js';
 import { addSharedSchema, validationError, validatorCompiler } from './validation.js';

@@ -10,7 +10,7 @@ import type { Db } from '../storage/db.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/store.js';
 import { ApiError } from '../kernel/errors.js';
 import { isDatabaseUnavailable } from '../storage/outage.js';
-import type { Encryptor } from '../lib/encryption.js';
+import type { Encryptor } from '../kernel/encryption.js';
 import type { Outcome } from '../kernel/context.js';
 import { sendOutcome } from './types.js';
 import { recordReplay } from '../domain/accounts/integration.js';

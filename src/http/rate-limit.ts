@@ -4,7 +4,7 @@
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Config } from '../config.js';
 import type { Principal } from '../domain/accounts/service.js';
-import type { Budget, Decision, RateLimiter } from '../lib/rate-limiter.js';
+import type { Budget, Decision, RateLimiter } from './rate-limiter.js';
 import { ApiError } from '../kernel/errors.js';
 
 export async function applyRateLimit(

@@ -1,7 +1,7 @@
 // Schemas shared by many routes. They are plain JSON Schema (built with typebox), so the same
 // object validates requests, types the handlers and documents the API in OpenAPI.
 import { Type, type TProperties, type TSchema } from 'typebox';
-import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from '../lib/currencies.js';
+import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from './currencies.js';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 
 export const Amount = Type.Integer({

@@ -23,7 +23,7 @@ import {
   sealBankAccountSecret,
   validateBankAccount,
   type ValidBankAccount,
-} from '../../lib/bank-accounts.js';
+} from '../bank-accounts/rules.js';
 import { respond, setRecoveryPoint } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
@@ -38,7 +38,7 @@ import { abandonAfterMs, resume, sendAndFinish } from '../../movement/saga.js';
 import { applyState } from '../../movement/apply.js';
 import { settleThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
-import { bankAccountColumns } from '../../lib/bank-account-columns.js';
+import { bankAccountColumns } from '../bank-accounts/columns.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
 import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './outcome.js';

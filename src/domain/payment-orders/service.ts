@@ -15,7 +15,7 @@ import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView }
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './fast-create.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
-import { customerUrl } from '../../lib/customer-urls.js';
+import { customerUrl } from '../../kernel/customer-urls.js';
 
 export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
 type Row = PaymentOrderRow;

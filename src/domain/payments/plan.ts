@@ -3,7 +3,7 @@
 import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
-import { customerUrl } from '../../lib/customer-urls.js';
+import { customerUrl } from '../../kernel/customer-urls.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { planRoute } from '../../connectors/router.js';
 import type { CardDetails, ChargeRequest } from '../../connectors/types.js';

@@ -6,7 +6,7 @@ import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { webhookEndpoints } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
-import type { Encryptor } from '../../lib/encryption.js';
+import type { Encryptor } from '../../kernel/encryption.js';
 import type { WebhookConfig } from '../../config.js';
 import { ApiError } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';

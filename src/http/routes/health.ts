@@ -5,7 +5,7 @@ import type { Database } from '../../storage/db.js';
 import { ApiError } from '../../kernel/errors.js';
 import { databaseUnavailableError } from '../../storage/outage.js';
 import type { Lifecycle } from '../lifecycle.js';
-import { settlesBy } from '../../lib/deadline.js';
+import { settlesBy } from '../../kernel/deadline.js';
 
 const Status = Type.Object({ status: Type.String() });
 

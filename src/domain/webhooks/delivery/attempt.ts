@@ -1,7 +1,7 @@
 // Step 3 of webhook delivery (engine.ts): one signed HTTP request, outside any
 // transaction. What happened is returned, not stored: step 4 records a batch at once.
 import type { WebhookConfig } from '../../../config.js';
-import type { Encryptor } from '../../../lib/encryption.js';
+import type { Encryptor } from '../../../kernel/encryption.js';
 import type { events } from '../../../storage/schema.js';
 import { newId, toPublicId } from '../../../kernel/ids.js';
 import { eventView } from '../../../events/service.js';
