@@ -21,7 +21,7 @@ import { idempotencyHook, replayEvidenceHook } from './idempotency.js';
 import { registerAccountRoutes } from './routes/account.js';
 import { sendOutcome, type App } from './types.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
-import { databaseUnavailableError, isDatabaseUnavailable, outageCause } from '../storage/outage.js';
+import { databaseUnavailableError, isDatabaseUnavailable, outageCause } from '../kernel/outage.js';
 import { idempotencySettler } from './settle.js';
 import { createLifecycle, registerLifecycle, type Lifecycle } from './lifecycle.js';
 import { PaymentOrder } from '../domain/payment-orders/schema.js';

@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../storage/db.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../idempotency/store.js';
 import { ApiError } from '../kernel/errors.js';
-import { isDatabaseUnavailable } from '../storage/outage.js';
+import { isDatabaseUnavailable } from '../kernel/outage.js';
 import type { Encryptor } from '../kernel/encryption.js';
 import type { Outcome } from '../kernel/context.js';
 import { sendOutcome } from './types.js';

@@ -10,14 +10,14 @@ import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
 import { runSettlements } from '../domain/terms/settle.js';
-import { resealConnectorAccounts } from '../domain/connector-accounts/secrets.js';
+import { resealConnectorAccounts } from '../connectors/account-credentials.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../kernel/encryption.js';
 import { createSender, type Resolver, type Sender } from '../domain/webhooks/sender.js';
 import { runDeliveryPass, startDeliveryEngine, type DeliveryDeps } from '../domain/webhooks/delivery/engine.js';
 import { webhookBacklog } from '../domain/webhooks/delivery/queue.js';
 import type { Metrics } from '../metrics/registry.js';
-import { LONGEST_OUTAGE_BACKOFF_MS, outageCause } from '../storage/outage.js';
+import { LONGEST_OUTAGE_BACKOFF_MS, outageCause } from '../kernel/outage.js';
 import { settlesBy } from '../kernel/deadline.js';
 
 export interface WorkerDeps {

@@ -5,12 +5,12 @@
 // resealConnectorAccounts moves values sealed with an older key to the active one (ENCRYPTION_KEYS
 // rotation), a few rows at a time in the worker.
 import { and, eq, isNotNull, like, not, or } from 'drizzle-orm';
-import type { ConnectorAccountCredentials, ConnectorAccountSource } from '../../connectors/registry.js';
-import { catalogueEntry, webhookSecretField } from '../../connectors/catalogue.js';
-import { parseId, toPublicId } from '../../kernel/ids.js';
-import { EncryptionError, type Encryptor } from '../../kernel/encryption.js';
-import type { Db } from '../../storage/db.js';
-import { connectorAccounts } from '../../storage/schema.js';
+import type { ConnectorAccountCredentials, ConnectorAccountSource } from './registry.js';
+import { catalogueEntry, webhookSecretField } from './catalogue.js';
+import { parseId, toPublicId } from '../kernel/ids.js';
+import { EncryptionError, type Encryptor } from '../kernel/encryption.js';
+import type { Db } from '../storage/db.js';
+import { connectorAccounts } from '../storage/schema.js';
 
 export type ConnectorAccountRow = typeof connectorAccounts.$inferSelect;
 
