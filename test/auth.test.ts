@@ -1,4 +1,4 @@
-// Authentication and modes (API.md §2): the Authorization header, key validity (malformed, unknown,
+// Authentication and modes (docs/api-conventions.md): the Authorization header, key validity (malformed, unknown,
 // revoked, expired, rolled), suspended accounts, the one error shape, and the wall between test
 // and live objects. Runs on PostgreSQL and on PGlite.
 import { beforeAll, describe, expect, it } from 'vitest';

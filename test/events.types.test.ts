@@ -51,7 +51,7 @@ describe('the event-type catalogue', () => {
       const entry = EVENT_TYPES[type];
       const [resource] = type.split('.');
       // webhook_endpoint.test is about a synthetic object, not about the endpoint; balance.available
-      // carries the balance transaction that moved the money (API.md §5 names the event after the balance).
+      // carries the balance transaction that moved the money (docs/webhooks.md names the event after the balance).
       const exceptions: Record<string, string> = { 'webhook_endpoint.test': 'webhook_test', 'balance.available': 'balance_transaction' };
       expect(exceptions[type] ?? resource, type).toBe(entry.object);
       expect(entry.description.length, type).toBeGreaterThan(20);

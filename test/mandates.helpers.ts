@@ -1,5 +1,5 @@
 // Helpers of the mandate tests: bank accounts per scheme whose ending picks the test scenario
-// (API.md §6), mandate bodies, a mandate created and checked in one call, and a mandate booked at
+// (docs/test-mode.md), mandate bodies, a mandate created and checked in one call, and a mandate booked at
 // a simulated processor as a lost answer leaves it.
 import { sql } from 'drizzle-orm';
 import type { SimulatedProcessor } from '../src/connectors/simulator/processor.js';

@@ -1,4 +1,4 @@
-// Rate limits as API.md §8: a token bucket per API key (mode defaults, or the account's own budget),
+// Rate limits as docs/api-conventions.md describes them: a token bucket per API key (mode defaults, or the account's own budget),
 // RateLimit-* headers on every authenticated response, 429 rate_limited with Retry-After, and
 // Redis-backed counters shared by several processes.
 import crypto from 'node:crypto';

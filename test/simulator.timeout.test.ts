@@ -1,4 +1,4 @@
-// The timeout test card (4000000000000101) in the default configuration: README and API.md say it
+// The timeout test card (4000000000000101) in the default configuration: docs/test-mode.md says it
 // answers `pending` (the processor charged but did not answer in time), and the outcome comes
 // later by the processor's webhook or a refresh. With the defaults (CONNECTOR_TIMEOUT_MS 10 s,
 // SIMULATOR_PENDING_DELAY_MS 5 s) the in-process simulator must neither report the outcome before

@@ -1,4 +1,4 @@
-// Per-key token buckets (API.md §8): the account's own budget when onboarding set one, else the
+// Per-key token buckets (docs/api-conventions.md, rate limits): the account's own budget when onboarding set one, else the
 // mode's default. Every authenticated response carries the RateLimit-* headers. Inbound processor
 // webhooks of a connector account have a bucket of their own, the live default.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';

@@ -29,7 +29,7 @@ export interface ValidBankAccount {
   routingNumber: string | null;
   ifsc: string | null;
   last4: string;
-  /** The last 4 digits of the account number part (for IBANs: of the BBAN), which pick the test-mode scenario (API.md §6). */
+  /** The last 4 digits of the account number part (for IBANs: of the BBAN), which pick the test-mode scenario (docs/test-mode.md). */
   scenarioDigits: string;
 }
 

@@ -1,4 +1,4 @@
-// Test-mode accounts (API.md §6): the account number, or the IBAN's account part, ends in the
+// Test-mode accounts (docs/test-mode.md): the account number, or the IBAN's account part, ends in the
 // scenario's digits.
 import type { BankAccountInput } from './schema.js';
 import { ibanWithCheckDigits, type BankAccountFormat } from './rules.js';
