@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { startService } from '../src/service.js';
 import { createAccount, issueKey } from '../src/domain/accounts/service.js';
-import { MemoryRateLimiter } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter } from '../src/http/rate-limiter.js';
 import { ORDER_BODY, PGBENCH_SCRIPT } from './orders.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -4,7 +4,7 @@ import { loadConfig } from '../src/config.js';
 import { openPglite } from '../src/storage/db.js';
 import { buildApp } from '../src/http/app.js';
 import { createAuthenticator } from '../src/http/auth.js';
-import { MemoryRateLimiter } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter } from '../src/http/rate-limiter.js';
 
 export async function servedDocument(): Promise<object> {
   const database = await openPglite(undefined);

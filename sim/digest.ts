@@ -20,7 +20,7 @@ const OPAQUE = /[A-Za-z0-9+/=_.:-]{40,}/g;
 const SET_ASIDE = new Set(['fingerprint', 'bank_fingerprint', 'redacted', 'duration_ms', 'slot', 'challenge_id', 'action_token', 'next_action']);
 const QUERIES: Record<string, string> = {
   ledger_balances: 'SELECT account_id, livemode, ledger_account, currency, sum(balance)::bigint AS balance FROM ledger_balances GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4',
-  // The fan-out names its deliveries with PostgreSQL's gen_random_uuid() (src/webhooks/queue.ts),
+  // The fan-out names its deliveries with PostgreSQL's gen_random_uuid() (src/domain/webhooks/delivery/queue.ts),
   // which no seed reaches: ordered by what a delivery is for instead of by that id.
   webhook_deliveries: 'SELECT * FROM webhook_deliveries ORDER BY account_id, event_id, endpoint_id, "trigger", created_at, status, attempts',
 };

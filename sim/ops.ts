@@ -3,7 +3,7 @@
 // Idempotency-Key that may be sent again later, whatever became of the first try.
 import { TEST_CARDS } from '../src/connectors/simulator/cards.js';
 import type { CrashPoint } from '../src/config/payments.js';
-import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/test-bank-accounts.js';
+import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/domain/bank-accounts/test-accounts.js';
 import type { Rng } from './rng.js';
 import type { Answer, SimService } from './service.js';
 

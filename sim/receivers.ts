@@ -1,8 +1,8 @@
-// The merchants' webhook receivers in a simulation: a Sender (src/webhooks/sender.ts) that answers
+// The merchants' webhook receivers in a simulation: a Sender (src/domain/webhooks/sender.ts) that answers
 // for them in process. Each receiver is up, failing (HTTP 500) or timing out, as the seed switches
 // it, and records every webhook-id it was sent per event, so the invariants can ask whether each
 // event reached each subscribed endpoint under one webhook-id.
-import type { SendRequest, SendResult, Sender } from '../src/webhooks/sender.js';
+import type { SendRequest, SendResult, Sender } from '../src/domain/webhooks/sender.js';
 
 export type ReceiverMode = 'up' | 'failing' | 'timing_out';
 

@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import { loadConfig, type Config, type CrashPoint } from '../src/config.js';
 import { buildApp } from '../src/http/app.js';
 import { createAuthenticator } from '../src/http/auth.js';
-import { MemoryRateLimiter, type RateLimiter } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter, type RateLimiter } from '../src/http/rate-limiter.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import { openPglite, runMigrations, type Database } from '../src/storage/db.js';
 import { runWorkerOnce } from '../src/worker/worker.js';

@@ -1,6 +1,6 @@
 // Every setting the service reads, from the environment, validated once at start-up so a typo
 // fails loudly before the first request instead of surfacing as odd behaviour later.
-import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './lib/encryption.js';
+import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './kernel/encryption.js';
 import { SIMULATED_PROCESSORS } from './connectors/simulator/profiles.js';
 import { bool, ConfigError, int, oneOf } from './config/parse.js';
 import { PREPARED_STATEMENTS, type PreparedStatements } from './storage/db.js';

@@ -5,10 +5,10 @@
 import type { Config, CrashPoint, PaymentsConfig, PayoutsConfig } from './config.js';
 import { createConnectors, type ConnectorOptions, type Connectors } from './connectors/registry.js';
 import type { CallDeps, Owner } from './connectors/router.js';
-import { createEncryptor, type Encryptor } from './lib/encryption.js';
+import { createEncryptor, type Encryptor } from './kernel/encryption.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
-import { connectorAccountSource } from './domain/connector-accounts/secrets.js';
-import type { RoutingCacheEntry } from './domain/routing/types.js';
+import { connectorAccountSource } from './connectors/account-credentials.js';
+import type { RoutingCacheEntry } from './connectors/routing-rules.js';
 
 export interface Runtime {
   /** Payments, refunds, mandates and the connectors' settings. */

@@ -8,7 +8,7 @@ import { buildApp, loggerOptions } from './http/app.js';
 import type { App } from './http/types.js';
 import { createAuthenticator } from './http/auth.js';
 import { closeListener, createLifecycle } from './http/lifecycle.js';
-import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.js';
+import { createRateLimiter, type RateLimiter } from './http/rate-limiter.js';
 import { startWorker } from './worker/worker.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { startMetricsServer } from './metrics/server.js';

@@ -1,10 +1,10 @@
-// Authentication and modes (API.md §2): the Authorization header, key validity (malformed, unknown,
+// Authentication and modes (docs/api-conventions.md): the Authorization header, key validity (malformed, unknown,
 // revoked, expired, rolled), suspended accounts, the one error shape, and the wall between test
 // and live objects. Runs on PostgreSQL and on PGlite.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, client, orderBody, type ApiResponse, type Tenant } from './helpers.js';
 import { activateLive, createAccount, issueKey, listKeys, reinstateAccount, revokeKey, rollKey, suspendAccount } from '../src/domain/accounts/service.js';
-import { newApiKey } from '../src/lib/secrets.js';
+import { newApiKey } from '../src/kernel/secrets.js';
 import { newId } from '../src/kernel/ids.js';
 import { useService } from './fixtures.js';
 

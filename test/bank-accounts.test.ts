@@ -1,9 +1,9 @@
-// Bank account rules (src/lib/bank-accounts.ts): pure unit tests, no database.
+// Bank account rules (src/domain/bank-accounts/rules.ts): pure unit tests, no database.
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import { ApiError } from '../src/kernel/errors.js';
-import { createEncryptor, EncryptionError } from '../src/lib/encryption.js';
+import { createEncryptor, EncryptionError } from '../src/kernel/encryption.js';
 import {
   abaChecksumValid,
   bankAccountFingerprint,
@@ -14,9 +14,9 @@ import {
   SEPA_COUNTRIES,
   sealBankAccountSecret,
   validateBankAccount,
-} from '../src/lib/bank-accounts.js';
-import { BankAccountInput, BankAccountView } from '../src/lib/bank-account-schemas.js';
-import { TEST_BANK_ACCOUNT_SCENARIOS, TEST_BANK_ACCOUNTS } from '../src/lib/test-bank-accounts.js';
+} from '../src/domain/bank-accounts/rules.js';
+import { BankAccountInput, BankAccountView } from '../src/domain/bank-accounts/schema.js';
+import { TEST_BANK_ACCOUNT_SCENARIOS, TEST_BANK_ACCOUNTS } from '../src/domain/bank-accounts/test-accounts.js';
 
 const DE = 'DE89370400440532013000';
 const ajv = new Ajv({ strict: false });

@@ -5,8 +5,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from './helpers.js';
 import { bankAccount, newBeneficiary } from './payouts.helpers.js';
-import { ibanWithCheckDigits } from '../src/lib/bank-accounts.js';
-import { createEncryptor } from '../src/lib/encryption.js';
+import { ibanWithCheckDigits } from '../src/domain/bank-accounts/rules.js';
+import { createEncryptor } from '../src/kernel/encryption.js';
 import { useService } from './fixtures.js';
 
 const logs = new LogCapture();

@@ -1,4 +1,4 @@
-// The hosted checkout over HTTP (API.md §7): checkout_url on every order (random, not the id),
+// The hosted checkout over HTTP (docs/checkout-and-dashboard.md): checkout_url on every order (random, not the id),
 // the page (merchant, amount, currency, description; strict CSP; no script but its own), payment
 // through the API's own path (routing, idempotency, events), decline and retry, success_url and
 // cancel_url, orders that take no card, CSRF, and isolation between orders, accounts and modes.

@@ -12,7 +12,7 @@ import { runTrigger, TRIGGERABLE } from '../src/cli/trigger.js';
 import { NOT_TRIGGERABLE } from '../src/cli/trigger-recipes.js';
 import { createRuntime, type Runtime } from '../src/runtime.js';
 import { startWorker } from '../src/worker/worker.js';
-import { EVENT_TYPE_NAMES, EVENT_TYPES, isEventType } from '../src/domain/events/types.js';
+import { EVENT_TYPE_NAMES, EVENT_TYPES, isEventType } from '../src/events/types.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 let testDb: TestDatabase;

@@ -5,8 +5,8 @@
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectorAccountSource, resealConnectorAccounts } from '../src/domain/connector-accounts/secrets.js';
-import { createEncryptor, DEVELOPMENT_KEY } from '../src/lib/encryption.js';
+import { connectorAccountSource, resealConnectorAccounts } from '../src/connectors/account-credentials.js';
+import { createEncryptor, DEVELOPMENT_KEY } from '../src/kernel/encryption.js';
 import { parseId } from '../src/kernel/ids.js';
 import { client, createTenant, createTestDatabase, LogCapture, rowsOf, startTestService, type Tenant, type TestDatabase, type TestService } from './helpers.js';
 

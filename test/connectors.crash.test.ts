@@ -1,4 +1,4 @@
-// Crash safety over every processor harness (API.md §4): a service runs as a real OS process, is
+// Crash safety over every processor harness (docs/processors.md, crash recovery): a service runs as a real OS process, is
 // killed with SIGKILL between the phases of a payment or a refund (the CRASH_AFTER fault-injection
 // switch), and the same request is retried with the same Idempotency-Key on another service
 // process on the same database, as after a restart. It must resume and never charge twice: one

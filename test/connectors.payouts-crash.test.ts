@@ -1,4 +1,4 @@
-// Crash safety of payouts over every payout harness (API.md §4): a service process submitting a
+// Crash safety of payouts over every payout harness (docs/processors.md, crash recovery): a service process submitting a
 // payout right after creating it is killed with SIGKILL between the phases (CRASH_AFTER
 // payout_submitted: claimed and marked processing, no bank called; payout_connector_answered: the
 // bank took it, the outcome not committed), and the worker of another process on the same database

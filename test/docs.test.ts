@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { TEST_CARDS } from '../src/connectors/simulator/cards.js';
 import { ERROR_CATALOGUE } from '../src/kernel/errors.js';
-import { TEST_BANK_ACCOUNTS } from '../src/lib/test-bank-accounts.js';
+import { TEST_BANK_ACCOUNTS } from '../src/domain/bank-accounts/test-accounts.js';
 import { useService } from './fixtures.js';
 
 const h = useService();

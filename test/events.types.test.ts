@@ -8,8 +8,8 @@ import { client, createTenant, createTestDatabase, orderBody, startTestService, 
 import { cardMethod, CARDS } from './payments.helpers.js';
 import { documentValidator } from './events.helpers.js';
 import { Receiver } from './webhooks.helpers.js';
-import { EVENT_OBJECTS, EVENT_TYPE_NAMES, EVENT_TYPES, checkEventPatterns, type EventType } from '../src/domain/events/types.js';
-import { listEvents, recordEvent, retrieveEvent } from '../src/domain/events/service.js';
+import { EVENT_OBJECTS, EVENT_TYPE_NAMES, EVENT_TYPES, checkEventPatterns, type EventType } from '../src/events/types.js';
+import { listEvents, recordEvent, retrieveEvent } from '../src/events/service.js';
 import type { EventfulStatus } from '../src/movement/transition.js';
 import type { PayoutStatus } from '../src/domain/payouts/state.js';
 import { ListOf, Timestamp } from '../src/kernel/schemas.js';
@@ -51,7 +51,7 @@ describe('the event-type catalogue', () => {
       const entry = EVENT_TYPES[type];
       const [resource] = type.split('.');
       // webhook_endpoint.test is about a synthetic object, not about the endpoint; balance.available
-      // carries the balance transaction that moved the money (API.md §5 names the event after the balance).
+      // carries the balance transaction that moved the money (docs/webhooks.md names the event after the balance).
       const exceptions: Record<string, string> = { 'webhook_endpoint.test': 'webhook_test', 'balance.available': 'balance_transaction' };
       expect(exceptions[type] ?? resource, type).toBe(entry.object);
       expect(entry.description.length, type).toBeGreaterThan(20);

@@ -1,4 +1,4 @@
-// Crash safety of mandates and debits through GoCardless (API.md §4): a service runs as a real OS
+// Crash safety of mandates and debits through GoCardless (docs/processors.md, crash recovery): a service runs as a real OS
 // process against the fake GoCardless, is killed with SIGKILL between the phases of a mandate's
 // set-up or a debit (CRASH_AFTER), and the same request is retried with the same Idempotency-Key
 // on another process on the same database. It must resume and never set up or debit twice: the

@@ -12,7 +12,7 @@ import { startService, type Service } from '../src/service.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../src/runtime.js';
 import { activateLive, createAccount, issueKey } from '../src/domain/accounts/service.js';
 import { runPayoutJobs } from '../src/domain/payouts/submission.js';
-import { MemoryRateLimiter, type RateLimiter } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter, type RateLimiter } from '../src/http/rate-limiter.js';
 import { runWorkerOnce, type WorkerDeps } from '../src/worker/worker.js';
 
 export const TEST_DB = (process.env.TEST_DB ?? 'postgres') as 'postgres' | 'pglite';

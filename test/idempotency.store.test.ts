@@ -1,4 +1,4 @@
-// Idempotency as API.md §4, under stress: 409 while in flight and concurrent twins, a stalled
+// Idempotency as docs/api-conventions.md describes it, under stress: 409 while in flight and concurrent twins, a stalled
 // holder taken over (its transaction rolled back with the record), nothing stored for 5xx, the
 // store's own release and failure records, and retention with the worker's sweeper.
 import { sql, type SQL } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Idempotency as API.md §4, through the API: the header, scope account + mode + key, fingerprint =
+// Idempotency as docs/api-conventions.md describes it, through the API: the header, scope account + mode + key, fingerprint =
 // method + path + canonical body, byte-for-byte replay, 422 on reuse, stored refusals.
 import { describe, expect, it } from 'vitest';
 import { issueKey } from '../src/domain/accounts/service.js';

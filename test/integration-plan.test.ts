@@ -1,4 +1,4 @@
-// The implementation plan (GET /v1/account/integration, API.md §5) moves item by item as a new
+// The implementation plan (GET /v1/account/integration, docs/test-mode.md) moves item by item as a new
 // account does each step through the public API in test mode, and live activation follows it.
 import { describe, expect, it } from 'vitest';
 import { activateLive, createAccount, getAccount, issueKey, setPayoutSettings } from '../src/domain/accounts/service.js';

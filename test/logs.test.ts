@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { parseId } from '../src/kernel/ids.js';
-import { sha256Hex } from '../src/lib/secrets.js';
+import { sha256Hex } from '../src/kernel/secrets.js';
 import { call, LogCapture, orderBody, type ApiResponse, type Tenant } from './helpers.js';
 import { useService } from './fixtures.js';
 import { loggedPath } from '../src/http/request-log.js';

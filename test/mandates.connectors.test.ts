@@ -1,5 +1,5 @@
 // The mandate side of the connector contract, run against each simulated processor in process and
-// over HTTP: set-up by account ending (API.md §6), idempotency by our reference, status, the test
+// over HTTP: set-up by account ending (docs/test-mode.md), idempotency by our reference, status, the test
 // controls, cancellation, debits against a mandate, and the processor's signed mandate webhooks.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';

@@ -1,10 +1,10 @@
 // Helpers of the mandate tests: bank accounts per scheme whose ending picks the test scenario
-// (API.md §6), mandate bodies, a mandate created and checked in one call, and a mandate booked at
+// (docs/test-mode.md), mandate bodies, a mandate created and checked in one call, and a mandate booked at
 // a simulated processor as a lost answer leaves it.
 import { sql } from 'drizzle-orm';
 import type { SimulatedProcessor } from '../src/connectors/simulator/processor.js';
 import { toPublicId } from '../src/kernel/ids.js';
-import { ibanWithCheckDigits } from '../src/lib/bank-accounts.js';
+import { ibanWithCheckDigits } from '../src/domain/bank-accounts/rules.js';
 import type { DatabaseFixture } from './fixtures.js';
 import { created, type Api } from './helpers.js';
 

@@ -1,4 +1,4 @@
-// Mandates with the simulated bank: every test-mode scenario (API.md §6) — settled by the test
+// Mandates with the simulated bank: every test-mode scenario (docs/test-mode.md) — settled by the test
 // helper, by the processor's webhook or by the worker's status check — bank revocation, idempotent
 // retries and resumption after a crash.
 import { sql } from 'drizzle-orm';

@@ -3,8 +3,8 @@
 // request fails with a 500, not in the idempotency records.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { createEncryptor } from '../src/lib/encryption.js';
-import { openBankAccountSecret } from '../src/lib/bank-accounts.js';
+import { createEncryptor } from '../src/kernel/encryption.js';
+import { openBankAccountSecret } from '../src/domain/bank-accounts/rules.js';
 import { parseId } from '../src/kernel/ids.js';
 import { LogCapture } from './helpers.js';
 import { newOrder } from './payments.helpers.js';

@@ -1,4 +1,4 @@
-// Idempotency across real service processes sharing one PostgreSQL database (API.md §4), and one
+// Idempotency across real service processes sharing one PostgreSQL database (docs/api-conventions.md), and one
 // rate-limit budget shared through Redis (§8). PostgreSQL only: PGlite is single-process.
 import crypto from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';

@@ -1,6 +1,6 @@
 // What counts as the database going away (a 503 and a retry) and what is an ordinary error.
 import { expect, it } from 'vitest';
-import { isDatabaseUnavailable, outageCause } from '../src/storage/outage.js';
+import { isDatabaseUnavailable, outageCause } from '../src/kernel/outage.js';
 
 it('tells an outage from other database errors, through what drizzle and checks in parallel wrap', () => {
   const pgError = (code: string, message: string) => Object.assign(new Error(message), { code });

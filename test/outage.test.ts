@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, createTestDatabase, isPostgres, orderBody, startTestService, TEST_PREPARED_STATEMENTS, type ApiResponse, type Tenant, type TestDatabase } from './helpers.js';
 import { loadConfig } from '../src/config.js';
 import { openPostgres } from '../src/storage/db.js';
-import { isDatabaseUnavailable } from '../src/storage/outage.js';
+import { isDatabaseUnavailable } from '../src/kernel/outage.js';
 import { startChild, stopChild, type Child } from './processes.helpers.js';
 import { startDbProxy, type DbProxy } from './db-proxy.helpers.js';
 import { Receiver } from './webhooks.helpers.js';

@@ -2,7 +2,7 @@
 // 4xx validation error — never a 5xx — and a created order holds exactly what was sent.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CURRENCY_CODES, MAX_AMOUNT } from '../src/lib/currencies.js';
+import { CURRENCY_CODES, MAX_AMOUNT } from '../src/kernel/currencies.js';
 import { ERROR_CATALOGUE } from '../src/kernel/errors.js';
 import { isPostgres, orderBody, type ApiResponse } from './helpers.js';
 import { useService } from './fixtures.js';

@@ -2,7 +2,7 @@
 // the PaymentIntent's redirect becomes next_action, Stripe is given our return endpoint, and the
 // customer coming back there (with what Stripe appends) makes the service ask Stripe, which alone
 // decides. Without a return_url Stripe is told not to start 3-D Secure: authentication_required.
-// Live mode, and test mode through a sandbox account: there Stripe's own test cards apply (API.md §6).
+// Live mode, and test mode through a sandbox account: there Stripe's own test cards apply (docs/test-mode.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useService } from './fixtures.js';
 import { createConnectorAccount } from './connectors.helpers.js';

@@ -1,4 +1,4 @@
-// Payments, one test per row of the test-card table (API.md §6) that answers at once — success,
+// Payments, one test per row of the test-card table (docs/test-mode.md) that answers at once — success,
 // both declines, processor error with fallback — plus retrieval, lists and the order's states.
 // Pending and timeout rows are in payments.async.test.ts.
 import { describe, expect, it } from 'vitest';

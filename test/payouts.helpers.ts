@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { checkLedger } from '../src/ledger/check.js';
 import { parseId } from '../src/kernel/ids.js';
 import type { Db } from '../src/storage/db.js';
-import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/lib/test-bank-accounts.js';
+import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/domain/bank-accounts/test-accounts.js';
 import { created, type Api } from './helpers.js';
 
 export type Format = 'iban' | 'gb' | 'us' | 'in';

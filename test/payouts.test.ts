@@ -1,4 +1,4 @@
-// Payouts over HTTP with the simulated banks: every test-mode scenario (API.md §6) through the
+// Payouts over HTTP with the simulated banks: every test-mode scenario (docs/test-mode.md) through the
 // worker's submission and status checks, the test helper and the banks' webhooks; cancel;
 // eligibility errors; idempotent create; the ledger (reserve, leave, release, return) after each.
 import { sql } from 'drizzle-orm';

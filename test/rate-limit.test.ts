@@ -1,4 +1,4 @@
-// Rate limits as API.md §8: a token bucket per API key (mode defaults, or the account's own budget),
+// Rate limits as docs/api-conventions.md describes them: a token bucket per API key (mode defaults, or the account's own budget),
 // RateLimit-* headers on every authenticated response, 429 rate_limited with Retry-After, and
 // Redis-backed counters shared by several processes.
 import crypto from 'node:crypto';
@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { issueKey, setRateLimit } from '../src/domain/accounts/service.js';
-import { MemoryRateLimiter, RedisRateLimiter, type Budget, type RateLimiter } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter, RedisRateLimiter, type Budget, type RateLimiter } from '../src/http/rate-limiter.js';
 import { call, client, orderBody, type TestService, REDIS_URL } from './helpers.js';
 import { useDatabase } from './fixtures.js';
 

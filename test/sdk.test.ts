@@ -3,7 +3,7 @@
 // Retry-After), paging with an async iterator, and webhook verification of a delivered event.
 import { describe, expect, it } from 'vitest';
 import { createClient, PaymentApiError, webhooks, WebhookVerificationError, type ClientOptions, type EventOf } from '../sdk/src/index.js';
-import { MemoryRateLimiter, type Budget, type Decision } from '../src/lib/rate-limiter.js';
+import { MemoryRateLimiter, type Budget, type Decision } from '../src/http/rate-limiter.js';
 import { useService } from './fixtures.js';
 import { isPostgres } from './helpers.js';
 import { deliverAt, webhookOptions } from './webhooks.helpers.js';

@@ -13,7 +13,7 @@ import { runSettlements } from '../src/domain/terms/settlement-job.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
 import { claimDueSettlement, settle } from '../src/ledger/settlement.js';
 import { applyPaymentUpdate } from '../src/domain/payments/transitions.js';
-import { systemContext } from '../src/domain/events/service.js';
+import { systemContext } from '../src/events/service.js';
 import { payments } from '../src/storage/schema.js';
 import { availableOn, feeFor } from '../src/ledger/fees.js';
 import { parseId } from '../src/kernel/ids.js';

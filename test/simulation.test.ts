@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { plant, type Plant } from '../src/kernel/plants.js';
 import type { Database } from '../src/storage/db.js';
-import { TEST_BANK_ACCOUNTS } from '../src/lib/test-bank-accounts.js';
+import { TEST_BANK_ACCOUNTS } from '../src/domain/bank-accounts/test-accounts.js';
 import { runSeed } from '../sim/run.js';
 import { openSimDatabase, startSimService } from '../sim/service.js';
 import { installClock } from '../sim/clock.js';

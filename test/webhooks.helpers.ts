@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
 import { loadConfig, type Config } from '../src/config.js';
 import type { Database } from '../src/storage/db.js';
-import { createEncryptor } from '../src/lib/encryption.js';
+import { createEncryptor } from '../src/kernel/encryption.js';
 import { runWorkerOnce, type WebhookWorkerOptions } from '../src/worker/worker.js';
 import { created, orderBody, type Api } from './helpers.js';
 import type { ServiceFixture } from './fixtures.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { orderBody } from './helpers.js';
 import { verify } from './webhooks.helpers.js';
 import { listen, parseListenArgs } from '../src/cli/listen.js';
-import { newWebhookSecret } from '../src/webhooks/signing.js';
+import { newWebhookSecret } from '../src/domain/webhooks/signing.js';
 import { useService } from './fixtures.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -7,10 +7,10 @@ import { parseId } from '../src/kernel/ids.js';
 import { describe, expect, it } from 'vitest';
 
 import { deliverAt, newOrderEvent, subscribedTenant, verifies, verify, webhookOptions } from './webhooks.helpers.js';
-import { attemptDelivery } from '../src/webhooks/attempt.js';
-import { claimDeliveries, dispatchEvents } from '../src/webhooks/queue.js';
-import { recordOutcomes } from '../src/webhooks/record.js';
-import { createSender } from '../src/webhooks/sender.js';
+import { attemptDelivery } from '../src/domain/webhooks/delivery/attempt.js';
+import { claimDeliveries, dispatchEvents } from '../src/domain/webhooks/delivery/queue.js';
+import { recordOutcomes } from '../src/domain/webhooks/delivery/record.js';
+import { createSender } from '../src/domain/webhooks/sender.js';
 import { useService } from './fixtures.js';
 
 const h = useService();

@@ -7,7 +7,7 @@ import { client, orderBody, type Api } from './helpers.js';
 import { loadConfig } from '../src/config.js';
 import { deliverAt, Receiver, webhookOptions } from './webhooks.helpers.js';
 import { parseId } from '../src/kernel/ids.js';
-import type { LookupAddress } from '../src/webhooks/sender.js';
+import type { LookupAddress } from '../src/domain/webhooks/sender.js';
 import { useService } from './fixtures.js';
 
 const h = useService();

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { createEncryptor, DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys } from '../src/lib/encryption.js';
-import { newWebhookSecret, signature, signedHeaders } from '../src/webhooks/signing.js';
-import { isForbiddenAddress, isForbiddenHostname } from '../src/webhooks/ssrf.js';
-import { nextRetryDelayMs } from '../src/webhooks/retry.js';
-import { parseRetryAfter } from '../src/webhooks/sender.js';
+import { createEncryptor, DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys } from '../src/kernel/encryption.js';
+import { newWebhookSecret, signature, signedHeaders } from '../src/domain/webhooks/signing.js';
+import { isForbiddenAddress, isForbiddenHostname } from '../src/domain/webhooks/ssrf.js';
+import { nextRetryDelayMs } from '../src/domain/webhooks/delivery/retry.js';
+import { parseRetryAfter } from '../src/domain/webhooks/sender.js';
 import { loadConfig } from '../src/config.js';
 
 const key = (id: string) => `${id}:${crypto.randomBytes(32).toString('base64')}`;

@@ -1,5 +1,5 @@
 // Verifies an event sent to a webhook endpoint the way the service signs it (Standard Webhooks,
-// see src/webhooks/signing.ts in the service): HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}"
+// see src/domain/webhooks/signing.ts in the service): HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}"
 // keyed with the base64 bytes after `whsec_`, sent as space-separated `v1,<base64>` signatures (one
 // per secret valid during a rotation), refused when the timestamp is more than 5 minutes away.
 import crypto from 'node:crypto';

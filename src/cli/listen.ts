@@ -7,8 +7,8 @@
 // triggering the change again.
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { newWebhookSecret, signedHeaders, SECRET_PREFIX } from '../webhooks/signing.js';
-import { createSender, type Sender } from '../webhooks/sender.js';
+import { newWebhookSecret, signedHeaders, SECRET_PREFIX } from '../domain/webhooks/signing.js';
+import { createSender, type Sender } from '../domain/webhooks/sender.js';
 import { UsageError, apiTarget, requireInteger } from './args.js';
 
 export interface ListenOptions {

@@ -16,7 +16,7 @@ import {
   setRateLimit,
   suspendAccount,
 } from '../domain/accounts/service.js';
-import { MAX_AMOUNT } from '../lib/currencies.js';
+import { MAX_AMOUNT } from '../kernel/currencies.js';
 import { UsageError, parseRfc3339, requireFuture, requireInteger, requireText } from './args.js';
 import { TERMS_COMMANDS } from './terms.js';
 import type { Command, Values } from './command.js';

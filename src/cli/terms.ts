@@ -5,7 +5,7 @@ import type { Db } from '../storage/db.js';
 import { getAccount } from '../domain/accounts/service.js';
 import { listTerms, setPricing, setSettlement, type TermsMethod } from '../domain/terms/service.js';
 import { parseId } from '../kernel/ids.js';
-import { CURRENCY_EXPONENTS, MAX_AMOUNT } from '../lib/currencies.js';
+import { CURRENCY_EXPONENTS, MAX_AMOUNT } from '../kernel/currencies.js';
 import { UsageError, requireInteger } from './args.js';
 import type { Command, Values } from './command.js';
 

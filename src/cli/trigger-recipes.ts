@@ -3,8 +3,8 @@
 // outcome), answering the id of the object the event is about. Types missing here cannot be
 // caused through the API with the built-in simulated processors; NOT_TRIGGERABLE says why.
 import crypto from 'node:crypto';
-import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../lib/test-bank-accounts.js';
-import type { EventType } from '../domain/events/types.js';
+import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../domain/bank-accounts/test-accounts.js';
+import type { EventType } from '../events/types.js';
 
 /** The API as the recipes use it: each call answers the parsed 2xx body, or throws with the error. */
 export interface TriggerApi {

@@ -5,8 +5,8 @@
 // test key, like `listen`: no database access.
 import crypto from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { EVENT_TYPE_NAMES, isEventType, type EventType } from '../domain/events/types.js';
-import { closest } from '../lib/closest.js';
+import { EVENT_TYPE_NAMES, isEventType, type EventType } from '../events/types.js';
+import { closest } from '../kernel/closest.js';
 import { UsageError, apiTarget, requireInteger } from './args.js';
 import { NOT_TRIGGERABLE, RECIPES, type TriggerApi } from './trigger-recipes.js';
 

@@ -1,4 +1,4 @@
-// Webhook delivery settings (src/webhooks).
+// Webhook delivery settings (src/domain/webhooks/delivery).
 import { ConfigError, int } from './parse.js';
 
 export interface WebhookConfig {

@@ -1,9 +1,9 @@
 // The catalogue of processors a connector account can be opened at (GET /v1/connectors): what each
-// can do, in which modes, and the credentials it takes with their light shape checks (API.md §7).
+// can do, in which modes, and the credentials it takes with their light shape checks (docs/processors.md).
 // It describes processors, not implementations: the registry (registry.ts) says which of them this
 // version can already send requests to.
 import { ApiError } from '../kernel/errors.js';
-import { CURRENCY_CODES } from '../lib/currencies.js';
+import { CURRENCY_CODES } from '../kernel/currencies.js';
 import { MANDATE_SCHEMES, type MandateScheme } from './types.js';
 import { SIMULATED_PROCESSORS } from './simulator/profiles.js';
 import { stripeAmountLimit } from './stripe/money.js';

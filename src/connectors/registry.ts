@@ -35,7 +35,7 @@ export interface ConnectorAccountCredentials {
 
 export type ConnectorFactory = (account: ConnectorAccountCredentials) => Connector;
 
-/** Where the credentials of a connector account come from (src/domain/connector-accounts/secrets.ts). */
+/** Where the credentials of a connector account come from (account-credentials.ts). */
 export type ConnectorAccountSource = (key: string, owner: Owner) => Promise<ConnectorAccountCredentials | undefined>;
 
 export interface Connectors {

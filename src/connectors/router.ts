@@ -9,7 +9,7 @@
 // transport failures in our words). The movement core (src/movement/calls.ts) tries a route with it.
 import type { CircuitBreaker } from './circuit-breaker.js';
 import type { Metrics } from '../metrics/registry.js';
-import { isDatabaseUnavailable } from '../storage/outage.js';
+import { isDatabaseUnavailable } from '../kernel/outage.js';
 import {
   connectorError,
   TransportError,

@@ -4,7 +4,7 @@
 // exactly on time.
 import type { Db } from '../storage/db.js';
 import { findPrincipal, type Principal } from '../domain/accounts/service.js';
-import { API_KEY_PATTERN, sha256Hex } from '../lib/secrets.js';
+import { API_KEY_PATTERN, sha256Hex } from '../kernel/secrets.js';
 import { ApiError } from '../kernel/errors.js';
 
 export interface Authenticator {

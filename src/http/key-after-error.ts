@@ -6,7 +6,7 @@
 // both statements act only while this request still owns the key and nothing was stored on it.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Db } from '../storage/db.js';
-import { isDatabaseUnavailable } from '../storage/outage.js';
+import { isDatabaseUnavailable } from '../kernel/outage.js';
 import { keepOrReleaseKey } from '../idempotency/store.js';
 import type { ApiError } from '../kernel/errors.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';

@@ -7,7 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../kernel/errors.js';
 import type { App } from './types.js';
-import { settlesBy } from '../lib/deadline.js';
+import { settlesBy } from '../kernel/deadline.js';
 
 export interface Lifecycle {
   state: 'serving' | 'draining' | 'closing';

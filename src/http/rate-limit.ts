@@ -1,10 +1,10 @@
-// Per-key token buckets (API.md §8): the account's own budget when onboarding set one, else the
+// Per-key token buckets (docs/api-conventions.md, rate limits): the account's own budget when onboarding set one, else the
 // mode's default. Every authenticated response carries the RateLimit-* headers. Inbound processor
 // webhooks of a connector account have a bucket of their own, the live default.
 import type { FastifyBaseLogger, FastifyReply } from 'fastify';
 import type { Config } from '../config.js';
 import type { Principal } from '../domain/accounts/service.js';
-import type { Budget, Decision, RateLimiter } from '../lib/rate-limiter.js';
+import type { Budget, Decision, RateLimiter } from './rate-limiter.js';
 import { ApiError } from '../kernel/errors.js';
 
 export async function applyRateLimit(

@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db, Executor } from '../storage/db.js';
 import { ApiError } from '../kernel/errors.js';
-import type { Encryptor } from '../lib/encryption.js';
+import type { Encryptor } from '../kernel/encryption.js';
 import type { IdempotencyClaim, Outcome, RequestContext } from '../kernel/context.js';
 
 

@@ -1,7 +1,7 @@
 // Schemas shared by many routes. They are plain JSON Schema (built with typebox), so the same
 // object validates requests, types the handlers and documents the API in OpenAPI.
 import { Type, type TProperties, type TSchema } from 'typebox';
-import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from '../lib/currencies.js';
+import { CURRENCY_CODES, MAX_AMOUNT, MIN_AMOUNT } from './currencies.js';
 import { ERROR_CATALOGUE, type ErrorCode } from './errors.js';
 
 export const Amount = Type.Integer({
@@ -117,8 +117,16 @@ export function errorResponses(...codes: ErrorCode[]) {
   return Object.fromEntries(Object.entries(byStatus).map(([status, own]) => [status, { ...Type.Ref('Error'), [ERROR_CODES_KEY]: own }]));
 }
 
-/** The Idempotency-Key header of a POST that honours it when present (API.md §4). */
-export const OptionalIdempotencyKey = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) });
+/**
+ * The Idempotency-Key header of a POST: required on the ones that move money, honoured when present
+ * on the others (docs/api-conventions.md, idempotency).
+ */
+export const IdempotencyHeader = (required: boolean) =>
+  Type.Object({
+    'idempotency-key': required
+      ? Type.String({ minLength: 1, maxLength: 255, description: 'Unique per intended action; a retry with the same key never acts twice.' })
+      : Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  });
 
 /**
  * The body of an action that takes no parameters (cancel, revoke, delete): none at all, or `{}`;

@@ -13,7 +13,7 @@
 import { eq } from 'drizzle-orm';
 import { isAccountKey, type Owner } from '../connectors/router.js';
 import { WebhookVerificationError, type Connector, type InboundEvent } from '../connectors/types.js';
-import { systemContext } from '../domain/events/service.js';
+import { systemContext } from '../events/service.js';
 import { ApiError } from '../kernel/errors.js';
 import { parseId } from '../kernel/ids.js';
 import type { Runtime } from '../runtime.js';

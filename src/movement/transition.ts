@@ -9,8 +9,8 @@ import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Attempt } from '../connectors/router.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { StateMachine } from '../kernel/state-machine.js';
-import { recordEvent } from '../domain/events/service.js';
-import type { EventObject, EventStatus, EventType } from '../domain/events/types.js';
+import { recordEvent } from '../events/service.js';
+import type { EventObject, EventStatus, EventType } from '../events/types.js';
 import type { Executor } from '../storage/db.js';
 import type { MovementRow, MovementTable } from './kind.js';
 

@@ -6,7 +6,7 @@
 // left behind is found (adopted), sent again, or abandoned.
 import { and, asc, eq, inArray, lte, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
-import { systemContext } from '../domain/events/service.js';
+import { systemContext } from '../events/service.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
 import { applyState, applyUpdate } from './apply.js';

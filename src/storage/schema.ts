@@ -62,7 +62,7 @@ const routed = () => ({
   ...failure(),
 });
 
-/** A bank account as stored (src/lib/bank-accounts.ts): the non-secret fields in clear, the secret part sealed. */
+/** A bank account as stored (src/domain/bank-accounts/rules.ts): the non-secret fields in clear, the secret part sealed. */
 const bankAccount = () => ({
   bankCountry: text('bank_country').notNull(),
   bankCurrency: text('bank_currency').notNull(),
@@ -73,7 +73,7 @@ const bankAccount = () => ({
   bankIfsc: text('bank_ifsc'),
   /** Keyed fingerprint of the account (per merchant account): equal for the same account, useless without the key. */
   bankFingerprint: text('bank_fingerprint').notNull(),
-  /** The IBAN or account number, sealed (src/lib/encryption.ts, key id inside) with the row's id as context. */
+  /** The IBAN or account number, sealed (src/kernel/encryption.ts, key id inside) with the row's id as context. */
   bankSecretEncrypted: text('bank_secret_encrypted').notNull(),
 });
 
@@ -211,7 +211,7 @@ export const webhookEndpoints = pgTable(
     /** Why a disabled endpoint is disabled: asked for, answered 410 Gone, or failing for days. */
     disabledReason: text('disabled_reason', { enum: ['requested', 'gone', 'failing'] }),
     metadata: metadata(),
-    /** The signing secret, encrypted (src/lib/encryption.ts: AES-256-GCM, key id inside). */
+    /** The signing secret, encrypted (src/kernel/encryption.ts: AES-256-GCM, key id inside). */
     secretEncrypted: text('secret_encrypted').notNull(),
     /** The secret before the last rotation, still signing until previous_secret_expires_at. */
     previousSecretEncrypted: text('previous_secret_encrypted'),
@@ -371,7 +371,7 @@ export const connectorAccounts = pgTable(
     /** Unique per account and mode among the accounts not deleted; routing rules use it. */
     name: text('name').notNull(),
     status: text('status', { enum: ['enabled', 'disabled'] }).notNull(),
-    /** Every credential field as one sealed JSON object (src/lib/encryption.ts), bound to the row. */
+    /** Every credential field as one sealed JSON object (src/kernel/encryption.ts), bound to the row. */
     credentialsEncrypted: text('credentials_encrypted').notNull(),
     /** Per credential field set: its last four characters. */
     credentialHints: jsonb('credential_hints').$type<Record<string, string>>().notNull(),

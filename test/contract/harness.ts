@@ -115,7 +115,7 @@ export interface ProcessorHarness {
   mandates?: {
     /**
      * The bank account ending (mandateBody's `ending`) a new mandate needs to be answered `pending`
-     * (the simulated banks pick the outcome by the account, API.md §6); unset: any account.
+     * (the simulated banks pick the outcome by the account, docs/test-mode.md); unset: any account.
      */
     readonly pendingAccount?: string;
     /** The processor's mandate of our mandate `mandateId` reaches `outcome` (`revoked`: cancelled by the payer through their bank). */

@@ -45,7 +45,7 @@ export const ADYEN_CARDS = {
 } as const;
 
 /**
- * Test mode of the service takes only its documented test cards (API.md §6); through an Adyen
+ * Test mode of the service takes only its documented test cards (docs/test-mode.md); through an Adyen
  * account they stand for the test outcomes Adyen picks by holderName: refused (2), refused for
  * balance (12), taken as Received, and 3-D Secure by redirect. Any other card is Authorised, as Adyen's test cards are.
  */

@@ -1,10 +1,10 @@
-// Amounts in Adyen's units. Ours are ISO 4217 minor units (src/lib/currencies.ts); Adyen's currency
+// Amounts in Adyen's units. Ours are ISO 4217 minor units (src/kernel/currencies.ts); Adyen's currency
 // table (https://docs.adyen.com/development-resources/currency-codes) agrees with ISO except for
 // four currencies: CLP and ISK take two decimals at Adyen (zero at ISO), CVE and IDR none (two at
 // ISO), so a CVE or IDR amount must be whole escudos or rupiahs. The table lists every ISO currency
 // in circulation except the ones below, which Adyen does not process. Adyen's amount is an int64:
 // no amount of ours (at most 11 digits, times 100 at most) comes near it.
-import { CURRENCY_EXPONENTS } from '../../lib/currencies.js';
+import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
 
 /** Adyen's exponent where it differs from ISO 4217's. */
 const ADYEN_EXPONENT: Record<string, number> = { CLP: 2, ISK: 2, CVE: 0, IDR: 0 };

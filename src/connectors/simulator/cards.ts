@@ -1,4 +1,4 @@
-// The test-card table (API.md §6): in test mode the card number chooses the scenario, so that
+// The test-card table (docs/test-mode.md): in test mode the card number chooses the scenario, so that
 // integration code is the same in both modes. Other numbers are a validation error in test mode.
 export const TEST_CARD_SCENARIOS = ['success', 'decline', 'pending', 'timeout', 'processor_error', 'challenge'] as const;
 export type TestCardScenario = (typeof TEST_CARD_SCENARIOS)[number];
@@ -39,7 +39,7 @@ export function testCard(number: string): TestCard | undefined {
 }
 
 /**
- * The bank account endings of API.md §6 (mandates and payouts): the last four digits of the
+ * The bank account endings of docs/test-mode.md (mandates and payouts): the last four digits of the
  * account number, or of an IBAN's account part, which ends the IBAN.
  */
 export const TEST_ACCOUNT_ENDINGS: Readonly<Record<string, TestCardScenario>> = {

@@ -1,5 +1,5 @@
 // The simulated processors' direct debit mandates, registered with the customer's (simulated)
-// bank. As with cards, the data picks the scenario (API.md §6): the last four digits of the account
+// bank. As with cards, the data picks the scenario (docs/test-mode.md): the last four digits of the account
 // number (of an IBAN: of its account part) say whether the bank accepts the mandate at once,
 // refuses it, answers later (after the configured delay, or when told to through the control
 // endpoint), never answers in time, or whether the first processor fails with an internal error.

@@ -161,7 +161,7 @@ export class ProcessorObjects<T extends { merchant_reference: string; state: str
 }
 
 /**
- * What a mandate or payout to this account meets (API.md §6, by the account's ending): `object`
+ * What a mandate or payout to this account meets (docs/test-mode.md, by the account's ending): `object`
  * as made in its settled state, refused by the bank, pending in `pendingState`, never answered, or
  * an internal error of this processor (`nothingDone` says what was not done).
  */

@@ -1,5 +1,5 @@
 // The simulated processors' payouts: credit transfers to a beneficiary's (simulated) bank. As with
-// cards, the data picks the scenario (API.md §6): the last four digits of the account number (of an
+// cards, the data picks the scenario (docs/test-mode.md): the last four digits of the account number (of an
 // IBAN: of its account part, which ends the IBAN) say whether the bank pays at once, refuses
 // (account closed), answers later (settled after the configured delay or through the control
 // endpoint), never answers in time (paid, reported only by webhook and status), or whether the

@@ -1,11 +1,11 @@
-// Amounts in Stripe's units. Ours are ISO 4217 minor units (src/lib/currencies.ts); Stripe's mostly
+// Amounts in Stripe's units. Ours are ISO 4217 minor units (src/kernel/currencies.ts); Stripe's mostly
 // agree, with the special cases of https://docs.stripe.com/currencies: ISK is zero-decimal at ISO
 // but stays two-decimal in Stripe's API (an amount of 100 is 1 króna, and it must be a whole
 // króna); MGA is two-decimal at ISO but zero-decimal at Stripe; three-decimal currencies must end
 // in 0 for card payments. HUF and TWD are two-decimal for charges (their whole-unit rule is for
 // payouts, which this connector does not make); UGX is zero-decimal on both sides. Stripe takes at
 // most 8 digits.
-import { CURRENCY_EXPONENTS } from '../../lib/currencies.js';
+import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
 
 export const STRIPE_MAX_AMOUNT = 99_999_999;
 

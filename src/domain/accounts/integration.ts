@@ -1,4 +1,4 @@
-// The implementation plan issued at onboarding (API.md §5): a checklist computed from what the
+// The implementation plan issued at onboarding (docs/test-mode.md, going live): a checklist computed from what the
 // account has really done in test mode, so that "ready for live" is evidence, not a promise. Most
 // items are found in the objects the account created; what leaves no object behind (a replayed
 // request, a receiver refusing a forged signature) is recorded once, when it happens.

@@ -4,7 +4,7 @@ import { and, desc, eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { accounts, apiKeys } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
-import { newApiKey, redactApiKey, sha256Hex } from '../../lib/secrets.js';
+import { newApiKey, redactApiKey, sha256Hex } from '../../kernel/secrets.js';
 import { integrationPlan } from './integration.js';
 import type { IntegrationPlan } from './schema.js';
 

@@ -1,9 +1,9 @@
 // Request and response schemas of beneficiaries. The bank account fields are those of
-// src/lib/bank-accounts.ts, inlined (not referenced by $id) so that mandates and beneficiaries can
+// src/domain/bank-accounts/rules.ts, inlined (not referenced by $id) so that mandates and beneficiaries can
 // each use them without registering one shared schema twice.
 import { Type, type Static } from 'typebox';
 import { ListQuery, Metadata, MetadataView, OneOf, Versioned } from '../../kernel/schemas.js';
-import { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
+import { BankAccountInput, BankAccountView } from '../bank-accounts/schema.js';
 import { BENEFICIARY_STATUSES } from './state.js';
 
 export const BENEFICIARY_TYPES = ['individual', 'business'] as const;

@@ -1,4 +1,4 @@
-// Beneficiaries: who receives payouts. The bank account is validated by src/lib/bank-accounts.ts;
+// Beneficiaries: who receives payouts. The bank account is validated by src/domain/bank-accounts/rules.ts;
 // its secret part (IBAN or account number) is sealed with the configured encryption key, bound to
 // the beneficiary's id, and opened only in memory when a payout is sent. Answers, events and logs
 // carry last4, the non-secret routing fields and a keyed fingerprint.
@@ -12,12 +12,12 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { beneficiaries } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
-import { bankAccountFingerprint, openBankAccountSecret, sealBankAccountSecret, validateBankAccount } from '../../lib/bank-accounts.js';
-import { bankAccountColumns, bankAccountViewOfRow } from '../../lib/bank-account-columns.js';
+import { bankAccountFingerprint, openBankAccountSecret, sealBankAccountSecret, validateBankAccount } from '../bank-accounts/rules.js';
+import { bankAccountColumns, bankAccountViewOfRow } from '../bank-accounts/columns.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
-import type { EventType } from '../events/types.js';
+import { recordEvent } from '../../events/service.js';
+import type { EventType } from '../../events/types.js';
 import { changeOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';

@@ -1,4 +1,4 @@
-// The hosted checkout (API.md §7): a customer's browser, holding only an order's checkout token,
+// The hosted checkout (docs/checkout-and-dashboard.md): a customer's browser, holding only an order's checkout token,
 // pays that order by card. The token finds the order (and nothing else); from there every step is
 // the API's own: the payment is created by createPayment under the order's account and mode, with
 // an Idempotency-Key of the form's own (so a form sent twice pays once and shows the same answer),

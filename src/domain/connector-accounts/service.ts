@@ -1,7 +1,8 @@
 // Connector accounts (`ca_`): an account's credentials at one processor of the catalogue, per mode.
-// Credentials are checked for shape (src/connectors/catalogue.ts), sealed at rest (secrets.ts) and
-// never returned; the object shows which fields are set and their last four characters. Routing
-// rules name accounts (src/domain/routing), so a change drops this process's routing cache entry.
+// Credentials are checked for shape (src/connectors/catalogue.ts), sealed at rest
+// (src/connectors/account-credentials.ts) and never returned; the object shows which fields are
+// set and their last four characters. Routing rules name accounts (src/domain/routing), so a
+// change drops this process's routing cache entry.
 //
 // Disabling takes an account out of routing for new movements; deleting is refused while this
 // mode's routing rules name it (connector_account_in_use), and keeps the row with its sealed
@@ -26,7 +27,7 @@ import type {
   ListConnectorAccountsQuery,
   UpdateConnectorAccountBody,
 } from './schema.js';
-import { connectorAccountId, credentialsContext, findByWebhookId, openCredentials, sealCredentials, type ConnectorAccountRow } from './secrets.js';
+import { connectorAccountId, credentialsContext, findByWebhookId, openCredentials, sealCredentials, type ConnectorAccountRow } from '../../connectors/account-credentials.js';
 import { accountSender, type InboundSender } from '../../movement/inbound.js';
 
 export const CONNECTOR_ACCOUNTS: Resource<typeof connectorAccounts> = {

@@ -8,7 +8,7 @@ import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { accounts, apiKeys, dashboardSessions } from '../../storage/schema.js';
 import { parseId } from '../../kernel/ids.js';
-import { sha256Hex } from '../../lib/secrets.js';
+import { sha256Hex } from '../../kernel/secrets.js';
 import { getAccount, OnboardingError, type Principal } from '../accounts/service.js';
 
 /** A signed-in session, as each dashboard request needs it. */

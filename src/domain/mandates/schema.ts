@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
 import { MANDATE_FAILURE_CODES, MANDATE_SCHEMES } from '../../connectors/types.js';
-import type { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
+import type { BankAccountInput, BankAccountView } from '../bank-accounts/schema.js';
 import { PaymentAttempt } from '../payments/schema.js';
 import { MANDATE_STATUSES } from './state.js';
 

@@ -1,16 +1,9 @@
 // Mandates: a customer's authorisation to debit their bank account, registered with the customer's
-// bank through a connector in atomic phases, like payments (API.md §4):
-//
-//   1. one transaction: insert the mandate `pending` (account number sealed, only last4 and the
-//      keyed fingerprint in clear), fix the route, write `mandate.created` and the recovery point
-//      `mandate_created:<id>` on the idempotency key;
-//   2. no transaction open: ask the route's connectors to set it up, the mandate id being the
-//      processor's idempotency key; a processor error falls back to the next connector;
-//   3. one transaction: apply the answer (active, failed, or pending for a later answer) and
-//      store the response on the key.
-//
-// A retry after a crash between 1 and 3 resumes: it first asks the route's connectors whether one
-// already holds the mandate (adopting it), and sets it up only when none does. The account number
+// bank through a connector by the movement engine (src/movement/engine.ts), like payments. This
+// file gives the mandate's admit rule (no parent: the mandate inserted pending, its account number
+// sealed, only last4 and the keyed fingerprint in clear, its route fixed), what is sent (the account
+// number from the request, in memory only) and what a resumed retry sends again (the number opened
+// from its sealed column). docs/payouts-and-mandates.md tells the whole story.
 import { eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
@@ -23,7 +16,7 @@ import {
   sealBankAccountSecret,
   validateBankAccount,
   type ValidBankAccount,
-} from '../../lib/bank-accounts.js';
+} from '../bank-accounts/rules.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Page } from '../../kernel/pagination.js';
@@ -39,7 +32,7 @@ import { runMovement } from '../../movement/engine.js';
 import { applyState } from '../../movement/apply.js';
 import { resolveThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
-import { bankAccountColumns } from '../../lib/bank-account-columns.js';
+import { bankAccountColumns } from '../bank-accounts/columns.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
 import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
@@ -55,7 +48,7 @@ const SCHEME_RULES: Record<MandateScheme, { countries: (c: string) => boolean; c
 };
 
 /**
- * The bank account on its own (bank-accounts.ts), then its fit with the scheme, then the
+ * The bank account on its own (src/domain/bank-accounts/rules.ts), then its fit with the scheme, then the
  * mandate's currency with the account's. Every refusal names the field to change.
  */
 export function validateMandateInput(input: CreateMandateBody): ValidBankAccount {

@@ -4,8 +4,8 @@
 import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { bankAccountViewOfRow } from '../../lib/bank-account-columns.js';
-import { recordEvent, systemContext } from '../events/service.js';
+import { bankAccountViewOfRow } from '../bank-accounts/columns.js';
+import { recordEvent, systemContext } from '../../events/service.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, unbookedFailure, viewHead, viewTail } from '../../movement/kind.js';
 import type { MandateFailureCode } from '../../connectors/types.js';

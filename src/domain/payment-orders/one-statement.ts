@@ -15,7 +15,7 @@ import { fastPathKeySql } from '../../idempotency/store.js';
 import type { paymentOrders } from '../../storage/schema.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { PaymentOrderView } from './schema.js';
-import type { EventType } from '../events/types.js';
+import type { EventType } from '../../events/types.js';
 
 export interface DeferredClaim {
   key: string;

@@ -8,14 +8,14 @@ import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent, systemContext } from '../events/service.js';
-import type { EventType } from '../events/types.js';
+import { recordEvent, systemContext } from '../../events/service.js';
+import type { EventType } from '../../events/types.js';
 import { changeOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, type DeferredClaim } from './one-statement.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
-import { customerUrl } from '../../lib/customer-urls.js';
+import { customerUrl } from '../../kernel/customer-urls.js';
 
 export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
 type Row = PaymentOrderRow;

@@ -15,7 +15,7 @@ import { applyState } from '../../movement/apply.js';
 import type { Runtime } from '../../runtime.js';
 import type { Db } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
-import { systemContext } from '../events/service.js';
+import { systemContext } from '../../events/service.js';
 import { paymentKind } from './kind.js';
 import type { PaymentRow } from './transitions.js';
 

@@ -103,7 +103,7 @@ export function redactCardForFingerprint(key: Buffer) {
 }
 
 /**
- * Test mode: the built-in simulated processors know only the test cards of API.md §6, so a route
+ * Test mode: the built-in simulated processors know only the test cards of docs/test-mode.md, so a route
  * of simulators alone refuses any other number up front. A route reaching a real processor's
  * sandbox (a test-mode connector account) takes any valid number, and that processor's own test
  * cards apply there.

@@ -2,7 +2,7 @@
 // path (one-statement.ts): the payment method as given, the route, the new row and the request sent.
 import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
-import { customerUrl } from '../../lib/customer-urls.js';
+import { customerUrl } from '../../kernel/customer-urls.js';
 import type { RequestContext } from '../../kernel/context.js';
 import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';

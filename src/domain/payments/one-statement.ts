@@ -32,7 +32,7 @@ import { onlySimulated, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
-import type { EventType } from '../events/types.js';
+import type { EventType } from '../../events/types.js';
 import { recoveryPointOf } from '../../movement/engine.js';
 import { paymentKind } from './kind.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';

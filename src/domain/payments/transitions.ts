@@ -8,7 +8,7 @@ import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent } from '../../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';

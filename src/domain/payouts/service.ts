@@ -1,5 +1,5 @@
 // Payouts: money sent from the merchant's available balance to a beneficiary. Creating one is a
-// single transaction (API.md §4): the eligibility checks, the reservation of the amount in the
+// single transaction (docs/payouts-and-mandates.md): the eligibility checks, the reservation of the amount in the
 // ledger (available → reserved, with every slot of the available balance locked, so concurrent
 // payouts can never overdraw it), the payout row `pending`, its event and the idempotency record
 // commit together or not at all. Sending it to a bank happens afterwards (submission.ts): by the
@@ -25,7 +25,7 @@ import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent } from '../../events/service.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { changeOne, loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';

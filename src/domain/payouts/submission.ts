@@ -1,4 +1,4 @@
-// Sending payouts to banks, in atomic phases like payments (API.md §4), driven by the worker:
+// Sending payouts to banks, in atomic phases like payments (docs/processors.md, crash recovery), driven by the worker:
 //
 //   1. a short transaction claims due `pending` payouts (FOR UPDATE SKIP LOCKED, so workers in any
 //      number of processes split them and a merchant's cancel, which locks the row too, either
@@ -16,7 +16,7 @@
 // the bank's webhook.
 import type { Db, Executor } from '../../storage/db.js';
 import { payouts } from '../../storage/schema.js';
-import { systemContext } from '../events/service.js';
+import { systemContext } from '../../events/service.js';
 import type { Runtime } from '../../runtime.js';
 import { applyUpdate } from '../../movement/apply.js';
 import { fromExecution, routeCall } from '../../movement/calls.js';

@@ -7,7 +7,7 @@ import type { Executor } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
+import { recordEvent } from '../../events/service.js';
 import { refundFailed } from '../../ledger/journal.js';
 import { bookSucceededRefund } from '../terms/booking.js';
 import type { RefundFailureCode } from '../../connectors/types.js';

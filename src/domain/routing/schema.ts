@@ -1,7 +1,7 @@
 // Request and response schemas of the routing configuration (GET/PUT /v1/routing).
 import { Type, type Static } from 'typebox';
 import { Currency, Timestamp } from '../../kernel/schemas.js';
-import { MAX_AMOUNT } from '../../lib/currencies.js';
+import { MAX_AMOUNT } from '../../kernel/currencies.js';
 
 const ConnectorChoice = Type.Object(
   {

@@ -6,7 +6,7 @@
 import type { Db } from '../../storage/db.js';
 import { claimDueSettlement, settle } from '../../ledger/settlement.js';
 import { transactionView } from '../../ledger/balance.js';
-import { recordEvent, systemContext } from '../events/service.js';
+import { recordEvent, systemContext } from '../../events/service.js';
 
 /** Settles up to `batch` due rows; answers how many moved money. */
 export async function runSettlements(db: Db, now: Date, batch = 200): Promise<number> {

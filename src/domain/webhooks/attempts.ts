@@ -10,7 +10,7 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { ListParams, Page } from '../../kernel/pagination.js';
 import { findOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
-import { EVENTS } from '../events/service.js';
+import { EVENTS } from '../../events/service.js';
 import { WEBHOOK_ENDPOINTS } from './service.js';
 import type { ListAttemptsQuery, RedeliverBody, WebhookDeliveryAttemptView } from './schema.js';
 

@@ -1,9 +1,9 @@
 // Where an endpoint may point. A webhook URL is a request the service makes on the merchant's
 // behalf, so it is checked when set (here) and again at every send (the sender re-resolves and
-// re-checks the address, src/webhooks/ssrf.ts), since DNS can change in between.
+// re-checks the address, ssrf.ts), since DNS can change in between.
 import type { WebhookConfig } from '../../config.js';
 import { ApiError } from '../../kernel/errors.js';
-import { hostOf, isForbiddenHostname } from '../../webhooks/ssrf.js';
+import { hostOf, isForbiddenHostname } from './ssrf.js';
 
 /** Live mode always refuses private destinations; test mode does unless configured to allow them. */
 export function isGuarded(livemode: boolean, config: WebhookConfig): boolean {

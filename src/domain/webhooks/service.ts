@@ -6,17 +6,17 @@ import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { webhookEndpoints } from '../../storage/schema.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
-import type { Encryptor } from '../../lib/encryption.js';
+import type { Encryptor } from '../../kernel/encryption.js';
 import type { WebhookConfig } from '../../config.js';
 import { ApiError } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../events/service.js';
-import { checkEventPatterns } from '../events/types.js';
+import { recordEvent } from '../../events/service.js';
+import { checkEventPatterns } from '../../events/types.js';
 import type { Page } from '../../kernel/pagination.js';
 import { changeOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
-import { newWebhookSecret } from '../../webhooks/signing.js';
-import type { Sender } from '../../webhooks/sender.js';
+import { newWebhookSecret } from './signing.js';
+import type { Sender } from './sender.js';
 import { checkUrl } from './destinations.js';
 import {
   DEFAULT_GRACE_PERIOD_S,

@@ -1,4 +1,4 @@
-// The hosted checkout's pages (API.md §7), reached by the customer's browser with no API key:
+// The hosted checkout's pages (docs/checkout-and-dashboard.md), reached by the customer's browser with no API key:
 // GET /checkout/{token} shows the order and its card form (or the order's state), and
 // POST /checkout/{token} pays it. After a POST the browser is sent on (303): back to the page with
 // `?payment=pay_…` to show the outcome, or to the customer action (3-D Secure), whose end brings

@@ -1,7 +1,7 @@
 // What the checkout pages say: the order (merchant, amount, currency, description), the card form
 // with its errors, and each state an order or its payment can be in. Every value from the
 // database or the request is escaped here.
-import { CURRENCY_EXPONENTS } from '../../lib/currencies.js';
+import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
 import type { FieldErrors } from '../../domain/checkout/card-form.js';
 import type { Checkout } from '../../domain/checkout/service.js';
 import type { PaymentRow } from '../../domain/payments/transitions.js';

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
-import type { Encryptor } from '../../lib/encryption.js';
+import type { Encryptor } from '../../kernel/encryption.js';
 import type { Outcome } from '../../kernel/context.js';
 import { ApiError, type ErrorCode } from '../../kernel/errors.js';
 import { claimKey, fingerprint, IDEMPOTENCY_KEY_PATTERN } from '../../idempotency/store.js';

@@ -2,9 +2,9 @@
 // forms that always carry the CSRF token, and money shown in major units without floats. Every
 // value goes through escapeHtml; nothing here builds markup from unescaped input.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { EventView } from '../../domain/events/service.js';
+import type { EventView } from '../../events/service.js';
 import { escapeHtml } from '../pages.js';
-import { CURRENCY_EXPONENTS } from '../../lib/currencies.js';
+import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
 import { ApiError } from '../../kernel/errors.js';
 
 /** What every signed-in page needs from the request: the mode for the banner, the CSRF token for forms. */

@@ -3,13 +3,13 @@
 // attempts, created, disabled or enabled, their secret rotated, and in test mode the delivery
 // scenarios run against them. A new or rotated secret is shown once, on the answer page itself.
 import type { App } from '../types.js';
-import { listEvents, retrieveEvent } from '../../domain/events/service.js';
+import { listEvents, retrieveEvent } from '../../events/service.js';
 import { listEndpointAttempts, listEventAttempts, redeliverEvent } from '../../domain/webhooks/attempts.js';
 import { createWebhookEndpoint, listWebhookEndpoints, retrieveWebhookEndpoint, rotateWebhookSecret, updateWebhookEndpoint } from '../../domain/webhooks/service.js';
 import { sendTestScenario } from '../../domain/webhooks/test-scenarios.js';
 import { CreateWebhookEndpointBody, RedeliverBody, SendTestBody, UpdateWebhookEndpointBody, type WebhookDeliveryAttemptView, type WebhookEndpointView } from '../../domain/webhooks/schema.js';
 import { WEBHOOK_TEST_SCENARIOS, type WebhookTestScenario } from '../../domain/webhooks/state.js';
-import { EVENT_TYPE_NAMES } from '../../domain/events/types.js';
+import { EVENT_TYPE_NAMES } from '../../events/types.js';
 import { act, checked, filled, formKey, viewOf, type DashboardDeps } from './act.js';
 import { formOf } from './session.js';
 import { code, facts, idLink, getForm, html, json, link, noticeOf, pager, postForm, sendView, status, table, when, type Html, type View } from './layout.js';

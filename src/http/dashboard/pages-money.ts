@@ -6,7 +6,7 @@ import { listPayouts, resolveTestPayout, retrievePayout } from '../../domain/pay
 import { listBeneficiaries } from '../../domain/beneficiaries/service.js';
 import { listMandates, resolveTestMandate, retrieveMandate } from '../../domain/mandates/service.js';
 import { listBalanceTransactions, retrieveBalance, fundTestBalance } from '../../ledger/balance.js';
-import { listEvents } from '../../domain/events/service.js';
+import { listEvents } from '../../events/service.js';
 import { ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
 import { ListBeneficiariesQuery } from '../../domain/beneficiaries/schema.js';
 import { ListMandatesQuery, ResolveMandateBody } from '../../domain/mandates/schema.js';

@@ -3,7 +3,7 @@
 // The tables come from the code that decides them (test cards, test bank accounts, the error
 // catalogue), so a guide cannot drift from what the service does.
 import { TEST_CARDS } from '../../connectors/simulator/cards.js';
-import { TEST_BANK_ACCOUNTS, TEST_BANK_ACCOUNT_SCENARIOS } from '../../lib/test-bank-accounts.js';
+import { TEST_BANK_ACCOUNTS, TEST_BANK_ACCOUNT_SCENARIOS } from '../../domain/bank-accounts/test-accounts.js';
 import { ERROR_CATALOGUE, type ErrorType } from '../../kernel/errors.js';
 
 const row = (cells: string[]) => `| ${cells.join(' | ')} |`;

@@ -1,4 +1,4 @@
-// The caller's own account: its implementation plan (API.md §5), computed from what it has done in
+// The caller's own account: its implementation plan (docs/test-mode.md, going live), computed from what it has done in
 // test mode. Either mode's key may read it; it never shows another account's.
 import { Type } from 'typebox';
 import type { App } from '../types.js';

@@ -1,11 +1,11 @@
 // What the beneficiary and mandate routes share about the bank account in their requests: its
-// schemas (src/lib/bank-account-schemas.ts) — whichever module registers first adds them, the other
+// schemas (src/domain/bank-accounts/schema.ts) — whichever module registers first adds them, the other
 // finds them there (fastify refuses a schema id added twice) — and how its secret part is kept out
 // of the stored idempotency fingerprint.
 import crypto from 'node:crypto';
 import type { App } from '../types.js';
 import { addSharedSchema } from '../validation.js';
-import { BankAccountInput, BankAccountView } from '../../lib/bank-account-schemas.js';
+import { BankAccountInput, BankAccountView } from '../../domain/bank-accounts/schema.js';
 
 export function registerBankAccountSchemas(app: App): void {
   for (const schema of [BankAccountInput, BankAccountView]) {

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from '../../domain/beneficiaries/schema.js';
 import {
   createBeneficiary,
@@ -13,7 +13,6 @@ import {
   updateBeneficiary,
 } from '../../domain/beneficiaries/service.js';
 import type { Runtime } from '../../runtime.js';
-import { IdempotencyHeader } from './payments.js';
 import { registerReadRoutes } from './reads.js';
 import { redactBankAccountForFingerprint } from './bank-account-schemas.js';
 

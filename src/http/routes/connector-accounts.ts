@@ -5,7 +5,7 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, OptionalIdempotencyKey, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdParam, IdempotencyHeader, NoParameters } from '../../kernel/schemas.js';
 import {
   ConnectorCatalogue,
   CreateConnectorAccountBody,
@@ -48,7 +48,7 @@ export function registerConnectorAccountRoutes(app: App, db: Db, rt: Runtime) {
       config: { idempotency: 'optional' },
       schema: described('createConnectorAccount', 'Connect a processor account: its credentials, checked for shape and sealed (never returned)', {
         body: CreateConnectorAccountBody,
-        headers: OptionalIdempotencyKey,
+        headers: IdempotencyHeader(false),
         response: { 201: Account, ...errorResponses() },
       }),
     },

@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
-import type { RateLimiter } from '../../lib/rate-limiter.js';
+import type { RateLimiter } from '../rate-limiter.js';
 import { errorResponses } from '../../kernel/schemas.js';
 import { ApiError } from '../../kernel/errors.js';
 import { builtInSender, receiveConnectorWebhook } from '../../movement/inbound.js';

@@ -1,12 +1,12 @@
-// HTTP surface of the event log and of the event-type catalogue (src/domain/events/types.ts): the
+// HTTP surface of the event log and of the event-type catalogue (src/events/types.ts): the
 // Event schema as a union discriminated by `type`, one named schema per type, the OpenAPI
 // `webhooks` section (what each type's delivery looks like) and GET /v1/event-types.
 import { Type, type TSchema } from 'typebox';
 import type { App } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { errorResponses, IdParam, ListOf, ListQuery, Timestamp } from '../../kernel/schemas.js';
-import { listEvents, retrieveEvent } from '../../domain/events/service.js';
-import { EVENT_OBJECTS, EVENT_TYPE_NAMES, EVENT_TYPES, type EventType } from '../../domain/events/types.js';
+import { listEvents, retrieveEvent } from '../../events/service.js';
+import { EVENT_OBJECTS, EVENT_TYPE_NAMES, EVENT_TYPES, type EventType } from '../../events/types.js';
 
 const COMPONENT = '#/components/schemas/';
 

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { Database } from '../../storage/db.js';
 import { ApiError } from '../../kernel/errors.js';
-import { databaseUnavailableError } from '../../storage/outage.js';
+import { databaseUnavailableError } from '../../kernel/outage.js';
 import type { Lifecycle } from '../lifecycle.js';
-import { settlesBy } from '../../lib/deadline.js';
+import { settlesBy } from '../../kernel/deadline.js';
 import { newId } from '../../kernel/ids.js';
 
 const Status = Type.Object({ status: Type.String() });

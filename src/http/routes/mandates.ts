@@ -4,7 +4,7 @@ import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { addSharedSchema } from '../validation.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
 import {
@@ -15,7 +15,6 @@ import {
   revokeMandate,
 } from '../../domain/mandates/service.js';
 import type { Runtime } from '../../runtime.js';
-import { IdempotencyHeader } from './payments.js';
 import { redactBankAccountForFingerprint, registerBankAccountSchemas } from './bank-account-schemas.js';
 import { registerReadRoutes } from './reads.js';
 

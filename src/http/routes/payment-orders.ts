@@ -6,7 +6,7 @@ import type { Db } from '../../storage/db.js';
 import type { Config } from '../../config.js';
 import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
-import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import {
   cancelPaymentOrder,
@@ -16,12 +16,6 @@ import {
 } from '../../domain/payment-orders/service.js';
 
 const PaymentOrderRef = Type.Ref('PaymentOrder');
-const IdempotencyHeader = (required: boolean) =>
-  Type.Object({
-    'idempotency-key': required
-      ? Type.String({ minLength: 1, maxLength: 255, description: 'Unique per intended action; a retry with the same key never acts twice.' })
-      : Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  });
 const tags = ['payment orders'];
 
 export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl'>) {

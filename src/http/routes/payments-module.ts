@@ -20,7 +20,7 @@ import { registerMandateRoutes } from './mandates.js';
 import { registerConnectorAccountRoutes } from './connector-accounts.js';
 import { registerPaymentActionRoutes } from './payment-actions.js';
 import { ConnectorAccount, ConnectorSchema } from '../../domain/connector-accounts/schema.js';
-import type { RateLimiter } from '../../lib/rate-limiter.js';
+import type { RateLimiter } from '../rate-limiter.js';
 
 export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Runtime, limiter?: RateLimiter): void {
   for (const schema of [CardMethodInput, MandateMethodInput, Payment, Refund, Routing, Balance, BalanceTransaction, ConnectorAccount, ConnectorSchema]) {

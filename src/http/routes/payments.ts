@@ -3,19 +3,12 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
+import { errorResponses, IdempotencyHeader, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
 import { createPayment, listPayments, retrievePayment } from '../../domain/payments/service.js';
 import type { Config } from '../../config.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import type { Runtime } from '../../runtime.js';
-
-export const IdempotencyHeader = (required: boolean) =>
-  Type.Object({
-    'idempotency-key': required
-      ? Type.String({ minLength: 1, maxLength: 255, description: 'Unique per intended action; a retry with the same key never acts twice.' })
-      : Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  });
 
 const PaymentRef = Type.Ref('Payment');
 const tags = ['payments'];

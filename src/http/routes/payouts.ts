@@ -3,12 +3,11 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePayoutBody, ListPayoutsQuery, ResolvePayoutBody } from '../../domain/payouts/schema.js';
 import { cancelPayout, createPayout, listPayouts, resolveTestPayout, retrievePayout } from '../../domain/payouts/service.js';
 import { submitPayoutNow } from '../../domain/payouts/submission.js';
 import type { Runtime } from '../../runtime.js';
-import { IdempotencyHeader } from './payments.js';
 import { registerReadRoutes } from './reads.js';
 
 const PayoutRef = Type.Ref('Payout');

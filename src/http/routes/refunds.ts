@@ -3,11 +3,10 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses } from '../../kernel/schemas.js';
+import { errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
 import { CreateRefundBody, ListRefundsQuery } from '../../domain/refunds/schema.js';
 import { createRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
 import type { Runtime } from '../../runtime.js';
-import { IdempotencyHeader } from './payments.js';
 import { registerReadRoutes } from './reads.js';
 
 const RefundRef = Type.Ref('Refund');

@@ -3,13 +3,12 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdParam } from '../../kernel/schemas.js';
+import { errorResponses, IdempotencyHeader, IdParam } from '../../kernel/schemas.js';
 import { ResolvePaymentBody } from '../../domain/payments/schema.js';
 import { resolveTestPayment } from '../../domain/payments/service.js';
 import type { Runtime } from '../../runtime.js';
 import { FundBalanceBody } from '../../ledger/schema.js';
 import { fundTestBalance } from '../../ledger/balance.js';
-import { IdempotencyHeader } from './payments.js';
 
 const tags = ['test helpers'];
 

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { bodyOptional, errorResponses, IdParam, OptionalIdempotencyKey, ListOf, NoParameters } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdParam, IdempotencyHeader, ListOf, NoParameters } from '../../kernel/schemas.js';
 import {
   CreateWebhookEndpointBody,
   DeletedWebhookEndpoint,
@@ -49,7 +49,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
         operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint (the answer holds its signing secret, once)',
         body: CreateWebhookEndpointBody,
-        headers: OptionalIdempotencyKey,
+        headers: IdempotencyHeader(false),
         response: { 201: EndpointWithSecret, ...errorResponses('webhook_endpoint_limit_reached') },
       },
     },
@@ -103,7 +103,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
         summary: 'Issue a new signing secret; the previous one keeps signing for a grace period',
         params: EndpointId,
         body: RotateSecretBody,
-        headers: OptionalIdempotencyKey,
+        headers: IdempotencyHeader(false),
         response: { 200: EndpointWithSecret, ...errorResponses('resource_missing') },
       },
     },
@@ -151,7 +151,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
         summary: 'Send an event again (same webhook-id) to one endpoint or to every subscribed one',
         params: EventId,
         body: RedeliverBody,
-        headers: OptionalIdempotencyKey,
+        headers: IdempotencyHeader(false),
         response: { 202: Redelivery, ...errorResponses('resource_missing', 'invalid_state') },
       },
     },
@@ -172,7 +172,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
           'a correct receiver does (receiver_should). `passed` is null when the answers were right but cannot show the rest (duplicate, out_of_order).',
         params: EndpointId,
         body: SendTestBody,
-        headers: OptionalIdempotencyKey,
+        headers: IdempotencyHeader(false),
         response: { 200: WebhookTestResult, ...errorResponses('resource_missing', 'permission_denied') },
       },
     },

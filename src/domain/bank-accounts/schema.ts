@@ -1,6 +1,6 @@
 // The request and response shapes of a bank account, shared by beneficiaries (payouts) and mandates
 // (direct debits), and registered once under their own names in the OpenAPI document. The rules
-// beyond what a schema can say are in bank-accounts.ts.
+// beyond what a schema can say are in rules.ts.
 import { Type, type Static } from 'typebox';
 
 export const BankAccountInput = Type.Object(

@@ -2,14 +2,14 @@
 // as the state change it reports, so no change goes unannounced and no event announces a change
 // that rolled back. The delivery worker claims undispatched rows with FOR UPDATE SKIP LOCKED.
 import { inArray, like, type SQL } from 'drizzle-orm';
-import type { Db, Executor } from '../../storage/db.js';
-import { events } from '../../storage/schema.js';
-import { newId, toPublicId } from '../../kernel/ids.js';
-import type { RequestContext } from '../../kernel/context.js';
-import type { ListParams, Page } from '../../kernel/pagination.js';
-import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
+import type { Db, Executor } from '../storage/db.js';
+import { events } from '../storage/schema.js';
+import { newId, toPublicId } from '../kernel/ids.js';
+import type { RequestContext } from '../kernel/context.js';
+import type { ListParams, Page } from '../kernel/pagination.js';
+import { listPage, loadOne, type Resource } from '../kernel/tenant.js';
 import type { EventType } from './types.js';
-import { planted } from '../../kernel/plants.js';
+import { planted } from '../kernel/plants.js';
 
 export interface EventView {
   id: string;

@@ -20,10 +20,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import { attemptDelivery, type AttemptDeps, type Completed } from './attempt.js';
 import crypto from 'node:crypto';
 import { claimDeliveries, dispatchEvents, releaseLeases, releaseLostClaims, type ClaimedDelivery } from './queue.js';
-import { LONGEST_OUTAGE_BACKOFF_MS, isDatabaseUnavailable } from '../storage/outage.js';
-import { settlesBy } from '../lib/deadline.js';
+import { LONGEST_OUTAGE_BACKOFF_MS, isDatabaseUnavailable } from '../../../kernel/outage.js';
+import { settlesBy } from '../../../kernel/deadline.js';
 import { recordOutcomes, type RecordDeps } from './record.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics } from '../../../metrics/registry.js';
 
 export interface DeliveryDeps extends AttemptDeps, RecordDeps {
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;

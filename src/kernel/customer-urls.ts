@@ -1,6 +1,6 @@
 // URLs a merchant gives for the customer's browser to be sent to (a payment's return_url, an
 // order's success_url and cancel_url): absolute http(s) without credentials, https in live mode.
-import { ApiError } from '../kernel/errors.js';
+import { ApiError } from './errors.js';
 
 /** `given` checked as a URL the customer may be sent to; its normalised form. */
 export function customerUrl(given: string, param: string, livemode: boolean): string {

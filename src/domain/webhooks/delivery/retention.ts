@@ -4,7 +4,7 @@
 // (they are the account's log and outbox); an endpoint's failing streak lives on the endpoint
 // row, so forgetting old attempts cannot disable or re-enable anything.
 import { sql } from 'drizzle-orm';
-import type { Db } from '../storage/db.js';
+import type { Db } from '../../../storage/db.js';
 
 type Row = Record<string, unknown>;
 const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;

@@ -1,7 +1,7 @@
-// Test-mode accounts (API.md §6): the account number, or the IBAN's account part, ends in the
+// Test-mode accounts (docs/test-mode.md): the account number, or the IBAN's account part, ends in the
 // scenario's digits.
-import type { BankAccountInput } from './bank-account-schemas.js';
-import { ibanWithCheckDigits, type BankAccountFormat } from './bank-accounts.js';
+import type { BankAccountInput } from './schema.js';
+import { ibanWithCheckDigits, type BankAccountFormat } from './rules.js';
 
 export const TEST_BANK_ACCOUNT_SCENARIOS = {
   success: '0000',

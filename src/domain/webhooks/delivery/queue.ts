@@ -1,9 +1,9 @@
-// Steps 1 and 2 of webhook delivery (src/webhooks/delivery.ts): events become deliveries, and due
+// Steps 1 and 2 of webhook delivery (engine.ts): events become deliveries, and due
 // deliveries are leased to one worker. Each is one statement, so no transaction spans a batch.
 import crypto from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../storage/db.js';
-import type { events } from '../storage/schema.js';
+import type { Db } from '../../../storage/db.js';
+import type { events } from '../../../storage/schema.js';
 
 type Row = Record<string, unknown>;
 const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;

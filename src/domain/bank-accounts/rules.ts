@@ -8,10 +8,10 @@
 // leave this module in clear.
 import crypto from 'node:crypto';
 import { composeIBAN, extractIBAN, getCountrySpecifications, isValidBIC, validateIBAN, ValidationErrorsIBAN } from 'ibantools';
-import { ApiError } from '../kernel/errors.js';
-import { CURRENCY_EXPONENTS } from './currencies.js';
-import type { Encryptor } from './encryption.js';
-import type { BankAccountInput, BankAccountView } from './bank-account-schemas.js';
+import { ApiError } from '../../kernel/errors.js';
+import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
+import type { Encryptor } from '../../kernel/encryption.js';
+import type { BankAccountInput, BankAccountView } from './schema.js';
 
 // ---------------------------------------------------------------------------------------------
 // Countries and currencies
@@ -29,7 +29,7 @@ export interface ValidBankAccount {
   routingNumber: string | null;
   ifsc: string | null;
   last4: string;
-  /** The last 4 digits of the account number part (for IBANs: of the BBAN), which pick the test-mode scenario (API.md §6). */
+  /** The last 4 digits of the account number part (for IBANs: of the BBAN), which pick the test-mode scenario (docs/test-mode.md). */
   scenarioDigits: string;
 }
 
@@ -272,7 +272,7 @@ function canonicalAccount(account: ValidBankAccount): string {
 // kind of sealed value with the same row id (e.g. a webhook secret) is expected.
 const sealContext = (context: string) => `bank_account:${context}`;
 
-/** Sealed form for a column; context binds it to its row (e.g. the beneficiary id). Uses src/lib/encryption.ts. */
+/** Sealed form for a column; context binds it to its row (e.g. the beneficiary id). Uses src/kernel/encryption.ts. */
 export function sealBankAccountSecret(encryptor: Encryptor, account: ValidBankAccount, context: string): string {
   return encryptor.encrypt(account.secret, sealContext(context));
 }

@@ -1,7 +1,7 @@
 // A bank account as rows store it (the columns of storage/schema.ts `bankAccount()`, in beneficiaries
 // and mandates): the non-secret fields in clear, the keyed fingerprint, the secret part sealed.
-import { bankAccountView, type ValidBankAccount } from './bank-accounts.js';
-import type { BankAccountView } from './bank-account-schemas.js';
+import { bankAccountView, type ValidBankAccount } from './rules.js';
+import type { BankAccountView } from './schema.js';
 
 export interface StoredBankAccount {
   bankCountry: string;

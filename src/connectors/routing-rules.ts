@@ -1,5 +1,6 @@
-// The shapes routing stores and caches (cache.ts); apart so that the runtime, which holds the
-// cache, depends on nothing of the routing service.
+// The shapes routing rules are stored and cached in (src/domain/routing/cache.ts), beside the
+// router that calls through them, so that the runtime, which holds the cache, depends on nothing
+// of the routing service.
 
 /**
  * One connector of a rule as stored: a built-in connector by its name, or a connector account by

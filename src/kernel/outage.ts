@@ -1,7 +1,7 @@
 // What "the database is unreachable" looks like, so that an outage (a PostgreSQL restart, a
 // failover, a network cut) is answered as a typed, retryable 503 and waited out by the worker,
 // instead of being mistaken for a bug (500) or killing the process.
-import { ApiError } from '../kernel/errors.js';
+import { ApiError } from './errors.js';
 
 /** Socket errors of a connection that could not be opened or was cut. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);

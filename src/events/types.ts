@@ -3,8 +3,8 @@
 // catalogued does not compile; the OpenAPI document (one schema and one `webhooks` entry per type),
 // GET /v1/event-types, the check of webhook endpoints' enabled_events and `cli trigger` are all
 // read from here.
-import { ApiError } from '../../kernel/errors.js';
-import { closest } from '../../lib/closest.js';
+import { ApiError } from '../kernel/errors.js';
+import { closest } from '../kernel/closest.js';
 
 /** The objects events carry, by their `object` name, with the $id of their schema. */
 export const EVENT_OBJECTS = {

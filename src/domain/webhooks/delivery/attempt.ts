@@ -1,15 +1,15 @@
-// Step 3 of webhook delivery (src/webhooks/delivery.ts): one signed HTTP request, outside any
+// Step 3 of webhook delivery (engine.ts): one signed HTTP request, outside any
 // transaction. What happened is returned, not stored: step 4 records a batch at once.
-import type { WebhookConfig } from '../config.js';
-import type { Encryptor } from '../lib/encryption.js';
-import type { events } from '../storage/schema.js';
-import { newId, toPublicId } from '../kernel/ids.js';
-import { eventView } from '../domain/events/service.js';
-import { isGuarded } from '../domain/webhooks/destinations.js';
-import { signingSecrets } from '../domain/webhooks/service.js';
+import type { WebhookConfig } from '../../../config.js';
+import type { Encryptor } from '../../../kernel/encryption.js';
+import type { events } from '../../../storage/schema.js';
+import { newId, toPublicId } from '../../../kernel/ids.js';
+import { eventView } from '../../../events/service.js';
+import { isGuarded } from '../destinations.js';
+import { signingSecrets } from '../service.js';
 import type { ClaimedDelivery } from './queue.js';
-import { signedHeaders } from './signing.js';
-import type { Sender, SendResult } from './sender.js';
+import { signedHeaders } from '../signing.js';
+import type { Sender, SendResult } from '../sender.js';
 
 export interface AttemptDeps {
   config: WebhookConfig;

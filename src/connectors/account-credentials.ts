@@ -1,16 +1,16 @@
 // A connector account's credentials at rest: sealed together as one JSON object with the row as
-// context (src/lib/encryption.ts), so that a sealed value copied to another row does not open; the
+// context (src/kernel/encryption.ts), so that a sealed value copied to another row does not open; the
 // last four characters of each field kept in clear for the API to show. Opened only to build the
 // account's connector for a call (connectorAccountSource), never for a view, a log or an answer.
 // resealConnectorAccounts moves values sealed with an older key to the active one (ENCRYPTION_KEYS
 // rotation), a few rows at a time in the worker.
 import { and, eq, isNotNull, like, not, or } from 'drizzle-orm';
-import type { ConnectorAccountCredentials, ConnectorAccountSource } from '../../connectors/registry.js';
-import { catalogueEntry, webhookSecretField } from '../../connectors/catalogue.js';
-import { parseId, toPublicId } from '../../kernel/ids.js';
-import { EncryptionError, type Encryptor } from '../../lib/encryption.js';
-import type { Db } from '../../storage/db.js';
-import { connectorAccounts } from '../../storage/schema.js';
+import type { ConnectorAccountCredentials, ConnectorAccountSource } from './registry.js';
+import { catalogueEntry, webhookSecretField } from './catalogue.js';
+import { parseId, toPublicId } from '../kernel/ids.js';
+import { EncryptionError, type Encryptor } from '../kernel/encryption.js';
+import type { Db } from '../storage/db.js';
+import { connectorAccounts } from '../storage/schema.js';
 
 export type ConnectorAccountRow = typeof connectorAccounts.$inferSelect;
 

@@ -1,14 +1,14 @@
-// Step 4 of webhook delivery (src/webhooks/delivery.ts): a batch of attempts, their deliveries'
+// Step 4 of webhook delivery (engine.ts): a batch of attempts, their deliveries'
 // next state and the endpoints' health, written together.
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { Db, Executor } from '../storage/db.js';
-import { webhookEndpoints } from '../storage/schema.js';
-import type { WebhookConfig } from '../config.js';
-import { systemContext } from '../domain/events/service.js';
-import { setEndpointStatus } from '../domain/webhooks/service.js';
+import type { Db, Executor } from '../../../storage/db.js';
+import { webhookEndpoints } from '../../../storage/schema.js';
+import type { WebhookConfig } from '../../../config.js';
+import { systemContext } from '../../../events/service.js';
+import { setEndpointStatus } from '../service.js';
 import type { Completed } from './attempt.js';
 import { nextRetryDelayMs, type RetryPolicy } from './retry.js';
-import type { Metrics, WebhookResult } from '../metrics/registry.js';
+import type { Metrics, WebhookResult } from '../../../metrics/registry.js';
 
 export interface RecordDeps {
   db: Db;
