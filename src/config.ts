@@ -58,6 +58,12 @@ export interface Config {
    * not on the whole body: a large body arriving steadily over a slow link is never cut.
    */
   requestBodyTimeoutMs: number;
+  /**
+   * The slowest a request body may arrive, in bytes per second over each REQUEST_BODY_TIMEOUT_MS
+   * window (REQUEST_BODY_MIN_RATE), so a trickle that never falls silent is answered the same way;
+   * a body complete within one window is never held to it. 0: no rate rule.
+   */
+  requestBodyMinRate: number;
   /** Keys for encryption at rest; the first seals. Unset: the development key (not for production). */
   encryptionKeys: EncryptionKey[];
   usingDevelopmentEncryptionKey: boolean;
@@ -177,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 1000, 10),
     bodyLimitBytes: 1024 * 1024,
     requestBodyTimeoutMs: int(env, 'REQUEST_BODY_TIMEOUT_MS', 10_000, 100),
+    requestBodyMinRate: int(env, 'REQUEST_BODY_MIN_RATE', 1024, 0),
     encryptionKeys: encryptionKeys(env.ENCRYPTION_KEYS) ?? [DEVELOPMENT_KEY],
     usingDevelopmentEncryptionKey: !env.ENCRYPTION_KEYS,
     webhooks: webhookConfig(env),

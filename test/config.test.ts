@@ -77,6 +77,11 @@ describe('shutdown, database and request body timing', () => {
     expect(loadConfig({}).requestBodyTimeoutMs).toBe(10_000);
     expect(loadConfig({ REQUEST_BODY_TIMEOUT_MS: '30000' }).requestBodyTimeoutMs).toBe(30_000);
     expect(() => loadConfig({ REQUEST_BODY_TIMEOUT_MS: '5' })).toThrow(/REQUEST_BODY_TIMEOUT_MS must be at least 100/);
+    expect(loadConfig({}).requestBodyMinRate).toBe(1024);
+    expect(loadConfig({ REQUEST_BODY_MIN_RATE: '0' }).requestBodyMinRate).toBe(0);
+    expect(loadConfig({ REQUEST_BODY_MIN_RATE: '4096' }).requestBodyMinRate).toBe(4096);
+    expect(() => loadConfig({ REQUEST_BODY_MIN_RATE: '1.5' })).toThrow(/REQUEST_BODY_MIN_RATE must be a non-negative integer, got "1.5"/);
+    expect(() => loadConfig({ REQUEST_BODY_MIN_RATE: '-1' })).toThrow(/REQUEST_BODY_MIN_RATE must be a non-negative integer/);
   });
 });
 

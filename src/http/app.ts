@@ -143,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   if (!deps.payments) app.addHook('onClose', async () => rt.close());
-  const stopWatchingBodies = watchRequestBodies(app.server, config.requestBodyTimeoutMs);
+  const stopWatchingBodies = watchRequestBodies(app.server, { timeoutMs: config.requestBodyTimeoutMs, minRate: config.requestBodyMinRate });
   app.addHook('onClose', async () => stopWatchingBodies());
   app.setValidatorCompiler(validatorCompiler);
   app.setSchemaErrorFormatter((errors, context) => validationError(errors, context) as unknown as Error);
