@@ -30,7 +30,8 @@ async function main() {
         `    ${key.secret}\n\n` +
         `Try: curl -s ${service.url ?? ''}/v1/payment-orders -H "Authorization: Bearer ${key.secret}" \\\n` +
         `       -H "Idempotency-Key: $(date +%s%N)" -H "Content-Type: application/json" \\\n` +
-        `       -d '{"amount":1999,"currency":"EUR","reference":"order-1","customer":{"email":"jane@example.com"}}'\n\n`,
+        `       -d '{"amount":1999,"currency":"EUR","reference":"order-1","customer":{"email":"jane@example.com"}}'\n\n` +
+        `Name it (the checkout and the dashboard show this name): npm run cli -- accounts update ${account.id} --name "Your shop" --support-email you@example.com\n\n`,
     );
   }
   const where = service.database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL';
