@@ -3,11 +3,15 @@
 // very first development start (embedded database, not NODE_ENV=production, serving the API) it
 // creates an account and prints a test-mode key, so a newcomer can call the API straight away; a
 // deployment on PostgreSQL onboards its accounts with the CLI and never prints a key. SIGTERM and
-// SIGINT stop it gracefully (Service.shutdown).
+// SIGINT stop it gracefully (Service.shutdown), sent to this process or to `npm start`'s own PID:
+// package.json's start script execs node, so npm relays the signal to this process and no shell or
+// loader process in between swallows it.
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError, type Db } from './storage/db.js';
 import { createsFirstAccount, startService } from './service.js';
 import { createAccount, issueKey, listAccounts } from './domain/accounts/service.js';
+
+const RELAYED_SIGNAL_MS = 1000;
 
 /** Creates the first account and a test key when the (embedded, single-process) database has none. */
 async function bootstrapFirstAccount(db: Db) {
@@ -30,21 +34,25 @@ async function main() {
         `    ${key.secret}\n\n` +
         `Try: curl -s ${service.url ?? ''}/v1/payment-orders -H "Authorization: Bearer ${key.secret}" \\\n` +
         `       -H "Idempotency-Key: $(date +%s%N)" -H "Content-Type: application/json" \\\n` +
-        `       -d '{"amount":1999,"currency":"EUR","reference":"order-1","customer":{"email":"jane@example.com"}}'\n\n`,
+        `       -d '{"amount":1999,"currency":"EUR","reference":"order-1","customer":{"email":"jane@example.com"}}'\n\n` +
+        `Name it (the checkout and the dashboard show this name): npm run cli -- accounts update ${account.id} --name "Your shop" --support-email you@example.com\n\n`,
     );
   }
   const where = service.database.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL';
   if (service.url) process.stdout.write(`Listening on ${service.url} (${where}); API docs at ${service.url}/docs; dashboard at ${service.url}/dashboard\n`);
   if (config.roles.includes('worker')) process.stdout.write(`Worker running (${where})\n`);
-  let closing = false;
+  let closingSince: number | undefined;
   const shutdown = (signal: NodeJS.Signals) => {
     // A second signal (Ctrl-C again) does not wait for the grace period: what is cut is resumed
-    // by its Idempotency-Key or taken up again when its lease runs out, as after a crash.
-    if (closing) {
+    // by its Idempotency-Key or taken up again when its lease runs out, as after a crash. Under
+    // `npm start` one Ctrl-C arrives twice (from the terminal, then relayed by npm to its script),
+    // so a repeat within RELAYED_SIGNAL_MS is that same request, not a second one.
+    if (closingSince !== undefined) {
+      if (performance.now() - closingSince < RELAYED_SIGNAL_MS) return;
       service.log.warn({ signal }, 'shutdown: second signal; exiting now');
       process.exit(1);
     }
-    closing = true;
+    closingSince = performance.now();
     service.shutdown(signal).then(
       () => process.exit(0),
       (err: unknown) => {

@@ -8,6 +8,7 @@ import { buildApp, loggerOptions } from './http/app.js';
 import type { App } from './http/types.js';
 import { createAuthenticator } from './http/auth.js';
 import { closeListener, createLifecycle } from './http/lifecycle.js';
+import { openAdminChannel } from './cli/admin-channel.js';
 import { createRateLimiter, type RateLimiter } from './http/rate-limiter.js';
 import { startWorker } from './worker/worker.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -88,7 +89,17 @@ export async function startService(
   const pool = poolUse(database);
   if (pool) payments.metrics.watchPool(pool);
   const metricsServer = await startMetricsServer(payments.metrics, config.metrics, log, probeAnswers(database, lifecycle));
+  // The embedded database is this process's alone: the CLI runs its commands through this channel.
+  const adminChannel =
+    database.kind === 'pglite' && !opts.database
+      ? await openAdminChannel(
+          // Links the commands print (dashboard session) point where this process really listens (PORT=0 too).
+          { dataDir: config.dataDir, database, config: { ...config, publicBaseUrl: config.publicBaseUrl ?? url }, log },
+          (await import('./cli/dispatch.js')).dispatch,
+        )
+      : undefined;
   const closeTheRest = async () => {
+    await adminChannel?.close();
     await metricsServer?.close();
     await rateLimiter.close();
     if (!opts.payments) payments.close();

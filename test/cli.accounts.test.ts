@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { accountPlan, activateLive, createAccount, getAccount, issueKey, listKeys } from '../src/domain/accounts/service.js';
 import { client, isPostgres } from './helpers.js';
 import { useService } from './fixtures.js';
-import { baseEnv, runCli, tempDir } from './cli.helpers.js';
+import { baseEnv, runCli, runCliHere, tempDir } from './cli.helpers.js';
+import { textOf, visit } from './checkout.helpers.js';
+import { Visitor } from './dashboard.helpers.js';
 
 describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => {
   // No key cache: what the CLI changes is visible to the very next request.
@@ -43,6 +45,7 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
     expect(created).toEqual({
       id: expect.stringMatching(/^acct_[0-9a-z]{26}$/),
       name: 'Acme Books',
+      support_email: null,
       status: 'active',
       live_enabled: false,
       rate_limit: null,
@@ -57,6 +60,58 @@ describe.skipIf(!isPostgres)('cli: accounts and keys against PostgreSQL', () => 
     expect(list).toEqual(expect.arrayContaining([created, other]));
     // newest first
     expect(list.findIndex((a: any) => a.id === other.id)).toBeLessThan(list.findIndex((a: any) => a.id === created.id));
+  });
+
+  it('names an account and its support contact: the checkout and the dashboard show them from the next page on', async () => {
+    const created = await ok('accounts', 'create', '--name', 'Default account', '--support-email', 'help@acme.example');
+    expect(created).toMatchObject({ name: 'Default account', support_email: 'help@acme.example' });
+    const key = created.test_key.secret;
+    const order = (await client(h.url, key).post('/v1/payment-orders', { amount: 1250, currency: 'EUR', reference: 'r-1', customer: { email: 'jane@example.com' } })).body;
+    const dashboard = new Visitor(h.url);
+    expect((await dashboard.signIn({ key })).status).toBe(303);
+
+    const renamed = await ok('accounts', 'update', created.id, '--name', '  Blue & Bottle <Beans>  ', '--support-email', 'support+orders@blue-bottle.example.com');
+    expect(renamed).toEqual({ ...(await getAccount(db(), created.id)), name: 'Blue & Bottle <Beans>', support_email: 'support+orders@blue-bottle.example.com' });
+    const page = await visit(order.checkout_url);
+    expect(page.status).toBe(200);
+    // Escaped like every value from the database, in the title, the summary and the contact line.
+    expect(page.html).toContain('<title>Pay Blue &amp; Bottle &lt;Beans&gt;</title>');
+    expect(page.html).toContain(
+      'Questions about this order? Write to Blue &amp; Bottle &lt;Beans&gt; at <a href="mailto:support+orders@blue-bottle.example.com">support+orders@blue-bottle.example.com</a>.',
+    );
+    expect(textOf(page.html)).toContain('Blue & Bottle <Beans>');
+    expect(page.html).not.toContain('Default account');
+    const home = await dashboard.get('/dashboard/payments');
+    expect(home.status).toBe(200);
+    expect(home.text).toContain('<span class="account">Blue &amp; Bottle &lt;Beans&gt; · test</span>');
+
+    // Options left out keep their value; `none` removes the contact.
+    expect(await ok('accounts', 'update', created.id, '--support-email', 'none')).toMatchObject({ name: 'Blue & Bottle <Beans>', support_email: null });
+    expect((await visit(order.checkout_url)).html).not.toContain('Questions about this order');
+    expect(await ok('accounts', 'update', created.id, '--name', 'Blue Bottle')).toMatchObject({ name: 'Blue Bottle', support_email: null });
+    expect((await dashboard.get('/dashboard/payments')).text).toContain('<span class="account">Blue Bottle · test</span>');
+  });
+
+  it.each([
+    [['--name', ' '], '--name must not be empty'],
+    [['--name', 'x'.repeat(101)], '--name must be at most 100 characters, got 101'],
+    [['--name', 'Acme\u0007'], '--name must not contain control characters'],
+    [['--support-email', 'help'], '--support-email must be an email address such as support@example.com, got "help"'],
+    [['--support-email', 'a@b'], '--support-email must be an email address'],
+    [['--support-email', 'a b@example.com'], '--support-email must be an email address'],
+    [['--support-email', 'a..b@example.com'], '--support-email must not have an empty part between dots'],
+    [['--support-email', `${'a'.repeat(65)}@example.com`], '--support-email must have at most 64 characters before the @'],
+    [['--support-email', `a@${'b'.repeat(250)}.com`], '--support-email must be at most 254 characters'],
+    [[], 'give --name, --support-email or both'],
+  ])('accounts update %j is refused before the database is touched (exit 2)', async (flags, message) => {
+    const acct = await account('Unchanged');
+    // In this process (fast): the checks run before any database is opened.
+    const res = await runCliHere(['accounts', 'update', acct.id, ...(flags as string[])], baseEnv({ DATABASE_URL: h.databaseUrl! }));
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr.startsWith(`error: ${message}`), res.stderr).toBe(true);
+    expect(res.stderr).toContain('usage: npm run cli -- accounts update ACCT_ID [--name NAME] [--support-email EMAIL|none]');
+    expect(await getAccount(db(), acct.id)).toEqual(acct);
   });
 
   it('an unknown account or key is an onboarding error (exit 2)', async () => {

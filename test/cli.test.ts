@@ -27,7 +27,8 @@ describe('cli: arguments are checked before any database is opened', () => {
     expect(res.stderr).toBe('');
     for (const command of [
       'migrate',
-      'accounts create --name NAME',
+      'accounts create --name NAME [--support-email EMAIL]',
+      'accounts update ACCT_ID [--name NAME] [--support-email EMAIL|none]',
       'accounts list',
       'accounts show ACCT_ID',
       'accounts plan ACCT_ID',
@@ -70,6 +71,7 @@ describe('cli: arguments are checked before any database is opened', () => {
     [['accounts', 'create', '--name', '   '], '--name must not be empty'],
     [['accounts', 'create', '--name'], "Option '--name <value>' argument missing"],
     [['accounts', 'create', '--name', 'A', '--name', 'B'], '--name is given more than once'],
+    [['accounts', 'create', '--name', 'A', '--support-email', 'nobody'], '--support-email must be an email address'],
     [['accounts', 'list', '--verbose'], "Unknown option '--verbose'"],
     [['accounts', 'list', 'extra'], 'unexpected argument "extra"'],
     [['accounts', 'show'], 'missing ACCT_ID'],

@@ -11,46 +11,9 @@ import { listKeys, revokeKey } from '../src/domain/accounts/service.js';
 import { CARDS, orderAndPay } from './payments.helpers.js';
 import { fund, newBeneficiary, payout } from './payouts.helpers.js';
 import { ENDINGS, newMandate } from './mandates.helpers.js';
+import { Visitor } from './dashboard.helpers.js';
 
 const h = useService();
-
-/** A browser without the browser: a cookie jar, and the CSRF token and form key of the last page. */
-class Visitor {
-  cookies = new Map<string, string>();
-  last = '';
-  constructor(readonly base: string) {}
-
-  async send(method: 'GET' | 'POST', path: string, form?: Record<string, string>) {
-    const res = await fetch(this.base + path, {
-      method,
-      redirect: 'manual',
-      headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
-      body: form ? new URLSearchParams(form).toString() : undefined,
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const [name, value] = [pair!.slice(0, pair!.indexOf('=')), pair!.slice(pair!.indexOf('=') + 1)];
-      if (value) this.cookies.set(name, value);
-      else this.cookies.delete(name);
-    }
-    this.last = await res.text();
-    return { status: res.status, location: res.headers.get('location'), text: this.last, headers: res.headers };
-  }
-
-  get = (path: string) => this.send('GET', path);
-  /** Posts a form of the last page with its CSRF token and its first idempotency key. */
-  post = (path: string, fields: Record<string, string> = {}) => this.send('POST', path, { csrf: this.field('csrf'), idem: this.field('idem'), ...fields });
-
-  field(name: string): string {
-    return new RegExp(`name="${name}" value="([^"]*)"`).exec(this.last)?.[1] ?? '';
-  }
-
-  async signIn(credential: { key: string } | { code: string }) {
-    await this.get('/dashboard/sign-in');
-    const res = await this.send('POST', '/dashboard/sign-in', { csrf: this.field('csrf'), ...credential });
-    return res;
-  }
-}
 
 async function signedIn(key = h.tenant.testKey) {
   const visitor = new Visitor(h.url);

@@ -21,12 +21,18 @@ export interface Child {
   close(): Promise<void>;
 }
 
-/** Starts the service with `env` over the test defaults (api role, no rate limit), ready to serve. */
-export async function startChild(env: Record<string, string>, startTimeoutMs = 45_000): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/**
+ * Starts the service with `env` over the test defaults (api role, no rate limit), ready to serve.
+ * `command` starts it another way (`npm start`), in a process group of its own so that a test can
+ * remove whatever it leaves behind (killGroup).
+ */
+export async function startChild(env: Record<string, string>, startTimeoutMs = 45_000, command?: string[]): Promise<Child> {
+  const [file, ...args] = command ?? [process.execPath, '--import', 'tsx', 'src/main.ts'];
+  const child = spawn(file!, args, {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', METRICS_PORT: '0', ROLES: 'api', LOG_LEVEL: 'warn', RATE_LIMIT_TEST_PER_S: '100000', RATE_LIMIT_TEST_BURST: '100000', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: command !== undefined,
   });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
@@ -70,6 +76,15 @@ export async function stopChild(child: Child | undefined) {
   const timer = setTimeout(() => child.process.kill('SIGKILL'), 10_000);
   await child.exited;
   clearTimeout(timer);
+}
+
+/** SIGKILL to every process still in the group of a child started with its own `command`. */
+export function killGroup(child: Child) {
+  try {
+    process.kill(-child.process.pid!, 'SIGKILL');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
 }
 
 /** Kills it with SIGKILL, as a power cut would, and waits until it is gone. */

@@ -1,7 +1,7 @@
 // Graceful shutdown of a real service process on a real SIGTERM: /ready answers 503 at once, the
 // listener stops taking connections after SHUTDOWN_DELAY_MS, the request in flight finishes with
 // its answer, the worker stops claiming and hands back the webhook lease it holds (instead of
-// leaving it to run out), each step is logged, and the process exits 0 within the grace period.
+// leaving it to run out), each step is logged, and the process exits 0 within the grace period; one Ctrl-C relayed twice (terminal and npm) is one signal.
 // PostgreSQL only: the test reads the child's database while the child runs.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,5 +110,16 @@ describe.skipIf(!isPostgres)('graceful shutdown on SIGTERM', () => {
     expect(output).toContain('"signal":"SIGTERM"');
     // The worker told of the pass in which it dispatched the order's event to the endpoint.
     expect(output).toMatch(/"webhooks":\{"dispatchedEvents":[1-9]\d*,"attempts":0\},"msg":"worker pass"/);
+  }, 60_000);
+
+  it('takes one Ctrl-C that arrives twice (from the terminal, then relayed by npm start) as one: it still drains, exit 0', async () => {
+    await stopChild(child);
+    child = await startChild({ DATABASE_URL: testDb.url!, LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: String(DELAY_MS), SHUTDOWN_GRACE_MS: String(GRACE_MS) });
+    child.process.kill('SIGINT');
+    await sleep(50);
+    child.process.kill('SIGINT');
+    expect(await child.exited, child.output()).toEqual({ code: 0, signal: null });
+    expect(child.output()).toContain('shutdown: done');
+    expect(child.output()).not.toContain('second signal');
   }, 60_000);
 });

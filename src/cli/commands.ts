@@ -2,8 +2,8 @@
 // arguments, opens and migrates the same database as the service and runs it; results are JSON on
 // stdout, errors `error: ...` on stderr, help and usage for people.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
-import { DataDirLockedError, openDatabase, runMigrations } from '../storage/db.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { DataDirLockedError, openDatabase, runMigrations, type Database } from '../storage/db.js';
 import { OnboardingError } from '../domain/accounts/service.js';
 import { UsageError, requireId } from './args.js';
 import { COMMANDS as ONBOARDING, PROGRAM, type Command, type Prepared, type Values } from './onboarding.js';
@@ -21,7 +21,7 @@ function topHelp(): string {
     `Usage: ${PROGRAM} <command> [arguments] [options]\n\n` +
     'Onboarding and operations for the payment orchestration service. Uses the same database as the\n' +
     'service: PostgreSQL when DATABASE_URL is set, otherwise the embedded database in DATA_DIR\n' +
-    '(default ./data; usable only while the service is stopped).\n\n' +
+    '(default ./data; while the service runs on it, commands run inside the service through its socket).\n\n' +
     'Commands:\n' +
     COMMANDS.map((c) => `  ${c.name}${c.synopsis ? ' ' + c.synopsis : ''}\n      ${c.summary}`).join('\n') +
     '\n  listen --forward-to URL [--api-key sk_test_…] [--events TYPE]\n' +
@@ -110,6 +110,24 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   now?(): Date;
+  /** Set inside the service (admin-channel.ts): its open database and configuration, used as they are. */
+  service?: { database: Database; config: Config };
+}
+
+/**
+ * Runs `work` on the command's database: the service's when the command runs inside it, otherwise
+ * the one the configuration names, opened and migrated for the command and closed after it.
+ */
+export async function withDatabase<T>(io: CliIo, work: (database: Database, config: Config) => Promise<T>): Promise<T> {
+  if (io.service) return work(io.service.database, io.service.config);
+  const config = loadConfig(io.env);
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
+  try {
+    await runMigrations(database);
+    return await work(database, config);
+  } finally {
+    await database.close();
+  }
 }
 
 function describe(err: unknown): string {
@@ -126,16 +144,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stdout(parsed.help);
       return 0;
     }
-    const config = loadConfig(io.env);
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
-    try {
-      await runMigrations(database);
-      const result = await parsed.prepared.run(database.db, config);
-      io.stdout(JSON.stringify(result, null, 2) + '\n');
-      for (const note of parsed.prepared.notes?.(result) ?? []) io.stderr(`note: ${note}\n`);
-    } finally {
-      await database.close();
-    }
+    const result = await withDatabase(io, (database, config) => parsed.prepared.run(database.db, config));
+    io.stdout(JSON.stringify(result, null, 2) + '\n');
+    for (const note of parsed.prepared.notes?.(result) ?? []) io.stderr(`note: ${note}\n`);
     return 0;
   } catch (err) {
     if (err instanceof UsageError || err instanceof OnboardingError || err instanceof ConfigError || err instanceof DataDirLockedError) {

@@ -2,11 +2,9 @@
 // reports any difference (src/ledger/check.ts), as JSON on stdout. Exit code 0 when the ledger
 // holds, 3 when it does not, 2 on a usage error, 1 when the check could not run.
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
-import { openDatabase, runMigrations } from '../storage/db.js';
 import { parseId } from '../kernel/ids.js';
 import { checkLedger } from '../ledger/check.js';
-import type { CliIo } from './commands.js';
+import { withDatabase, type CliIo } from './commands.js';
 
 const USAGE =
   'Usage: npm run cli -- ledger check [--account ACCT_ID]\n\n' +
@@ -37,17 +35,10 @@ export async function runLedger(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   try {
-    const config = loadConfig(io.env);
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, preparedStatements: config.databasePreparedStatements });
-    try {
-      await runMigrations(database);
-      const report = await checkLedger(database.db, { accountId });
-      io.stdout(JSON.stringify(report, null, 2) + '\n');
-      if (!report.ok) io.stderr('error: the ledger does not hold; see the report\n');
-      return report.ok ? 0 : 3;
-    } finally {
-      await database.close();
-    }
+    const report = await withDatabase(io, (database) => checkLedger(database.db, { accountId }));
+    io.stdout(JSON.stringify(report, null, 2) + '\n');
+    if (!report.ok) io.stderr('error: the ledger does not hold; see the report\n');
+    return report.ok ? 0 : 3;
   } catch (err) {
     io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
     return 1;

@@ -1,16 +1,30 @@
-// CLI entry point: `npm run cli -- <command>` (`npm run cli -- --help` lists the commands).
-import { runCli } from './commands.js';
+// CLI entry point: `npm run cli -- <command>` (`npm run cli -- --help` lists the commands). On the
+// embedded database, while the service runs and holds it, a command that needs the database runs
+// inside the service, through its admin channel (admin-channel.ts), with the same output.
+import { loadConfig, type Config } from '../config.js';
+import { runThroughService } from './admin-channel.js';
+import { dispatch, usesDatabase } from './dispatch.js';
+import type { CliIo } from './commands.js';
 
 const argv = process.argv.slice(2);
-type Io = Parameters<typeof runCli>[1];
-// `listen` (runs until Ctrl-C) and `trigger` talk to a running service's API, not to the database.
-const OWN_PARSERS: Record<string, (args: string[], io: Io) => Promise<number>> = {
-  listen: (args, io) => import('./listen.js').then((m) => m.runListen(args, io)),
-  trigger: (args, io) => import('./trigger.js').then((m) => m.runTrigger(args, io)),
-  ledger: (args, io) => import('./ledger.js').then((m) => m.runLedger(args, io)),
-};
-const own = argv[0] !== undefined && Object.hasOwn(OWN_PARSERS, argv[0]) ? OWN_PARSERS[argv[0]] : undefined;
-const run = (io: Io) => (own ? own(argv.slice(1), io) : runCli(argv, io));
+
+async function run(io: CliIo): Promise<number> {
+  if (usesDatabase(argv)) {
+    let config: Config | undefined;
+    try {
+      config = loadConfig(io.env);
+    } catch {
+      // An invalid configuration is reported by the command itself, run here.
+    }
+    const answer = config && !config.databaseUrl ? await runThroughService(config.dataDir, argv) : undefined;
+    if (answer) {
+      io.stdout(answer.stdout);
+      io.stderr(answer.stderr);
+      return answer.code;
+    }
+  }
+  return dispatch(argv, io);
+}
 
 run({
   env: process.env,

@@ -15,7 +15,9 @@ import {
   setPayoutSettings,
   setRateLimit,
   suspendAccount,
+  updateProfile,
 } from '../domain/accounts/service.js';
+import { AccountProfileError, checkProfile, NAME_MAX_LENGTH, type AccountProfile } from '../domain/accounts/profile.js';
 import { MAX_AMOUNT } from '../kernel/currencies.js';
 import { UsageError, parseRfc3339, requireFuture, requireInteger, requireText } from './args.js';
 import { TERMS_COMMANDS } from './terms.js';
@@ -32,6 +34,20 @@ const CACHE_NOTE =
 
 const str = (values: Values, name: string) => values[name] as string | undefined;
 
+/** --name and --support-email (`none` removes it), checked by the rules every caller of the domain shares. */
+function profileFlags(values: Values): AccountProfile {
+  const email = str(values, 'support-email');
+  try {
+    return checkProfile({ name: str(values, 'name'), supportEmail: email === 'none' ? null : email });
+  } catch (err) {
+    if (err instanceof AccountProfileError) throw new UsageError(`--${err.field.replace('_', '-')} ${err.problem}`);
+    throw err;
+  }
+}
+const PROFILE_DETAILS =
+  `The name (1..${NAME_MAX_LENGTH} characters) is what the hosted checkout and the dashboard show; the support email is\n` +
+  'offered to customers on the checkout (`none` removes it).';
+
 export const COMMANDS: Command[] = [
   {
     name: 'migrate',
@@ -44,20 +60,20 @@ export const COMMANDS: Command[] = [
   },
   {
     name: 'accounts create',
-    synopsis: '--name NAME',
+    synopsis: '--name NAME [--support-email EMAIL]',
     summary: 'Create an account (test mode only until activate-live), with a test key and its implementation plan',
     details:
       'Prints one JSON object: the account (its `id` at the top level), `test_key` (its secret shown only this once)\n' +
-      'and `plan`, the implementation plan that live activation checks (see accounts plan).',
+      'and `plan`, the implementation plan that live activation checks (see accounts plan).\n' +
+      PROFILE_DETAILS,
     positionals: [],
-    options: { name: { type: 'string' } },
+    options: { name: { type: 'string' }, 'support-email': { type: 'string' } },
     prepare({ values }) {
-      const name = str(values, 'name');
-      if (name === undefined) throw new UsageError('--name is required');
-      const checked = requireText('name', name);
+      if (str(values, 'name') === undefined) throw new UsageError('--name is required');
+      const profile = profileFlags(values);
       return {
         run: async (db) => {
-          const account = await createAccount(db, checked);
+          const account = await createAccount(db, profile.name!, profile.supportEmail ?? null);
           const testKey = await issueKey(db, account.id, { livemode: false, name: 'onboarding' });
           return { ...account, test_key: testKey, plan: await accountPlan(db, account.id) };
         },
@@ -66,6 +82,19 @@ export const COMMANDS: Command[] = [
           `work through the plan in test mode; ${PROGRAM} accounts plan ACCT_ID shows where it stands`,
         ],
       };
+    },
+  },
+  {
+    name: 'accounts update',
+    synopsis: 'ACCT_ID [--name NAME] [--support-email EMAIL|none]',
+    summary: "Rename an account or change its support contact (the checkout's and the dashboard's merchant)",
+    details: `${PROFILE_DETAILS}\nOptions left out keep their value; the next page a customer or the dashboard loads shows the change.`,
+    positionals: ['ACCT_ID'],
+    options: { name: { type: 'string' }, 'support-email': { type: 'string' } },
+    prepare({ values, positionals: [id] }) {
+      if (str(values, 'name') === undefined && str(values, 'support-email') === undefined) throw new UsageError('give --name, --support-email or both');
+      const profile = profileFlags(values);
+      return { run: (db) => updateProfile(db, id!, profile) };
     },
   },
   {

@@ -79,7 +79,10 @@ const bankAccount = () => ({
 
 export const accounts = pgTable('accounts', {
   id: uuid('id').primaryKey(),
+  /** The display name (src/domain/accounts/profile.ts): what the checkout and the dashboard show. */
   name: text('name').notNull(),
+  /** The support contact the hosted checkout offers the customer; null: none. */
+  supportEmail: text('support_email'),
   status: text('status', { enum: ['active', 'suspended'] }).notNull().default('active'),
   liveEnabled: boolean('live_enabled').notNull().default(false),
   rateLimitPerS: integer('rate_limit_per_s'),

@@ -7,12 +7,16 @@ import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { newApiKey, redactApiKey, sha256Hex } from '../../kernel/secrets.js';
 import { integrationPlan } from './integration.js';
 import type { IntegrationPlan } from './schema.js';
+import { checkProfile, type AccountProfile } from './profile.js';
 
 export class OnboardingError extends Error {}
 
 export interface AccountView {
   id: string;
+  /** The display name: the hosted checkout's merchant and the dashboard's header. */
   name: string;
+  /** Where the checkout sends a customer with a question; null: none given. */
+  support_email: string | null;
   status: 'active' | 'suspended';
   live_enabled: boolean;
   rate_limit: { per_second: number; burst: number } | null;
@@ -27,6 +31,7 @@ function accountView(row: typeof accounts.$inferSelect): AccountView {
   return {
     id: toPublicId('acct', row.id),
     name: row.name,
+    support_email: row.supportEmail,
     status: row.status,
     live_enabled: row.liveEnabled,
     rate_limit: row.rateLimitPerS && row.rateLimitBurst ? { per_second: row.rateLimitPerS, burst: row.rateLimitBurst } : null,
@@ -53,11 +58,21 @@ async function requireAccount(db: Executor, accountId: string) {
   return row;
 }
 
-export async function createAccount(db: Executor, name: string): Promise<AccountView> {
+export async function createAccount(db: Executor, name: string, supportEmail: string | null = null): Promise<AccountView> {
+  const profile = checkProfile({ name, supportEmail });
   const { uuid } = newId('acct');
-  const [row] = await db.insert(accounts).values({ id: uuid, name }).returning();
+  const [row] = await db.insert(accounts).values({ id: uuid, name: profile.name!, supportEmail: profile.supportEmail ?? null }).returning();
   return accountView(row!);
 }
+
+/** Renames the account or changes its support contact (null removes it); fields left out stay. */
+export const updateProfile = (db: Executor, accountId: string, profile: AccountProfile) => {
+  const checked = checkProfile(profile);
+  return updateAccount(db, accountId, {
+    ...(checked.name === undefined ? {} : { name: checked.name }),
+    ...(checked.supportEmail === undefined ? {} : { supportEmail: checked.supportEmail }),
+  });
+};
 
 export async function getAccount(db: Executor, accountId: string): Promise<AccountView> {
   return accountView(await requireAccount(db, accountId));

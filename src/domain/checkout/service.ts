@@ -31,20 +31,22 @@ export const ATTEMPT_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 export interface Checkout {
   order: PaymentOrderRow;
   merchantName: string;
+  /** The merchant's support contact (accounts update --support-email); null: none given. */
+  supportEmail: string | null;
 }
 
-/** The order whose checkout token is `token`, with its merchant's name; undefined for anything unknown. */
+/** The order whose checkout token is `token`, with its merchant's name and contact; undefined for anything unknown. */
 export async function findCheckout(db: Db, token: string): Promise<Checkout | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
   // The browser carries no account: the token alone finds the order (unique across accounts).
   const [row] = await db
-    .select({ order: paymentOrders, merchantName: accounts.name, accountStatus: accounts.status })
+    .select({ order: paymentOrders, merchantName: accounts.name, supportEmail: accounts.supportEmail, accountStatus: accounts.status })
     .from(paymentOrders)
     .innerJoin(accounts, eq(accounts.id, paymentOrders.accountId))
     .where(eq(paymentOrders.checkoutToken, token));
   // A suspended merchant takes no payments through the API; its checkout is gone as well.
   if (!row || row.accountStatus !== 'active') return undefined;
-  return { order: row.order, merchantName: row.merchantName };
+  return { order: row.order, merchantName: row.merchantName, supportEmail: row.supportEmail };
 }
 
 /** A payment of the checkout's order by its public id; undefined for any other (another order's, account's or mode's). */

@@ -62,7 +62,14 @@ export function registerCheckoutRoutes(app: App, db: Db, rt: Runtime, deps: Chec
   const pathOf = (token: string) => `${CHECKOUT_PATH}/${token}`;
 
   const page = (reply: FastifyReply, checkout: Checkout | undefined, title: string, body: string, status = 200) =>
-    sendCheckoutPage(reply, { title, body, status, livemode: checkout?.order.livemode ?? true, secure: secure() });
+    sendCheckoutPage(reply, {
+      title,
+      body,
+      status,
+      livemode: checkout?.order.livemode ?? true,
+      secure: secure(),
+      merchant: checkout && { name: checkout.merchantName, supportEmail: checkout.supportEmail },
+    });
 
   /** The page for the order as it stands; `payment`: one of its payments to report on. */
   async function render(req: FastifyRequest, reply: FastifyReply, checkout: Checkout, token: string, opts: { payment?: PaymentRow; form?: Partial<FormState>; status?: number } = {}) {

@@ -60,6 +60,8 @@ export interface CheckoutPage {
   livemode: boolean;
   /** Served through https (PUBLIC_BASE_URL): HSTS. */
   secure: boolean;
+  /** The merchant's name and support contact, offered under the panel when there is one. */
+  merchant?: { name: string; supportEmail: string | null };
 }
 
 export function sendCheckoutPage(reply: FastifyReply, page: CheckoutPage) {
@@ -70,10 +72,13 @@ export function sendCheckoutPage(reply: FastifyReply, page: CheckoutPage) {
   reply.header('cache-control', 'no-store');
   if (page.secure) reply.header('strict-transport-security', 'max-age=31536000');
   const banner = page.livemode ? '' : '<p class="test" role="note"><strong>Test mode.</strong> No real money moves; use a test card such as 4242 4242 4242 4242.</p>';
+  const support = page.merchant?.supportEmail
+    ? `<p class="foot contact">Questions about this order? Write to ${escapeHtml(page.merchant.name)} at <a href="mailto:${escapeHtml(page.merchant.supportEmail)}">${escapeHtml(page.merchant.supportEmail)}</a>.</p>`
+    : '';
   const html =
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<meta name="robots" content="noindex"><title>${escapeHtml(page.title)}</title><style>${STYLE}</style></head>` +
-    `<body><main>${banner}<div class="panel">${page.body}</div><p class="foot">Card details go straight to the payment service, never to the shop.</p></main>` +
+    `<body><main>${banner}<div class="panel">${page.body}</div>${support}<p class="foot">Card details go straight to the payment service, never to the shop.</p></main>` +
     `<script>${CHECKOUT_SCRIPT}</script></body></html>`;
   return reply.code(page.status ?? 200).type('text/html; charset=utf-8').send(html);
 }
