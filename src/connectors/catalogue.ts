@@ -4,7 +4,7 @@
 // version can already send requests to.
 import { ApiError } from '../kernel/errors.js';
 import { CURRENCY_CODES } from '../kernel/currencies.js';
-import { MANDATE_SCHEMES, type MandateScheme } from './types.js';
+import { MANDATE_SCHEMES, type Connector, type MandateScheme } from './types.js';
 import { SIMULATED_PROCESSORS } from './simulator/profiles.js';
 import { stripeAmountLimit } from './stripe/money.js';
 import { ADYEN_CURRENCIES, adyenAmountLimit } from './adyen/money.js';
@@ -180,6 +180,31 @@ export function accountCapabilities(entry: CatalogueEntry, fields: readonly stri
   const needs = entry.capabilityCredentials?.payouts;
   const payouts = entry.capabilities.payouts && (needs ?? []).every((field) => fields.includes(field));
   return { ...entry.capabilities, payouts };
+}
+
+/**
+ * What a route target of processor `connector` can do — the one answer routing asks: its catalogue
+ * entry (for an account, less what its credential fields leave off). Only a connector the catalogue
+ * does not describe (a double a test registers beside the built-ins) is read from what it
+ * implements; test/connectors/catalogue.test.ts holds every catalogued implementation to its entry.
+ */
+export function capabilitiesOf(connector: string, template: Connector | undefined, fields?: readonly string[]): Capabilities | undefined {
+  const entry = catalogueEntry(connector);
+  if (entry) return fields ? accountCapabilities(entry, fields) : entry.capabilities;
+  return template && implementedCapabilities(template);
+}
+
+/** What a connector implements, in the catalogue's terms. */
+export function implementedCapabilities(c: Connector): Capabilities {
+  const mandates = c.paymentMethodTypes.includes('mandate') && c.setupMandate !== undefined;
+  return {
+    card_payments: c.paymentMethodTypes.includes('card'),
+    refunds: true,
+    customer_actions: c.completeAction !== undefined,
+    mandate_schemes: mandates ? [...MANDATE_SCHEMES] : [],
+    payouts: typeof c.payout === 'function',
+    currencies: ALL_CURRENCIES,
+  };
 }
 
 /** The field that verifies the processor's webhooks, if the processor has one. */

@@ -10,7 +10,7 @@
 // movements none of its accounts can take (mandates beside a card processor's account) keep
 // going to the simulators.
 import { maxRouteLength } from '../../config.js';
-import { accountCapabilities, catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
+import { capabilitiesOf, catalogueEntry, type Capabilities } from '../../connectors/catalogue.js';
 import type { RoutingRule } from '../../connectors/router.js';
 import type { Connector } from '../../connectors/types.js';
 import type { RequestContext } from '../../kernel/context.js';
@@ -26,7 +26,7 @@ export interface RouteTarget {
   /** The processor, by its catalogue name (or the built-in connector's own name). */
   connector: string;
   connectorAccount: string | null;
-  /** The connector instance when there is one without credentials (built-ins, simulator accounts): its methods say what it can do. */
+  /** The connector instance when there is one without credentials (built-ins, simulator accounts). */
   template: Connector | undefined;
   capabilities: Capabilities | undefined;
 }
@@ -49,7 +49,7 @@ export function builtInTargets(rt: Runtime, livemode: boolean): RouteTarget[] {
     .names()
     .map((name) => registry.get(name)!)
     .filter((c) => c.modes.includes(mode))
-    .map((c) => ({ key: c.name, name: c.name, connector: c.name, connectorAccount: null, template: c, capabilities: undefined }));
+    .map((c) => ({ key: c.name, name: c.name, connector: c.name, connectorAccount: null, template: c, capabilities: capabilitiesOf(c.name, c) }));
 }
 
 /** Why a connector account cannot take new movements now, or undefined when it can. */
@@ -60,24 +60,19 @@ export function unusableBecause(rt: Runtime, account: Pick<AccountRef, 'connecto
 }
 
 export function accountTarget(rt: Runtime, account: AccountRef): RouteTarget {
-  const entry = catalogueEntry(account.connector);
+  const template = rt.connectors.registry.get(account.connector);
   return {
     key: account.id,
     name: account.name,
     connector: account.connector,
     connectorAccount: account.id,
-    template: rt.connectors.registry.get(account.connector),
-    capabilities: entry && accountCapabilities(entry, account.fields),
+    template,
+    capabilities: capabilitiesOf(account.connector, template, account.fields),
   };
 }
 
-/** Whether the target can take this kind of movement. */
+/** Whether the target can take this kind of movement: what its capabilities say (catalogue.ts), nothing else. */
 export function capable(target: RouteTarget, need: Need): boolean {
-  const t = target.template;
-  if (t) {
-    if (need === 'payout') return typeof t.payout === 'function';
-    return t.paymentMethodTypes.includes(need) && (need !== 'mandate' || t.setupMandate !== undefined);
-  }
   const c = target.capabilities;
   if (!c) return false;
   return need === 'card' ? c.card_payments : need === 'payout' ? c.payouts : c.mandate_schemes.length > 0;
