@@ -16,6 +16,7 @@ import type { MandateRow } from '../mandates/outcome.js';
 import { summarizeCard, validateCard } from './cards.js';
 import { returnEndpointUrl, type PaymentRow } from './outcome.js';
 import type { CreatePaymentBody } from './schema.js';
+import { NEW_PAYMENT_STATUS } from './state.js';
 
 type OrderRow = PaymentOrderRow;
 
@@ -81,7 +82,7 @@ export function newPaymentRow(
     id: newId('pay').uuid,
     livemode: ctx.livemode,
     paymentOrderId: order.id,
-    status: 'pending',
+    status: NEW_PAYMENT_STATUS,
     amount: order.amount,
     currency: order.currency,
     amountRefunded: 0,

@@ -13,3 +13,6 @@ export const paymentStates = defineStateMachine<PaymentStatus>('payment', {
   succeeded: ['failed'],
   failed: [],
 });
+
+/** The status a new payment starts in (both create paths: plan.ts and at-once.ts). */
+export const NEW_PAYMENT_STATUS = 'pending' satisfies PaymentStatus;
