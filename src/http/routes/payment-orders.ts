@@ -24,7 +24,7 @@ const IdempotencyHeader = (required: boolean) =>
   });
 const tags = ['payment orders'];
 
-export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl'>) {
+export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl' | 'now'>) {
   app.post(
     '/v1/payment-orders',
     {
@@ -38,7 +38,7 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt:
         response: { 201: PaymentOrderRef, ...errorResponses() },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body, rt.publicUrl())),
+    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body, rt.publicUrl(), rt.now())),
   );
 
   registerReadRoutes(app, {
