@@ -13,7 +13,9 @@
 // resolutions and the clock moving on. A failure prints fast-check's seed and path.
 import fc from 'fast-check';
 import { sql } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AT_ONCE_PREPARED } from '../src/domain/payments/at-once.js';
+import { CREATE_ORDER } from '../src/domain/payment-orders/fast-create.js';
 import { normalised, SET_ASIDE } from '../sim/digest.js';
 import { parseId } from '../src/kernel/ids.js';
 import { useService, type ServiceFixture, type TestTenant } from './fixtures.js';
@@ -209,6 +211,26 @@ function comparable(side: Side, print: Awaited<ReturnType<typeof footprint>>): R
 
 let sequence = 0;
 
+/** Counts the one-statement texts a service's pool sends: the fast side must take them, the other never. */
+function oneStatementsSent(h: ServiceFixture): () => number {
+  const texts = new Set([CREATE_ORDER, ...AT_ONCE_PREPARED].map((s) => s.text));
+  const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
+  const send = client.query;
+  let sent = 0;
+  client.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    if (texts.has(typeof q === 'string' ? q : (q?.text ?? ''))) sent++;
+    return send.apply(this, args);
+  };
+  return () => sent;
+}
+let sentByFast: () => number;
+let sentByGeneral: () => number;
+beforeAll(() => {
+  sentByFast = oneStatementsSent(fast);
+  sentByGeneral = oneStatementsSent(general);
+});
+
 describe('the one-statement paths against the general path', () => {
   it('leave the same answers, rows, events, ledger and idempotency records for any sequence of requests', async () => {
     const sides = (): [Side, Side] =>
@@ -234,5 +256,7 @@ describe('the one-statement paths against the general path', () => {
       }),
       { numRuns: 20, verbose: 1 },
     );
+    expect(sentByFast()).toBeGreaterThan(0);
+    expect(sentByGeneral()).toBe(0);
   }, 120_000);
 });
