@@ -17,7 +17,7 @@ const rows = async (db: Db, q: ReturnType<typeof sql>): Promise<Row[]> => ((awai
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const TYPEID = /\b([a-z]+)_([0-7][0-9a-hjkmnp-tv-z]{25})\b/g;
 const OPAQUE = /[A-Za-z0-9+/=_.:-]{40,}/g;
-const SET_ASIDE = new Set(['fingerprint', 'bank_fingerprint', 'redacted', 'duration_ms', 'slot', 'challenge_id', 'action_token', 'next_action']);
+export const SET_ASIDE: ReadonlySet<string> = new Set(['fingerprint', 'bank_fingerprint', 'redacted', 'duration_ms', 'slot', 'challenge_id', 'action_token', 'next_action']);
 const QUERIES: Record<string, string> = {
   ledger_balances: 'SELECT account_id, livemode, ledger_account, currency, sum(balance)::bigint AS balance FROM ledger_balances GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4',
   // The fan-out names its deliveries with PostgreSQL's gen_random_uuid() (src/domain/webhooks/delivery/queue.ts),
@@ -29,10 +29,6 @@ const QUERIES: Record<string, string> = {
 export async function stateDigest(db: Db, dump?: (line: string) => void): Promise<string> {
   const tables = (await rows(db, sql`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
   const tokens = new Map<string, number>();
-  const token = (uuid: string) => {
-    if (!tokens.has(uuid)) tokens.set(uuid, tokens.size);
-    return `#${tokens.get(uuid)}`;
-  };
   const hash = crypto.createHash('sha256');
   for (const table of tables) {
     if (table.startsWith('__drizzle')) continue;
@@ -44,20 +40,34 @@ export async function stateDigest(db: Db, dump?: (line: string) => void): Promis
     hash.update(`\n${table}\n`);
     dump?.(`== ${table}`);
     for (const row of await rows(db, sql.raw(QUERIES[table] ?? `SELECT * FROM "${table}" ORDER BY ${order}`))) {
-      const text = JSON.stringify(row, (k, v) => (SET_ASIDE.has(k) ? '-' : typeof v === 'bigint' ? String(v) : v))
-        .replace(TYPEID, (whole, prefix: string) => {
-          try {
-            return `${prefix}:${token(toUUID(fromString(whole, prefix) as never))}`;
-          } catch {
-            return whole;
-          }
-        })
-        .replace(UUID, (uuid) => token(uuid))
-        .replace(OPAQUE, '<opaque>');
+      const text = normalised(row, tokens);
       hash.update(text);
       dump?.(text);
       hash.update('\n');
     }
   }
   return hash.digest('hex');
+}
+
+/**
+ * One digest line: `value` as JSON with the set-aside fields blanked, UUIDs and the TypeIDs made
+ * from them as tokens of their first appearance in `tokens` (shared by the lines of one digest, so
+ * an id reads the same wherever it appears), long opaque strings as a placeholder. Also what
+ * test/fast-paths.differential.test.ts compares two databases by.
+ */
+export function normalised(value: unknown, tokens: Map<string, number>, setAside: ReadonlySet<string> = SET_ASIDE): string {
+  const token = (uuid: string) => {
+    if (!tokens.has(uuid)) tokens.set(uuid, tokens.size);
+    return `#${tokens.get(uuid)}`;
+  };
+  return JSON.stringify(value, (k, v) => (setAside.has(k) ? '-' : typeof v === 'bigint' ? String(v) : v))
+    .replace(TYPEID, (whole, prefix: string) => {
+      try {
+        return `${prefix}:${token(toUUID(fromString(whole, prefix) as never))}`;
+      } catch {
+        return whole;
+      }
+    })
+    .replace(UUID, (uuid) => token(uuid))
+    .replace(OPAQUE, '<opaque>');
 }

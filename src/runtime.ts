@@ -21,6 +21,13 @@ export interface Runtime {
   callsFor(owner: Owner): CallDeps;
   now: () => Date;
   random: () => number;
+  /**
+   * Whether the routes that have a one-statement path (order and card payment creates) defer their
+   * Idempotency-Key's claim to it (src/http/idempotency.ts). Off, the hook claims every key first
+   * and every request takes the general path: test/fast-paths.differential.test.ts runs the same
+   * requests both ways and compares what they leave.
+   */
+  oneStatementPaths: boolean;
   /** The idempotency lock timeout: until then a crashed request's retry may resume its movement. */
   idempotencyLockTimeoutS: number;
   routingCache: Map<string, RoutingCacheEntry>;
@@ -43,6 +50,8 @@ export interface RuntimeOptions extends ConnectorOptions {
   now?: () => Date;
   random?: () => number;
   metrics?: Metrics;
+  /** False: every request takes the general path (for the differential test of the two); default true. */
+  oneStatementPaths?: boolean;
 }
 
 export type RuntimeConfig = Pick<Config, 'payments' | 'payouts' | 'encryptionKeys' | 'idempotencyLockTimeoutS' | 'publicBaseUrl' | 'host' | 'port'>;
@@ -73,6 +82,7 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
     callsFor: (owner) => ({ ...call, owner: { accountId: owner.accountId, livemode: owner.livemode } }),
     now,
     random: opts.random ?? Math.random,
+    oneStatementPaths: opts.oneStatementPaths ?? true,
     idempotencyLockTimeoutS: config.idempotencyLockTimeoutS,
     routingCache: new Map(),
     publicUrl,

@@ -204,7 +204,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await applyRateLimit(deps.rateLimiter, config, principal, reply, req.log);
   });
 
-  app.addHook('preHandler', idempotencyHook(database.db, config, rt.encryptor));
+  app.addHook('preHandler', idempotencyHook(database.db, config, rt.encryptor, rt.oneStatementPaths));
   app.addHook('onResponse', replayEvidenceHook(database.db));
   countRequests(app, rt.metrics);
 

@@ -15,7 +15,8 @@ import type { Outcome } from '../kernel/context.js';
 import { sendOutcome } from './types.js';
 import { recordReplay } from '../domain/accounts/integration.js';
 
-export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor) {
+/** `oneStatementPaths`: whether deferred routes defer their claim (Runtime.oneStatementPaths); off, every key is claimed here. */
+export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor, oneStatementPaths: boolean) {
   const settings = { retentionS: config.idempotencyRetentionS, lockTimeoutS: config.idempotencyLockTimeoutS, encryptor };
   const claim = async (req: FastifyRequest, key: string, print: string): Promise<Outcome | undefined> => {
     let result;
@@ -45,7 +46,7 @@ export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor) {
     const fingerprintOf = req.routeOptions.config.idempotencyFingerprint;
     const body = fingerprintOf ? fingerprintOf(req.body) : req.body;
     const print = fingerprint(req.method, req.url, body);
-    if (req.routeOptions.config.idempotencyDeferred) {
+    if (oneStatementPaths && req.routeOptions.config.idempotencyDeferred) {
       req.ctx.deferredIdempotency = {
         key: header,
         fingerprint: print,

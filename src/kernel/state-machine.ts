@@ -15,6 +15,12 @@ export interface StateMachine<S extends string, G extends string = never> {
   sourcesOf(to: S): S[];
   /** Throws a typed invalid_state error naming the current status and the allowed ones. */
   assert(from: S, to: S, operation: string): void;
+  /**
+   * The move from → to for a statement written once at module load (the one-statement paths):
+   * a table without that move stops the module from loading instead of leaving SQL behind that
+   * still makes it.
+   */
+  edge<F extends S, T extends S>(from: F, to: T): { from: F; to: T };
 }
 
 export function defineStateMachine<S extends string, G extends string = never>(
@@ -36,5 +42,23 @@ export function defineStateMachine<S extends string, G extends string = never>(
     assert(f, to, operation) {
       if (!table[f].includes(to)) throw invalidState(objectName, f, sourcesOf(to), operation);
     },
+    edge(f, to) {
+      if (!table[f].includes(to)) throw new Error(`the ${objectName} state table has no move ${f} → ${to}`);
+      return { from: f, to };
+    },
   };
+}
+
+const STATUS_WORD = /^[a-z_]+$/;
+
+/** A status as an SQL literal; statuses are lower-case words (checked), so nothing needs escaping. */
+export function sqlStatus(status: string): string {
+  if (!STATUS_WORD.test(status)) throw new Error(`not a status: ${status}`);
+  return `'${status}'`;
+}
+
+/** `column = 'a'`, or `column IN ('a', 'b')`: a condition on statuses taken from a state table. */
+export function sqlStatusIn(statuses: readonly string[], column = 'status'): string {
+  if (statuses.length === 0) throw new Error('a status condition needs at least one status');
+  return statuses.length === 1 ? `${column} = ${sqlStatus(statuses[0]!)}` : `${column} IN (${statuses.map(sqlStatus).join(', ')})`;
 }

@@ -1,8 +1,9 @@
 // The double-entry journal: the one place that writes it (besides the one-statement payment
-// finish, which takes its lines and balance changes from here). Every movement of money is an entry
-// whose signed lines (debit positive, credit negative) sum to zero; this function refuses any
-// other, and a deferred constraint trigger checks it again at commit (migration 0002), so not even
-// hand-written SQL can leave an unbalanced entry behind. The journal is append-only.
+// finish, which takes its lines from settlement.ts and its balance changes from here). Every
+// movement of money is an entry whose signed lines (debit positive, credit negative) sum to zero;
+// this function refuses any other, and a deferred constraint trigger checks it again at commit
+// (migration 0002), so not even hand-written SQL can leave an unbalanced entry behind. The journal
+// is append-only.
 //
 // Balances are running sums of the lines, kept in ledger_balances in the same statement as the
 // entry. Each posting adds to one of BALANCE_SLOTS rows per ledger account (picked at random), so
@@ -148,11 +149,11 @@ export function paymentSucceeded(tx: Executor, m: Movement) {
   return postJournalEntry(tx, { ...m, type: 'payment', lines: paymentLines(m.amount) });
 }
 
-/** A succeeded payment: the processor holds the money for us, and we owe it to the merchant at once. */
-export function paymentLines(amount: number): JournalLine[] {
+/** A succeeded payment: the processor holds the money for us, and we owe it to the merchant (at once, unless `merchant` says pending). */
+export function paymentLines(amount: number, merchant: 'merchant_available' | 'merchant_pending' = 'merchant_available'): JournalLine[] {
   return [
     { ledgerAccount: 'processor_clearing', amount },
-    { ledgerAccount: 'merchant_available', amount: -amount },
+    { ledgerAccount: merchant, amount: -amount },
   ];
 }
 

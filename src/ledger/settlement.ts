@@ -11,7 +11,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Executor } from '../storage/db.js';
 import { journalEntries, journalLines, ledgerSettlements } from '../storage/schema.js';
-import { postJournalEntry, type JournalEntryInput, type JournalLine } from './journal.js';
+import { paymentLines, postJournalEntry, type JournalEntryInput, type JournalLine } from './journal.js';
 
 type Movement = Omit<JournalEntryInput, 'lines' | 'type'> & { amount: number };
 type PaymentMovement = Movement & { source: { type: 'payment'; id: string } };
@@ -24,15 +24,21 @@ export interface PaymentBooking {
   availableOn: Date | null;
 }
 
-/** A payment succeeded: gross into the merchant's balance, the fee out of it to fee_revenue, the net pending until available_on. */
-export async function bookPayment(tx: Executor, m: PaymentMovement, booking: PaymentBooking): Promise<string> {
+/**
+ * The lines of a succeeded payment of `amount` booked under `booking`: gross into the merchant's
+ * balance (pending until available_on, else available), the fee out of it to fee_revenue. Also the
+ * one-statement payment finish's lines (src/domain/payments/one-statement.ts), for the default booking.
+ */
+export function paymentBookingLines(amount: number, booking: PaymentBooking): JournalLine[] {
   const merchant = booking.availableOn ? 'merchant_pending' : 'merchant_available';
-  const lines: JournalLine[] = [
-    { ledgerAccount: 'processor_clearing', amount: m.amount },
-    { ledgerAccount: merchant, amount: -m.amount },
-  ];
+  const lines = paymentLines(amount, merchant);
   if (booking.fee > 0) lines.push({ ledgerAccount: merchant, amount: booking.fee }, { ledgerAccount: 'fee_revenue', amount: -booking.fee });
-  const entryId = await postJournalEntry(tx, { ...m, type: 'payment', lines });
+  return lines;
+}
+
+/** A payment succeeded: its lines (paymentBookingLines), and the net pending until available_on. */
+export async function bookPayment(tx: Executor, m: PaymentMovement, booking: PaymentBooking): Promise<string> {
+  const entryId = await postJournalEntry(tx, { ...m, type: 'payment', lines: paymentBookingLines(m.amount, booking) });
   const net = m.amount - booking.fee;
   if (booking.availableOn && net > 0) {
     await tx.insert(ledgerSettlements).values({

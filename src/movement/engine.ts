@@ -32,6 +32,9 @@ import { resume, resumeBySending } from './saga.js';
 /** The recovery point a movement's first phase leaves on the request's key. */
 export const recoveryPointOf = (kind: Pick<AnyKind, 'object'>, uuid: string) => `${kind.object}_created:${uuid}`;
 
+/** The event a movement's first phase writes (also in the one-statement payment's SQL). */
+export const createdEventOf = (kind: Pick<AnyKind, 'object'>) => `${kind.object}.created` as EventType;
+
 /** The movement a retried request's key says its first phase committed, if any. */
 function committedMovement(kind: AnyKind, ctx: RequestContext): string | undefined {
   const point = ctx.idempotency?.recoveryPoint;
@@ -90,7 +93,7 @@ export async function runMovement<Row extends MovementRow, Request>(
   const row = await db.transaction(async (tx) => {
     const admitted = await admission.admit(tx, now);
     if (!admitted) return undefined;
-    await recordEvent(tx, ctx, `${kind.object}.created` as EventType, kind.view(admitted) as { id: string }, now);
+    await recordEvent(tx, ctx, createdEventOf(kind), kind.view(admitted) as { id: string }, now);
     await setRecoveryPoint(tx, ctx, recoveryPointOf(kind, admitted.id));
     return admitted;
   });

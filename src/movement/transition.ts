@@ -52,9 +52,14 @@ export async function moveTo<Row extends MovementRow, Status extends string, O e
   t.states.assert(row.status as Status, to, operation);
   const after = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
   await t.effects?.[to]?.(tx, ctx, after, now);
-  // `to` is typed so that this name is in the catalogue; the compiler cannot follow a generic template.
-  await recordEvent(tx, ctx, `${t.object}.${to}` as EventType, t.view(after), now);
+  await recordEvent(tx, ctx, statusEvent<O, Status>(t.object, to), t.view(after), now);
   return after;
+}
+
+/** The event a move to `to` writes (also in the one-statement payment's SQL, src/domain/payments/one-statement.ts). */
+export function statusEvent<O extends EventObject, Status extends string>(object: O, to: EventfulStatus<O, Status>): EventType {
+  // `to` is typed so that this name is in the catalogue; the compiler cannot follow a generic template.
+  return `${object}.${to}` as EventType;
 }
 
 /** The row's attempt records followed by `attempts`. */

@@ -73,11 +73,6 @@ export async function inFlightPayment(db: Db, checkout: Checkout): Promise<Payme
   return row;
 }
 
-/** Whether the order takes a card now: open and not past its expiry. */
-export function payable(order: PaymentOrderRow, now: Date): boolean {
-  return order.status === 'open' && order.expiresAt > now;
-}
-
 export type CheckoutResult = { kind: 'payment'; payment: PaymentView } | { kind: 'refused'; code: string; message: string; param: string | null };
 
 export interface CheckoutSettings {

@@ -16,6 +16,8 @@ import type { paymentOrders } from '../../storage/schema.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { PaymentOrderView } from './schema.js';
 import type { EventType } from '../../events/types.js';
+import { sqlStatus } from '../../kernel/state-machine.js';
+import { NEW_ORDER_STATUS } from './state.js';
 
 export interface DeferredClaim {
   key: string;
@@ -23,8 +25,12 @@ export interface DeferredClaim {
   retentionS: number;
 }
 
-// The event type is checked against the catalogue at compile time (`satisfies`); the text is plain SQL.
-const CREATE_ORDER: RawStatement = {
+/** The event of a new order, written by both create paths (service.ts and here). */
+export const PAYMENT_ORDER_CREATED = 'payment_order.created' satisfies EventType;
+
+// Built once, at load: the first status from the state table's module, the event type checked
+// against the catalogue at compile time (`satisfies`).
+export const CREATE_ORDER: RawStatement = {
   name: 'create_payment_order_v2',
   text: `WITH claimed AS (
   ${fastPathKeySql.insertFinished({ account: '$1', livemode: '$2', key: '$3', fingerprint: '$4', status: 201, body: '$5', requestId: '$6', retentionS: '$7' })}
@@ -32,11 +38,11 @@ const CREATE_ORDER: RawStatement = {
 ), inserted AS (
   INSERT INTO payment_orders (account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name,
                               description, metadata, expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at)
-  SELECT $1, $8, $2, 'open', $9, 0, $10, $11, $12, $13, $14, $15::jsonb, $16, $21, $22, $23, $24, 1, $17, $17 FROM claimed
+  SELECT $1, $8, $2, ${sqlStatus(NEW_ORDER_STATUS)}, $9, 0, $10, $11, $12, $13, $14, $15::jsonb, $16, $21, $22, $23, $24, 1, $17, $17 FROM claimed
   RETURNING 1
 )
 INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
-SELECT $1, $18, $2, '${'payment_order.created' satisfies EventType}', $19, $20::jsonb, $6, $3, $17 FROM inserted
+SELECT $1, $18, $2, '${PAYMENT_ORDER_CREATED}', $19, $20::jsonb, $6, $3, $17 FROM inserted
 RETURNING 1 AS created`,
 };
 

@@ -12,8 +12,8 @@ import { recordEvent, systemContext } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
 import { changeOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
-import { paymentOrderStates, type PaymentOrderStatus } from './state.js';
-import { createPaymentOrderAtOnce, type DeferredClaim } from './one-statement.js';
+import { NEW_ORDER_STATUS, paymentOrderStates, type PaymentOrderStatus } from './state.js';
+import { createPaymentOrderAtOnce, PAYMENT_ORDER_CREATED, type DeferredClaim } from './one-statement.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import { customerUrl } from '../../kernel/customer-urls.js';
 
@@ -78,7 +78,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expires
     accountId: ctx.accountId,
     id: newId('ord').uuid,
     livemode: ctx.livemode,
-    status: 'open',
+    status: NEW_ORDER_STATUS,
     amount: input.amount,
     amountPaid: 0,
     currency: input.currency,
@@ -132,7 +132,7 @@ export async function createPaymentOrder(db: Db, ctx: RequestContext, input: Cre
   return db.transaction(async (tx) => {
     const [row] = await tx.insert(paymentOrders).values(newRow).returning();
     const view = paymentOrderView(row!);
-    await recordEvent(tx, ctx, 'payment_order.created', view, now);
+    await recordEvent(tx, ctx, PAYMENT_ORDER_CREATED, view, now);
     return respond(tx, ctx, 201, view);
   });
 }

@@ -1,4 +1,4 @@
-import { defineStateMachine } from '../../kernel/state-machine.js';
+import { defineStateMachine, sqlStatusIn } from '../../kernel/state-machine.js';
 
 export const PAYMENT_ORDER_STATUSES = ['open', 'processing', 'paid', 'cancelled', 'expired'] as const;
 export type PaymentOrderStatus = (typeof PAYMENT_ORDER_STATUSES)[number];
@@ -11,3 +11,24 @@ export const paymentOrderStates = defineStateMachine<PaymentOrderStatus>('paymen
   cancelled: [],
   expired: [],
 });
+
+/** The status a new order starts in (both create paths: service.ts and one-statement.ts). */
+export const NEW_ORDER_STATUS = 'open' satisfies PaymentOrderStatus;
+
+/** The statuses from which a payment may take an order: those the table lets move to `processing`. */
+const PAYABLE_STATUSES: readonly PaymentOrderStatus[] = paymentOrderStates.sourcesOf('processing');
+
+/**
+ * Whether an order can take a payment now: in a payable status and not past its expires_at. One
+ * rule in two forms, side by side: `test` for the general path's admit rule, the checkout and the
+ * one-statement payment's read; `sql` for that payment's statement (src/domain/payments/one-statement.ts),
+ * its two conditions apart because the statement checks the order's version between them.
+ */
+export const orderPayable = {
+  test: (order: { status: PaymentOrderStatus; expiresAt: Date }, now: Date): boolean => PAYABLE_STATUSES.includes(order.status) && order.expiresAt > now,
+  sql: {
+    status: sqlStatusIn(PAYABLE_STATUSES),
+    /** `now`: the statement's parameter holding the request's instant. */
+    notExpired: (now: string) => `expires_at > ${now}`,
+  },
+};

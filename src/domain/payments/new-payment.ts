@@ -15,6 +15,7 @@ import type { MandateRow } from '../mandates/transitions.js';
 import { summarizeCard, validateCard } from './cards.js';
 import { returnEndpointUrl, type PaymentRow } from './transitions.js';
 import type { CreatePaymentBody } from './schema.js';
+import { NEW_PAYMENT_STATUS } from './state.js';
 
 type OrderRow = PaymentOrderRow;
 
@@ -70,7 +71,7 @@ export function newPaymentRow(
     id: newId('pay').uuid,
     livemode: ctx.livemode,
     paymentOrderId: order.id,
-    status: 'pending',
+    status: NEW_PAYMENT_STATUS,
     amount: order.amount,
     currency: order.currency,
     amountRefunded: 0,

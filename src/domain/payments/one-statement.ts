@@ -26,14 +26,19 @@ import { fastPathKeySql } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
-import { balanceChanges, paymentLines } from '../../ledger/journal.js';
+import { balanceChanges, type EntryType, type JournalEntryInput } from '../../ledger/journal.js';
+import { paymentBookingLines } from '../../ledger/settlement.js';
+import { bookingUnder, DEFAULT_TERMS, noTermsSql } from '../terms/service.js';
+import { sqlStatus, sqlStatusIn } from '../../kernel/state-machine.js';
+import { orderPayable, paymentOrderStates, type PaymentOrderStatus } from '../payment-orders/state.js';
+import { NEW_PAYMENT_STATUS, paymentStates, type PaymentStatus } from './state.js';
+import { statusEvent } from '../../movement/transition.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
 import { onlySimulated, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
-import type { EventType } from '../../events/types.js';
-import { recoveryPointOf } from '../../movement/engine.js';
+import { createdEventOf, recoveryPointOf } from '../../movement/engine.js';
 import { paymentKind } from './kind.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 import {
@@ -52,23 +57,37 @@ const READ_ORDER: RawStatement = {
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
 
-// Event types in statement texts are written `${'…' satisfies EventType}`: checked against the
-// catalogue at compile time, the same text at run time.
+// The statements' rules are the general path's, rendered into their texts once, at load: the
+// conditions and first statuses from the state tables' modules (orderPayable, NEW_PAYMENT_STATUS),
+// each move checked against its table (`edge`: a table without it stops this module loading), the
+// events named as the general path names them, the ledger lines and the "no terms" condition from
+// the booking's own modules. The rendered texts are those of the statements' names
+// (test/fast-paths.statements.test.ts): a text that changes takes a new name.
+//   phase 1: the order, payable, → processing (the general path's admit rule, service.ts);
+//   phase 3: the payment, still in its first status, → succeeded; its order, processing, → paid
+//            (outcome.ts: moveTo and orderFollows), booked under the default terms.
+type JournalSource = NonNullable<JournalEntryInput['source']>['type'];
+const ORDER_TAKEN = 'processing' satisfies PaymentOrderStatus;
+const PAYMENT_SUCCEEDS = paymentStates.edge(NEW_PAYMENT_STATUS, 'succeeded');
+const ORDER_PAID = paymentOrderStates.edge(ORDER_TAKEN, 'paid');
+// The finish writes journal lines only: a default booking that held money back (a settlement row) could not be written here.
+if (bookingUnder(DEFAULT_TERMS, 1, new Date(0)).availableOn !== null) throw new Error('the one-statement finish books only terms without a settlement delay');
+
 const CREATE_PAYMENT: RawStatement = {
   name: 'payment_create_v1',
   text: `WITH ord AS (
-  UPDATE payment_orders SET status = 'processing', version = version + 1, updated_at = $5
-  WHERE account_id = $1 AND livemode = $2 AND id = $3 AND status = 'open' AND version = $4 AND expires_at > $5
+  UPDATE payment_orders SET status = ${sqlStatus(ORDER_TAKEN)}, version = version + 1, updated_at = $5
+  WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${orderPayable.sql.status} AND version = $4 AND ${orderPayable.sql.notExpired('$5')}
   RETURNING 1
 ), pay AS (
   INSERT INTO payments (account_id, id, livemode, payment_order_id, status, amount, currency, amount_refunded, payment_method, route, connector,
                         connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, version, created_at, updated_at)
-  SELECT $1, $6, $2, $3, 'pending', $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, 1, $5, $5 FROM ord
+  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, 1, $5, $5 FROM ord
   RETURNING 1
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $19, $20, $5
-  FROM pay, (VALUES ($13::uuid, '${'payment_order.processing' satisfies EventType}', $14::text, $15::jsonb), ($16::uuid, '${'payment.created' satisfies EventType}', $17::text, $18::jsonb)) AS e(id, type, object_id, data)
+  FROM pay, (VALUES ($13::uuid, '${paymentOrderEventType(ORDER_TAKEN)}', $14::text, $15::jsonb), ($16::uuid, '${createdEventOf(paymentKind)}', $17::text, $18::jsonb)) AS e(id, type, object_id, data)
 )
 ${fastPathKeySql.insertClaimed('pay', { account: '$1', livemode: '$2', key: '$20', fingerprint: '$21', recoveryPoint: '$22', requestId: '$19', retentionS: '$23' })}
 RETURNING 1 AS created`,
@@ -77,18 +96,18 @@ RETURNING 1 AS created`,
 const FINISH_SUCCEEDED: RawStatement = {
   name: 'payment_finish_succeeded_v2',
   text: `WITH pay AS (
-  UPDATE payments SET status = 'succeeded', connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
+  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
                       next_status_check_at = NULL, version = version + 1, updated_at = $8
-  WHERE account_id = $1 AND livemode = $2 AND id = $3 AND status = 'pending' AND version = $4
-    AND NOT EXISTS (SELECT 1 FROM account_terms WHERE account_id = $1)
+  WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${sqlStatusIn([PAYMENT_SUCCEEDS.from])} AND version = $4
+    AND ${noTermsSql('$1')}
   RETURNING 1
 ), ord AS (
-  UPDATE payment_orders SET status = 'paid', amount_paid = amount_paid + $11, version = version + 1, updated_at = $8
-  FROM pay WHERE account_id = $1 AND livemode = $2 AND id = $9 AND status = 'processing' AND version = $10
+  UPDATE payment_orders SET status = ${sqlStatus(ORDER_PAID.to)}, amount_paid = amount_paid + $11, version = version + 1, updated_at = $8
+  FROM pay WHERE account_id = $1 AND livemode = $2 AND id = $9 AND ${sqlStatusIn([ORDER_PAID.from])} AND version = $10
   RETURNING 1
 ), entry AS (
   INSERT INTO journal_entries (account_id, id, livemode, type, currency, source_type, source_id, description, created_at)
-  SELECT $1, $12, $2, 'payment', $13, 'payment', $3, NULL, $8 FROM ord
+  SELECT $1, $12, $2, '${'payment' satisfies EntryType}', $13, '${'payment' satisfies JournalSource}', $3, NULL, $8 FROM ord
 ), lines AS (
   INSERT INTO journal_lines (account_id, entry_id, line_no, livemode, ledger_account, amount)
   SELECT $1, $12, l.line_no, $2, l.ledger_account, l.amount FROM ord, unnest($14::text[], $15::bigint[]) WITH ORDINALITY AS l(ledger_account, amount, line_no)
@@ -99,7 +118,7 @@ const FINISH_SUCCEEDED: RawStatement = {
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $25, $26, $8
-  FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, '${'payment.succeeded' satisfies EventType}', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
+  FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, '${statusEvent<'payment', PaymentStatus>('payment', PAYMENT_SUCCEEDS.to)}', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
 ), answered AS (
   -- entry, lines, balances and ev write whenever ord returned its row (they have no condition of
   -- their own), so counting pay against answered is enough for the guard below.
@@ -112,6 +131,8 @@ SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) TH
 
 /** The statements' texts, for the benchmark's pgbench script (bench/payments.ts). */
 export const AT_ONCE_STATEMENTS = { readOrder: READ_ORDER.text, createPayment: CREATE_PAYMENT.text, finishSucceeded: FINISH_SUCCEEDED.text };
+/** The statements as prepared, by name (test/fast-paths.statements.test.ts holds each name to its text). */
+export const AT_ONCE_PREPARED: readonly RawStatement[] = [READ_ORDER, CREATE_PAYMENT, FINISH_SUCCEEDED];
 
 const ABORT_REASON = 'payment_finish_at_once:';
 
@@ -169,7 +190,7 @@ export async function tryCreateCardPaymentAtOnce(
   const orderUuid = parseId('ord', input.payment_order);
   if (!orderUuid) return undefined;
   const order = await readOrder(db, ctx, orderUuid);
-  if (!order || order.status !== 'open' || order.expiresAt <= now) return undefined;
+  if (!order || !orderPayable.test(order, now)) return undefined;
   const routing = await routingFor(db, rt, ctx);
   const route = planPaymentRoute(rt, routing, order, 'card');
   if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
@@ -180,7 +201,7 @@ export async function tryCreateCardPaymentAtOnce(
   }
 
   const payment = newPaymentRow(rt, ctx, order, cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
-  const processing: PaymentOrderRow = { ...order, status: 'processing', version: order.version + 1, updatedAt: now };
+  const processing: PaymentOrderRow = { ...order, status: ORDER_TAKEN, version: order.version + 1, updatedAt: now };
   const orderView = paymentOrderView(processing);
   const view = paymentView(payment);
   const recoveryPoint = recoveryPointOf(paymentKind, payment.id);
@@ -237,7 +258,7 @@ export async function finishSucceededAtOnce(
   if (!ctx.idempotency || payment.attempts.length > 0) return undefined;
   const paid: PaymentRow = {
     ...payment,
-    status: 'succeeded',
+    status: PAYMENT_SUCCEEDS.to,
     connector: update.connector,
     connectorReference: update.connectorReference,
     attempts: attempts as unknown as PaymentRow['attempts'],
@@ -247,11 +268,11 @@ export async function finishSucceededAtOnce(
     version: payment.version + 1,
     updatedAt: now,
   };
-  const paidOrder: PaymentOrderRow = { ...order, status: 'paid', amountPaid: order.amountPaid + payment.amount, version: order.version + 1, updatedAt: now };
+  const paidOrder: PaymentOrderRow = { ...order, status: ORDER_PAID.to, amountPaid: order.amountPaid + payment.amount, version: order.version + 1, updatedAt: now };
   const view = paymentView(paid);
   const orderView = paymentOrderView(paidOrder);
   const body = JSON.stringify(view);
-  const lines = paymentLines(payment.amount);
+  const lines = paymentBookingLines(payment.amount, bookingUnder(DEFAULT_TERMS, payment.amount, now));
   const balances = balanceChanges(lines);
   try {
     const [row] = await rawQuery<{ finished: number }>(db, FINISH_SUCCEEDED, [
@@ -274,7 +295,7 @@ export async function finishSucceededAtOnce(
       balances.map((b) => b.slot),
       balances.map((b) => b.amount),
       newId('evt').uuid,
-      paymentOrderEventType('paid'),
+      paymentOrderEventType(ORDER_PAID.to),
       orderView.id,
       JSON.stringify({ object: orderView }),
       newId('evt').uuid,

@@ -15,6 +15,7 @@ import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
+import { orderPayable } from '../payment-orders/state.js';
 import { onlySimulated, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './one-statement.js';
@@ -85,7 +86,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (!orderUuid) return undefined;
       const order = await lockPaymentOrder(tx, ctx, orderUuid);
       if (!order) return undefined;
-      if (order.status !== 'open' || order.expiresAt <= now) {
+      if (!orderPayable.test(order, now)) {
         const status = order.status === 'open' ? 'past its expires_at' : order.status;
         throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
       }

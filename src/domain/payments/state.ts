@@ -22,3 +22,6 @@ export const paymentStates = defineStateMachine<PaymentStatus, 'awaiting' | 'wit
   // Money taken from the customer: what refunds draw on.
   captured: ['succeeded'],
 });
+
+/** The status a new payment starts in (both create paths: new-payment.ts and one-statement.ts). */
+export const NEW_PAYMENT_STATUS = 'pending' satisfies PaymentStatus;

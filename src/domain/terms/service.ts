@@ -2,7 +2,7 @@
 // set-pricing / set-settlement) and as bookings read them. A row per method (card, mandate,
 // payout) and currency, '' being the method's default for every currency; the currency's own row
 // wins, field by field. No row at all means the defaults: no fee, T+0.
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, getTableName, inArray } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { accountTerms } from '../../storage/schema.js';
 import { feeFor, availableOn, type FeeSchedule } from '../../ledger/fees.js';
@@ -27,6 +27,16 @@ export interface ResolvedTerms {
   refundsReturnFee: boolean;
   settlementDays: number;
 }
+
+/** What an account without a row for the method and currency gets: no fee, T+0. */
+export const DEFAULT_TERMS: ResolvedTerms = { fee: null, refundsReturnFee: false, settlementDays: 0 };
+
+/**
+ * The SQL condition under which an account has no terms at all, so every booking of it is under
+ * DEFAULT_TERMS: the one-statement payment finish (src/domain/payments/one-statement.ts) books only then,
+ * without reading terms. `account`: the statement's parameter holding the account's id.
+ */
+export const noTermsSql = (account: string) => `NOT EXISTS (SELECT 1 FROM ${getTableName(accountTerms)} WHERE account_id = ${account})`;
 
 async function upsert(db: Executor, accountUuid: string, method: TermsMethod, currency: string, set: Partial<TermsRow>): Promise<void> {
   await db
@@ -58,19 +68,23 @@ export async function termsFor(db: Executor, accountUuid: string, method: TermsM
   const fallback = rows.find((r) => r.currency === '');
   const pricing = own?.feeBps != null ? own : fallback?.feeBps != null ? fallback : undefined;
   return {
-    fee: pricing ? { bps: pricing.feeBps!, fixed: pricing.feeFixed ?? 0, minimum: pricing.feeMinimum ?? null } : null,
-    refundsReturnFee: own?.refundsReturnFee ?? fallback?.refundsReturnFee ?? false,
-    settlementDays: own?.settlementDays ?? fallback?.settlementDays ?? 0,
+    fee: pricing ? { bps: pricing.feeBps!, fixed: pricing.feeFixed ?? 0, minimum: pricing.feeMinimum ?? null } : DEFAULT_TERMS.fee,
+    refundsReturnFee: own?.refundsReturnFee ?? fallback?.refundsReturnFee ?? DEFAULT_TERMS.refundsReturnFee,
+    settlementDays: own?.settlementDays ?? fallback?.settlementDays ?? DEFAULT_TERMS.settlementDays,
+  };
+}
+
+/** How a payment of `amount` that succeeded at `now` is booked under `terms`. */
+export function bookingUnder(terms: ResolvedTerms, amount: number, now: Date): PaymentBooking {
+  return {
+    fee: terms.fee ? feeFor(amount, terms.fee) : 0,
+    availableOn: terms.settlementDays > 0 ? availableOn(now, terms.settlementDays) : null,
   };
 }
 
 /** How a payment of `amount` that succeeded at `now` is booked under the account's terms. */
 export async function paymentBooking(db: Executor, accountUuid: string, method: 'card' | 'mandate', currency: string, amount: number, now: Date): Promise<PaymentBooking> {
-  const terms = await termsFor(db, accountUuid, method, currency);
-  return {
-    fee: terms.fee ? feeFor(amount, terms.fee) : 0,
-    availableOn: terms.settlementDays > 0 ? availableOn(now, terms.settlementDays) : null,
-  };
+  return bookingUnder(await termsFor(db, accountUuid, method, currency), amount, now);
 }
 
 /** The fee of a payout of `amount` (0 without payout pricing). */

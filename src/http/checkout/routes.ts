@@ -13,7 +13,8 @@ import type { Runtime } from '../../runtime.js';
 import { ApiError } from '../../kernel/errors.js';
 import { CHECKOUT_PATH } from '../../domain/payment-orders/service.js';
 import { CARD_MESSAGES, checkCardForm } from '../../domain/checkout/card-form.js';
-import { checkoutPayment, findCheckout, inFlightPayment, payable, payCheckout, type Checkout, type CheckoutResult } from '../../domain/checkout/service.js';
+import { orderPayable } from '../../domain/payment-orders/state.js';
+import { checkoutPayment, findCheckout, inFlightPayment, payCheckout, type Checkout, type CheckoutResult } from '../../domain/checkout/service.js';
 import type { PaymentRow } from '../../domain/payments/transitions.js';
 import { requestParams } from '../pages.js';
 import { createCsrf } from './csrf.js';
@@ -77,7 +78,7 @@ export function registerCheckoutRoutes(app: App, db: Db, rt: Runtime, deps: Chec
     const self = pathOf(token);
     if (order.status === 'paid') return page(reply, checkout, 'Payment received', paidPage(checkout));
     if (order.status === 'cancelled') return page(reply, checkout, 'Order cancelled', closedPage(checkout, 'cancelled'));
-    if (order.status === 'expired' || (order.status === 'open' && !payable(order, rt.now()))) return page(reply, checkout, 'Order expired', closedPage(checkout, 'expired'));
+    if (order.status === 'expired' || (order.status === 'open' && !orderPayable.test(order, rt.now()))) return page(reply, checkout, 'Order expired', closedPage(checkout, 'expired'));
     if (order.status === 'processing') return page(reply, checkout, 'Payment in progress', waitingPage(checkout, self, await inFlightPayment(db, checkout)));
     // Live card data only over TLS: the order's URL says how the customer reaches this page.
     if (order.livemode && !order.checkoutUrl?.startsWith('https:')) return page(reply, checkout, 'Checkout unavailable', insecurePage(checkout), 503);

@@ -18,7 +18,7 @@ import {
 const PaymentOrderRef = Type.Ref('PaymentOrder');
 const tags = ['payment orders'];
 
-export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl'>) {
+export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl' | 'now'>) {
   app.post(
     '/v1/payment-orders',
     {
@@ -32,7 +32,7 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt:
         response: { 201: PaymentOrderRef, ...errorResponses() },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body, rt.publicUrl())),
+    async (req, reply) => sendOutcome(reply, await createPaymentOrder(db, req.ctx, req.body, rt.publicUrl(), rt.now())),
   );
 
   registerReadRoutes(app, {
