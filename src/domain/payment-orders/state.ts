@@ -3,13 +3,20 @@ import { defineStateMachine, sqlStatusIn } from '../../kernel/state-machine.js';
 export const PAYMENT_ORDER_STATUSES = ['open', 'processing', 'paid', 'cancelled', 'expired'] as const;
 export type PaymentOrderStatus = (typeof PAYMENT_ORDER_STATUSES)[number];
 
-export const paymentOrderStates = defineStateMachine<PaymentOrderStatus>('payment order', {
+const ORDER_TABLE: Record<PaymentOrderStatus, readonly PaymentOrderStatus[]> = {
   open: ['processing', 'cancelled', 'expired'],
   // A failed payment hands the order back for another attempt.
   processing: ['paid', 'open'],
   paid: [],
   cancelled: [],
   expired: [],
+};
+
+export const paymentOrderStates = defineStateMachine<PaymentOrderStatus, 'payable' | 'awaitingPayment'>('payment order', ORDER_TABLE, {
+  // What a payment may take: the statuses the table lets move to `processing`.
+  payable: (Object.keys(ORDER_TABLE) as PaymentOrderStatus[]).filter((s) => ORDER_TABLE[s].includes('processing')),
+  // A payment is under way: its outcome pays the order or opens it again.
+  awaitingPayment: ['processing'],
 });
 
 /** The status a new order starts in (both create paths: service.ts and one-statement.ts). */

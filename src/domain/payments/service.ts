@@ -15,7 +15,7 @@ import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
-import { orderPayable } from '../payment-orders/state.js';
+import { orderPayable, paymentOrderStates } from '../payment-orders/state.js';
 import { onlySimulated, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './one-statement.js';
@@ -87,7 +87,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       const order = await lockPaymentOrder(tx, ctx, orderUuid);
       if (!order) return undefined;
       if (!orderPayable.test(order, now)) {
-        const status = order.status === 'open' ? 'past its expires_at' : order.status;
+        const status = paymentOrderStates.is(order.status, 'payable') ? 'past its expires_at' : order.status;
         throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
       }
       if (mandate) debited = await lockMandateForDebit(tx, mandate, order);
@@ -147,7 +147,7 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
   if (ctx.livemode) throw testHelpersOnly();
   const row = await loadOne(db, ctx, PAYMENTS, id);
   // Only a processor's reversal moves a succeeded payment (a direct debit's money coming back).
-  if (row.status === 'succeeded') throw invalidState('payment', row.status, ['pending', 'requires_action'], 'resolve');
+  if (paymentStates.is(row.status, 'captured')) paymentStates.require(row.status, 'awaiting', 'resolve');
   paymentStates.assert(row.status, outcome, 'resolve');
   if (row.connector === null) {
     throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');

@@ -4,6 +4,7 @@
 // (as the transition table allows), its order follows (paid, or open again for another attempt),
 // a success is credited to the merchant's balance, and each change writes its event. A payment
 // that is already final stays as it is, so late and repeated reports are harmless.
+import { paymentOrderStates } from '../payment-orders/state.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
@@ -82,7 +83,7 @@ const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
 /** The order of a payment that reached its outcome: paid, or open again for another attempt. */
 async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {
   const order = await lockPaymentOrder(tx, { ...ctx, accountId: payment.accountId, livemode: payment.livemode }, payment.paymentOrderId);
-  if (order?.status !== 'processing') return;
+  if (!order || !paymentOrderStates.is(order.status, 'awaitingPayment')) return;
   if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amount });
   else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
 }
