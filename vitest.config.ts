@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // The same suite runs twice: against a real PostgreSQL server over TCP and against the embedded
 // PGlite. Tests that need several processes on one database skip themselves on PGlite (it is
-// single-process by design); see test/helpers.ts `onPostgresOnly`.
+// single-process by design); see test/support/helpers.ts `onPostgresOnly`.
 const shared = {
   include: ['test/**/*.test.ts'],
   testTimeout: 30_000,

@@ -1,11 +1,11 @@
 // npm run connectors:smoke -- <stripe|adyen|adyen-payouts|gocardless>: the connector contract's scenarios that
-// need no fake (test/smoke/connectors.smoke.ts; for adyen-payouts, the payout contract's) against the
+// need no fake (test/connectors/contract/smoke.ts; for adyen-payouts, the payout contract's) against the
 // processor's real sandbox, through a service started in this process on an embedded database
 // (TEST_DB=postgres uses the test PostgreSQL instead).
-// Credentials come from the environment (each sandbox's list is in test/contract/sandboxes.ts);
+// Credentials come from the environment (each sandbox's list is in test/connectors/contract/sandboxes.ts);
 // without them the run is skipped, and says so. Exit code 0: passed or skipped; 1: a scenario
 // failed; 2: usage, or no connector for that processor in this version.
-import { SANDBOXES } from '../test/contract/sandboxes.js';
+import { SANDBOXES } from '../test/connectors/contract/sandboxes.js';
 
 const name = process.argv[2] ?? '';
 const names = Object.keys(SANDBOXES).join('|');
@@ -34,7 +34,7 @@ const vitest = await startVitest('test', [], {
   config: false,
   run: true,
   watch: false,
-  include: ['test/smoke/connectors.smoke.ts'],
+  include: ['test/connectors/contract/smoke.ts'],
   testTimeout: 120_000,
   hookTimeout: 120_000,
   pool: 'forks',

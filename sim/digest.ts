@@ -53,7 +53,7 @@ export async function stateDigest(db: Db, dump?: (line: string) => void): Promis
  * One digest line: `value` as JSON with the set-aside fields blanked, UUIDs and the TypeIDs made
  * from them as tokens of their first appearance in `tokens` (shared by the lines of one digest, so
  * an id reads the same wherever it appears), long opaque strings as a placeholder. Also what
- * test/fast-paths.differential.test.ts compares two databases by.
+ * test/engine/one-statement.differential.test.ts compares two databases by.
  */
 export function normalised(value: unknown, tokens: Map<string, number>, setAside: ReadonlySet<string> = SET_ASIDE): string {
   const token = (uuid: string) => {

@@ -24,7 +24,7 @@ export interface Runtime {
   /**
    * Whether the routes that have a one-statement path (order and card payment creates) defer their
    * Idempotency-Key's claim to it (src/http/idempotency.ts). Off, the hook claims every key first
-   * and every request takes the general path: test/fast-paths.differential.test.ts runs the same
+   * and every request takes the general path: test/engine/one-statement.differential.test.ts runs the same
    * requests both ways and compares what they leave.
    */
   oneStatementPaths: boolean;

@@ -97,7 +97,7 @@ export const ErrorResponse = Type.Object(
 
 /**
  * Named examples of a request body, shown by the document as the body's examples (@fastify/swagger
- * reads `x-examples`); test/openapi.contract.test.ts sends each to the service.
+ * reads `x-examples`); test/api/openapi.contract.test.ts sends each to the service.
  */
 export function bodyExamples(examples: Record<string, { summary: string; value: unknown }>) {
   return { 'x-examples': examples };

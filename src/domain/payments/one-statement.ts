@@ -62,7 +62,7 @@ FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 // each move checked against its table (`edge`: a table without it stops this module loading), the
 // events named as the general path names them, the ledger lines and the "no terms" condition from
 // the booking's own modules. The rendered texts are those of the statements' names
-// (test/fast-paths.statements.test.ts): a text that changes takes a new name.
+// (test/engine/one-statement.statements.test.ts): a text that changes takes a new name.
 //   phase 1: the order, payable, → processing (the general path's admit rule, service.ts);
 //   phase 3: the payment, still in its first status, → succeeded; its order, processing, → paid
 //            (outcome.ts: moveTo and orderFollows), booked under the default terms.
@@ -131,7 +131,7 @@ SELECT CASE WHEN (SELECT count(*) FROM pay) = (SELECT count(*) FROM answered) TH
 
 /** The statements' texts, for the benchmark's pgbench script (bench/payments.ts). */
 export const AT_ONCE_STATEMENTS = { readOrder: READ_ORDER.text, createPayment: CREATE_PAYMENT.text, finishSucceeded: FINISH_SUCCEEDED.text };
-/** The statements as prepared, by name (test/fast-paths.statements.test.ts holds each name to its text). */
+/** The statements as prepared, by name (test/engine/one-statement.statements.test.ts holds each name to its text). */
 export const AT_ONCE_PREPARED: readonly RawStatement[] = [READ_ORDER, CREATE_PAYMENT, FINISH_SUCCEEDED];
 
 const ABORT_REASON = 'payment_finish_at_once:';

@@ -1,0 +1,213 @@
+// A fake Stripe on a local port, for the endpoints the connector uses: PaymentIntents (create and
+// confirm, retrieve, search on metadata) and Refunds (create, retrieve). It behaves as Stripe
+// documents: form-encoded requests with a Bearer secret key, Idempotency-Key (same key and same
+// parameters → the same answer replayed; other parameters → 400 idempotency_error), test cards
+// choosing the outcome, card errors as 402 with the PaymentIntent, refunds bounded by what was
+// captured. Answers start from Stripe's published example objects (test/support/fixtures/stripe/, with
+// their SOURCE and LICENSE). Faults can be injected: 429 before acting, 500 or a dropped connection
+// after acting, no answer at all, a card payment left `processing` (as Stripe leaves one while the
+// card network has not answered), connections refused; search can lag behind creation, as Stripe's does.
+import crypto from 'node:crypto';
+import http from 'node:http';
+import Stripe from 'stripe';
+import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
+import { FakeProcessor } from './processor.js';
+
+export const STRIPE_CARDS = {
+  success: '4242424242424242',
+  declined: '4000000000000002',
+  insufficientFunds: '4000000000009995',
+  /** 3-D Secure on every payment (Stripe's 4000002760003184, pm_card_threeDSecureRequired); 4000002500003155 behaves the same here. */
+  threeDSecureRequired: '4000002760003184',
+  requiresAction: '4000002500003155',
+  /** Stripe's "3D Secure 2 authentication must be completed" card (also the service's test-mode challenge card). */
+  threeDS2Required: '4000000000003220',
+  expired: '4000000000000069',
+  incorrectCvc: '4000000000000127',
+} as const;
+
+const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
+  [STRIPE_CARDS.declined]: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
+  [STRIPE_CARDS.insufficientFunds]: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+  [STRIPE_CARDS.expired]: { code: 'expired_card', message: 'Your card has expired.' },
+  [STRIPE_CARDS.incorrectCvc]: { code: 'incorrect_cvc', message: "Your card's security code is incorrect." },
+};
+
+export type Fault = '429' | '500_after' | 'drop_after' | 'hang_after' | 'processing';
+type Obj = Record<string, any>;
+type Answer = { status: number; body: Obj };
+
+/** Parses Stripe's form encoding (a[b][c]=v, a[0]=v) into nested objects. */
+function parseForm(text: string): Obj {
+  const out: Obj = {};
+  for (const [key, value] of new URLSearchParams(text)) {
+    const path = key.split(/\[|\]\[|\]/).filter((p) => p !== '');
+    let at = out;
+    path.forEach((part, i) => {
+      if (i === path.length - 1) at[part] = value;
+      else at = at[part] ??= {};
+    });
+  }
+  return out;
+}
+
+const error = (status: number, type: string, message: string, extra: Obj = {}): Answer => ({ status, body: { error: { type, message, ...extra } } });
+
+export class FakeStripe extends FakeProcessor<Fault> {
+  readonly intents = new Map<string, Obj>();
+  readonly refunds = new Map<string, Obj>();
+  /** Create requests received, by Idempotency-Key, replays included. */
+  readonly requests = new Map<string, number>();
+  private readonly keys = new Map<string, { params: string; answer: Answer }>();
+  /** How long a new PaymentIntent stays out of search results. */
+  searchLagMs = 0;
+
+  /** A webhook as Stripe sends it: the event body and its Stripe-Signature, made by the SDK. */
+  event(type: string, object: Obj, secret: string, timestamp = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
+    return stripeEvent(type, object, secret, timestamp);
+  }
+
+  /** Settles a PaymentIntent left waiting (requires_action) as the customer's 3-D Secure answer would. */
+  settle(id: string, outcome: 'succeeded' | 'failed'): Obj {
+    const intent = this.intents.get(id)!;
+    const failure = { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', message: 'The provided PaymentMethod has failed authentication.' };
+    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', amount_received: intent.amount, next_action: null } : { status: 'requires_payment_method', next_action: null, last_payment_error: failure });
+    return strip(intent);
+  }
+
+  protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const url = new URL(req.url!, 'http://stripe');
+    const auth = /^Bearer (sk|rk)_(test|live)_\S+$/.exec(req.headers.authorization ?? '');
+    const send = (answer: Answer) => res.writeHead(answer.status, { 'content-type': 'application/json', 'request-id': `req_${crypto.randomBytes(6).toString('hex')}` }).end(JSON.stringify(answer.body));
+    if (!auth) return void send(error(401, 'invalid_request_error', 'Invalid API Key provided.'));
+    const livemode = auth[2] === 'live';
+    if (req.method === 'GET') return void send(this.read(url));
+    const key = req.headers['idempotency-key'] as string | undefined;
+    if (key) this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    const params = parseForm(text);
+    const fault = this.faults.shift();
+    if (fault === '429') return void send(error(429, 'invalid_request_error', 'Too many requests hit the API too quickly.', { code: 'rate_limit' }));
+    const held = key && this.keys.get(key);
+    const reused = error(400, 'idempotency_error', 'Keys for idempotent requests can only be used with the same parameters they were first used with.');
+    const answer = held ? (held.params === text ? held.answer : reused) : this.create(url.pathname, params, livemode, fault === 'processing');
+    // Stripe keeps the answer under the key, so a retry with it gets the same answer.
+    if (key && !held && answer.status < 500) this.keys.set(key, { params: text, answer });
+    if (fault === '500_after') return void send(error(500, 'api_error', 'An unknown error occurred.'));
+    if (fault === 'drop_after') return void req.socket.destroy();
+    // Acts, and never answers: the caller's deadline ends the call (close() ends the connection).
+    if (fault === 'hang_after') return;
+    send(answer);
+  }
+
+  private create(path: string, params: Obj, livemode: boolean, processing: boolean): Answer {
+    if (path === '/v1/payment_intents') return this.createIntent(params, livemode, processing);
+    const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
+    if (cancel) return this.cancelIntent(cancel[1]!);
+    return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
+  }
+
+  private read(url: URL): Answer {
+    const [, , kind, id] = url.pathname.split('/');
+    if (kind === 'payment_intents' && id === 'search') {
+      const match = /^metadata\['(\w+)'\]:'([^']*)'$/.exec(url.searchParams.get('query') ?? '');
+      if (!match) return error(400, 'invalid_request_error', 'Invalid search query.');
+      const seen = Date.now() - this.searchLagMs;
+      const data = [...this.intents.values()].filter((pi) => pi.metadata[match[1]!] === match[2] && pi._at <= seen);
+      return { status: 200, body: { object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data: data.map(strip) } };
+    }
+    const found = kind === 'payment_intents' ? this.intents.get(id!) : kind === 'refunds' ? this.refunds.get(id!) : undefined;
+    return found ? { status: 200, body: strip(found) } : error(404, 'invalid_request_error', `No such ${kind}: '${id}'`, { code: 'resource_missing' });
+  }
+
+  private createIntent(params: Obj, livemode: boolean, processing: boolean): Answer {
+    const card = params.payment_method_data?.card;
+    if (!params.amount || !params.currency || params.confirm !== 'true' || params.payment_method_data?.type !== 'card' || !card?.number) {
+      return error(400, 'invalid_request_error', 'amount, currency, confirm=true and payment_method_data[card] are required here.', { code: 'parameter_missing' });
+    }
+    const id = `pi_${crypto.randomBytes(12).toString('hex')}`;
+    const intent: Obj = {
+      ...structuredClone(examples.payment_intent),
+      id,
+      client_secret: `${id}_secret_x`,
+      amount: Number(params.amount),
+      currency: params.currency,
+      capture_method: params.capture_method ?? 'automatic',
+      metadata: params.metadata ?? {},
+      livemode,
+      created: Math.floor(Date.now() / 1000),
+      payment_method: `pm_${crypto.randomBytes(12).toString('hex')}`,
+      last_payment_error: null,
+      next_action: null,
+      latest_charge: `ch_${crypto.randomBytes(12).toString('hex')}`,
+      canceled_at: null,
+      transfer_data: null,
+      _at: Date.now(),
+      _refunded: 0,
+    };
+    this.intents.set(id, intent);
+    const decline = DECLINES[card.number];
+    if (decline) {
+      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
+      return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, payment_intent: strip(intent) });
+    }
+    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
+    if (processing) Object.assign(intent, { status: 'processing' });
+    else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
+    return { status: 200, body: strip(intent) };
+  }
+
+  /**
+   * A card that needs 3-D Secure, as Stripe answers it: refused `authentication_required` under
+   * error_on_requires_action; a redirect to its hosted page with a return_url; otherwise an action
+   * for Stripe.js (use_stripe_sdk).
+   */
+  private authenticate(intent: Obj, params: Obj): Answer {
+    if (params.error_on_requires_action === 'true') {
+      const error = { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error, latest_charge: null });
+      return { status: 402, body: { error: { ...error, payment_intent: strip(intent) } } };
+    }
+    const next = params.return_url
+      ? { type: 'redirect_to_url', redirect_to_url: { url: `https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_fake&payment_intent=${intent.id}`, return_url: params.return_url } }
+      : { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/redirect/authenticate/${intent.id}` } };
+    Object.assign(intent, { status: 'requires_action', next_action: next, latest_charge: null });
+    return { status: 200, body: strip(intent) };
+  }
+
+  private cancelIntent(id: string): Answer {
+    const intent = this.intents.get(id);
+    if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${id}'`, { code: 'resource_missing' });
+    if (intent.status === 'succeeded' || intent.status === 'canceled') {
+      return error(400, 'invalid_request_error', `You cannot cancel this PaymentIntent because it has a status of ${intent.status}.`, { code: 'payment_intent_unexpected_state' });
+    }
+    Object.assign(intent, { status: 'canceled', canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: null, next_action: null });
+    return { status: 200, body: strip(intent) };
+  }
+
+  private createRefund(params: Obj): Answer {
+    const intent = this.intents.get(params.payment_intent);
+    if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${params.payment_intent}'`, { code: 'resource_missing' });
+    if (intent.status !== 'succeeded') return error(400, 'invalid_request_error', 'This PaymentIntent has no successful charge to refund.', { code: 'charge_not_refundable' });
+    const amount = params.amount ? Number(params.amount) : intent.amount - intent._refunded;
+    if (intent._refunded >= intent.amount) return error(400, 'invalid_request_error', 'Charge has already been refunded.', { code: 'charge_already_refunded' });
+    if (intent._refunded + amount > intent.amount) return error(400, 'invalid_request_error', 'Refund amount is greater than unrefunded amount on charge.', { code: 'amount_too_large' });
+    intent._refunded += amount;
+    const refund = { ...structuredClone(examples.refund), id: `re_${crypto.randomBytes(12).toString('hex')}`, amount, currency: intent.currency, charge: intent.latest_charge, payment_intent: intent.id, metadata: params.metadata ?? {}, created: Math.floor(Date.now() / 1000), status: 'succeeded' };
+    this.refunds.set(refund.id, refund);
+    return { status: 200, body: refund };
+  }
+}
+
+/** A webhook as Stripe sends it about `object`: the event body and its Stripe-Signature, made by the SDK. */
+export function stripeEvent(type: string, object: Obj, secret: string, timestamp = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
+  const body = JSON.stringify({ id: `evt_${crypto.randomBytes(12).toString('hex')}`, object: 'event', api_version: null, created: timestamp, type, data: { object }, livemode: object.livemode ?? false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
+  const signature = new Stripe('sk_test_fake').webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
+  return { body, signature };
+}
+
+/** The object as Stripe shows it, without the fake's own bookkeeping. */
+function strip(object: Obj): Obj {
+  return Object.fromEntries(Object.entries(object).filter(([key]) => !key.startsWith('_')));
+}
