@@ -66,8 +66,9 @@ function withKeyExample(schema: Schema): Schema {
  * answer, each described by its codes. Only the document changes; the route keeps its schemas.
  */
 export const documentRoute: SwaggerTransform = ({ schema: routeSchema, url, route }) => {
-  if (!routeSchema || (routeSchema as Schema).hide) return { schema: routeSchema, url };
-  const schema = withKeyExample(routeSchema as Schema);
+  const declaredSchema = routeSchema as Schema;
+  if (!declaredSchema || declaredSchema.hide) return { schema: declaredSchema, url };
+  const schema = withKeyExample(declaredSchema);
   const declared = (schema.response ?? {}) as Record<string, Schema>;
   const codes = new Set<ErrorCode>(impliedCodes(route, schema));
   const response: Record<string, Schema> = {};
