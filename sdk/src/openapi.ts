@@ -3468,7 +3468,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: the answer. */
+            /** @description The process is alive: `{"status": "ok"}`. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -3522,7 +3522,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: the answer. */
+            /** @description Ready to serve: `{"status": "ready"}`. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -3588,7 +3588,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of PaymentOrder objects, newest first. */
+            /** @description OK: a page of payment order objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -3691,7 +3691,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Unique per intended action; a retry with the same key never acts twice. */
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example create-payment-order-1
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -3742,7 +3745,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the payment order. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -3909,7 +3912,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payment order. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4021,6 +4024,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example cancel-payment-order-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -4036,7 +4040,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payment order. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4227,7 +4231,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Event objects, newest first. */
+            /** @description OK: a page of event objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4338,7 +4342,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A change of one object, with a snapshot of the object after it. `type` says which change and which object `data.object` holds (GET /v1/event-types). */
+            /** @description OK: the event. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4455,7 +4459,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of EventType objects, newest first. */
+            /** @description OK: a page of event type objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4574,7 +4578,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of WebhookEndpoint objects, newest first. */
+            /** @description OK: a page of webhook endpoint objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4677,6 +4681,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example create-webhook-endpoint-1 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4700,7 +4705,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the webhook endpoint with secret. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4867,7 +4872,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the webhook endpoint. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -4992,7 +4997,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: the answer. */
+            /** @description OK: the deleted webhook endpoint. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5167,7 +5172,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the webhook endpoint. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5307,6 +5312,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example rotate-webhook-endpoint-secret-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -5327,7 +5333,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the webhook endpoint with secret. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5519,7 +5525,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of WebhookDeliveryAttempt objects, newest first. */
+            /** @description OK: a page of webhook delivery attempt objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5654,7 +5660,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of WebhookDeliveryAttempt objects, newest first. */
+            /** @description OK: a page of webhook delivery attempt objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5771,6 +5777,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example redeliver-event-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -5788,7 +5795,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Accepted: the answer. */
+            /** @description Accepted: the event redelivery. */
             202: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -5968,6 +5975,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example send-test-webhook-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -5985,7 +5993,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: the answer. */
+            /** @description OK: the webhook test. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -6205,7 +6213,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Payment objects, newest first. */
+            /** @description OK: a page of payment objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -6308,7 +6316,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Unique per intended action; a retry with the same key never acts twice. */
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example create-payment-1
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -6334,7 +6345,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the payment. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -6533,7 +6544,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payment. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -6662,7 +6673,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Refund objects, newest first. */
+            /** @description OK: a page of refund objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -6765,7 +6776,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Unique per intended action; a retry with the same key never acts twice. */
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example create-refund-1
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -6791,7 +6805,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the refund. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -6973,7 +6987,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the refund. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7090,7 +7104,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the routing. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7211,7 +7225,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the routing. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7356,7 +7370,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the balance. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7462,7 +7476,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of BalanceTransaction objects, newest first. */
+            /** @description OK: a page of balance transaction objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7570,7 +7584,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Connector objects, newest first. */
+            /** @description OK: a page of connector objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7677,7 +7691,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of ConnectorAccount objects, newest first. */
+            /** @description OK: a page of connector account objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7780,6 +7794,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example create-connector-account-1 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -7810,7 +7825,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the connector account. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -7977,7 +7992,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the connector account. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8102,7 +8117,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK: the answer. */
+            /** @description OK: the deleted connector account. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8298,7 +8313,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the connector account. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8438,6 +8453,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example resolve-test-payment-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8458,7 +8474,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payment. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8646,7 +8662,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Unique per intended action; a retry with the same key never acts twice. */
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example fund-test-balance-1
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -8670,7 +8689,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the balance transaction. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8847,7 +8866,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Mandate objects, newest first. */
+            /** @description OK: a page of mandate objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8950,7 +8969,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Unique per intended action; a retry with the same key never acts twice. */
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example create-mandate-1
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -8992,7 +9014,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the mandate. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -9188,7 +9210,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the mandate. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -9300,6 +9322,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example revoke-mandate-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -9315,7 +9338,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the mandate. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -9489,6 +9512,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example resolve-test-mandate-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -9509,7 +9533,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the mandate. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -9715,7 +9739,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Beneficiary objects, newest first. */
+            /** @description OK: a page of beneficiary objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -9818,6 +9842,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example create-beneficiary-1 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -9883,7 +9908,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the beneficiary. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10050,7 +10075,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the beneficiary. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10175,7 +10200,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the beneficiary. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10337,7 +10362,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the beneficiary. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10495,7 +10520,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: a page of Payout objects, newest first. */
+            /** @description OK: a page of payout objects, newest first. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10598,7 +10623,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Unique per intended action; a retry with the same key never acts twice. */
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example create-payout-1
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -10631,7 +10659,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Created: the payout. */
             201: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10813,7 +10841,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payout. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -10925,6 +10953,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example cancel-payout-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -10940,7 +10969,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payout. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -11114,6 +11143,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example resolve-test-payout-1 */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11134,7 +11164,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK: the payout. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -11327,7 +11357,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The implementation plan, computed from what the account has done in test mode. */
+            /** @description OK: the integration plan. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -11414,6 +11444,7 @@ export interface operations {
             path: {
                 /** @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa */
                 id: string;
+                /** @example Xq3mV9bT2kLp0sRw8yZc1dFh4jNa6eGu */
                 token: string;
             };
             cookie?: never;
@@ -11480,7 +11511,9 @@ export interface operations {
             path: {
                 /** @example simulator_a */
                 name: string;
+                /** @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa */
                 reference: string;
+                /** @example 9f86d081884c7d659a2feaa0c55ad015 */
                 challenge: string;
             };
             cookie?: never;
@@ -11547,7 +11580,9 @@ export interface operations {
             path: {
                 /** @example simulator_a */
                 name: string;
+                /** @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa */
                 reference: string;
+                /** @example 9f86d081884c7d659a2feaa0c55ad015 */
                 challenge: string;
             };
             cookie?: never;
@@ -11627,7 +11662,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK: the answer. */
+            /** @description Received: the receipt of the notification. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

@@ -32,12 +32,33 @@ function impliedCodes(route: RouteOptions, schema: Schema): ErrorCode[] {
   return codes;
 }
 
+/** A schema's name as prose: 'PaymentOrder' (or '#/components/schemas/PaymentOrder') is 'payment order'. */
+const prose = (ref: string) => ref.slice(ref.lastIndexOf('/') + 1).replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+
 function describeSuccess(status: string, body: Schema): string {
   const ref = typeof body.$ref === 'string' ? body.$ref : undefined;
   const items = (body.properties as Schema | undefined)?.data as Schema | undefined;
   const listed = typeof (items?.items as Schema | undefined)?.$ref === 'string' ? ((items!.items as Schema).$ref as string) : undefined;
-  const what = ref ? `the ${ref}` : listed ? `a page of ${listed} objects, newest first` : typeof body.title === 'string' ? `the ${body.title}` : 'the answer';
+  const properties = (body.properties ?? {}) as Record<string, Schema>;
+  const tag = properties.object?.const ?? (properties.object?.enum as unknown[] | undefined)?.[0];
+  const object = typeof tag === 'string' ? tag.replaceAll('_', ' ') : undefined;
+  const inline = object ? `the ${properties.deleted ? 'deleted ' : ''}${object}` : typeof body.title === 'string' ? `the ${body.title}` : 'the answer';
+  const what = ref ? `the ${prose(ref)}` : listed ? `a page of ${prose(listed)} objects, newest first` : inline;
   return `${http.STATUS_CODES[Number(status)] ?? status}: ${what}.`;
+}
+
+/**
+ * The route's schema with an example Idempotency-Key, so that a request the reference generates
+ * works when pasted: one key per operation (`create-payment-order-1`), since the service refuses
+ * a key that another request used.
+ */
+function withKeyExample(schema: Schema): Schema {
+  const headers = schema.headers as Schema | undefined;
+  const properties = headers?.properties as Record<string, Schema> | undefined;
+  const key = properties?.['idempotency-key'];
+  if (!key || typeof schema.operationId !== 'string') return schema;
+  const example = `${schema.operationId.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}-1`;
+  return { ...schema, headers: { ...headers, properties: { ...properties, 'idempotency-key': { ...key, examples: [example] } } } };
 }
 
 /**
@@ -45,15 +66,21 @@ function describeSuccess(status: string, body: Schema): string {
  * answer, each described by its codes. Only the document changes; the route keeps its schemas.
  */
 export const documentRoute: SwaggerTransform = ({ schema: routeSchema, url, route }) => {
-  const schema = routeSchema as Schema;
-  if (!schema || schema.hide) return { schema, url };
+  const declaredSchema = routeSchema as Schema;
+  if (!declaredSchema || declaredSchema.hide) return { schema: declaredSchema, url };
+  const schema = withKeyExample(declaredSchema);
   const declared = (schema.response ?? {}) as Record<string, Schema>;
   const codes = new Set<ErrorCode>(impliedCodes(route, schema));
   const response: Record<string, Schema> = {};
   for (const [status, body] of Object.entries(declared)) {
     const own = body[ERROR_CODES_KEY] as ErrorCode[] | undefined;
     if (own) for (const code of own) codes.add(code);
-    else response[status] = { ...body, 'x-response-description': (body.description as string | undefined) ?? describeSuccess(status, body) };
+    else {
+      const description = (body.description as string | undefined) ?? describeSuccess(status, body);
+      // @fastify/swagger reads a referenced body's description from the reference itself (it
+      // resolves the reference without its other keys) and an inline body's from the extension.
+      response[status] = typeof body.$ref === 'string' ? { ...body, description } : { ...body, 'x-response-description': description };
+    }
   }
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(ERROR_CATALOGUE[code].status, [...(byStatus.get(ERROR_CATALOGUE[code].status) ?? []), code]);
@@ -94,24 +121,27 @@ function headersFor(status: number, authenticated: boolean, idempotent: boolean)
 
 type Operation = { security?: unknown[]; parameters?: { in: string; name: string }[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> }; responses?: Record<string, Schema>; tags?: string[] };
 
-/** Every tag a route uses, described; a tag missing here is named by its own name. */
+/** Every tag a route uses, titled as the reference shows it and described; a tag missing here is described by its own name. */
 const TAGS: Record<string, string> = {
-  balance: 'What the account holds per currency, and the transactions that moved it.',
-  beneficiaries: 'The people and companies payouts are sent to, with their bank accounts.',
-  'connector accounts': "The account's own credentials at a processor.",
-  connectors: 'The processors the service can route to, and what each needs.',
-  events: 'Everything that happened to the objects of an account, in order; also sent to webhook endpoints.',
-  health: 'Liveness and readiness of the service; no API key needed.',
-  mandates: 'Direct-debit authorisations given by a customer.',
-  'payment orders': 'What a customer is asked to pay: amount, currency and its lifecycle.',
-  payments: 'Attempts to pay a payment order with a card or a mandate.',
-  payouts: 'Money sent from the balance to a beneficiary.',
-  refunds: 'Money given back on a succeeded payment.',
-  routing: 'The rules choosing the connector for each payment.',
-  'test helpers': 'Test mode only: move objects to the outcome you want to see.',
-  'webhook endpoints': 'Where the service sends events, signed with the endpoint secret (Standard Webhooks).',
-  webhooks: 'Processors’ notifications to the service.',
+  Balance: 'What the account holds per currency, and the transactions that moved it.',
+  Beneficiaries: 'The people and companies payouts are sent to, with their bank accounts.',
+  'Connector accounts': "The account's own credentials at a processor.",
+  Connectors: 'The processors the service can route to, and what each needs.',
+  Events: 'Everything that happened to the objects of an account, in order; also sent to webhook endpoints.',
+  Health: 'Liveness and readiness of the service; no API key needed.',
+  Mandates: 'Direct-debit authorisations given by a customer.',
+  'Payment orders': 'What a customer is asked to pay: amount, currency and its lifecycle.',
+  Payments: 'Attempts to pay a payment order with a card or a mandate.',
+  Payouts: 'Money sent from the balance to a beneficiary.',
+  Refunds: 'Money given back on a succeeded payment.',
+  Routing: 'The rules choosing the connector for each payment.',
+  'Test helpers': 'Test mode only: move objects to the outcome you want to see.',
+  'Webhook endpoints': 'Where the service sends events, signed with the endpoint secret (Standard Webhooks).',
+  Webhooks: 'Processors’ notifications to the service.',
 };
+
+/** Routes name their tags in lower case ('payment orders'); the reference shows them as titles. */
+const titled = (tag: string) => tag.charAt(0).toUpperCase() + tag.slice(1);
 
 /** @fastify/swagger's `transformObject`: header components and references, optional empty bodies, declared tags. */
 export function documentHeaders(): SwaggerTransformObject {
@@ -129,6 +159,7 @@ export function documentHeaders(): SwaggerTransformObject {
         }
         const body = operation.requestBody?.content?.['application/json']?.schema;
         if (body && body.additionalProperties === false && Object.keys((body.properties as Schema | undefined) ?? {}).length === 0) operation.requestBody!.required = false;
+        operation.tags = operation.tags?.map(titled);
         for (const tag of operation.tags ?? []) used.add(tag);
       }
     }

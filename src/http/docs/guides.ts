@@ -20,10 +20,12 @@ the minor unit of their currency (\`1000\` EUR is €10.00).
 KEY=sk_test_…   # printed by npm start, or by npm run cli -- accounts create
 curl -s localhost:3000/v1/payment-orders -H "Authorization: Bearer $KEY" \\
   -H "Idempotency-Key: order-1" -H "Content-Type: application/json" \\
-  -d '{"amount":1000,"currency":"EUR","description":"Order #1"}'
+  -d '{"amount":1000,"currency":"EUR","reference":"order-1",
+       "customer":{"email":"jane@example.com"}}'
 curl -s localhost:3000/v1/payments -H "Authorization: Bearer $KEY" \\
   -H "Idempotency-Key: pay-1" -H "Content-Type: application/json" \\
-  -d '{"payment_order":"ord_…","payment_method":{"type":"card","card":{"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}}'
+  -d '{"payment_order":"ord_…","payment_method":{"type":"card","card":
+       {"number":"4242424242424242","exp_month":12,"exp_year":2030,"cvc":"123"}}}'
 curl -s localhost:3000/v1/refunds -H "Authorization: Bearer $KEY" \\
   -H "Idempotency-Key: refund-1" -H "Content-Type: application/json" \\
   -d '{"payment":"pay_…","amount":400}'

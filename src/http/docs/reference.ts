@@ -18,6 +18,13 @@ const CONTENT_SECURITY_POLICY = [
   "form-action 'self'",
 ].join('; ');
 
+/**
+ * The guides' code blocks wrap instead of scrolling: the introduction's column is narrow beside
+ * its examples, and a scrolled block hides the end of each command. Important, because Scalar's
+ * own rules for highlighted code are more specific than a selector of ours and reset both.
+ */
+const WRAPPED_CODE = '.markdown pre code, .markdown pre code * { white-space: pre-wrap !important; overflow-wrap: anywhere !important; }';
+
 export async function registerReference(app: App): Promise<void> {
   await app.register(apiReference, {
     routePrefix: '/docs',
@@ -34,6 +41,13 @@ export async function registerReference(app: App): Promise<void> {
       telemetry: false,
       hideClientButton: true,
       defaultOpenAllTags: false,
+      // Scalar turns its hosted features on by default when the page is opened on localhost (as a
+      // newcomer does): "Ask AI" (which uploads the document to Scalar), "Generate MCP" and the
+      // developer tools' Configure, Share and Deploy. None works offline or on this origin alone.
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      showDeveloperTools: 'never',
+      customCss: WRAPPED_CODE,
     },
   });
 }

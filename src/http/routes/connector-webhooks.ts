@@ -20,7 +20,7 @@ const Received = Type.Object({
   received: Type.Literal(true),
   duplicate: Type.Boolean({ description: 'The event was received before; nothing was done again.' }),
   applied: Type.Boolean({ description: 'False when the event names nothing of ours.' }),
-});
+}, { description: 'Received: the receipt of the notification.' });
 
 const ACCOUNT_WEBHOOK_BODY_LIMIT_BYTES = 256 * 1024;
 

@@ -8,7 +8,8 @@ import type { Lifecycle } from '../lifecycle.js';
 import { settlesBy } from '../../kernel/deadline.js';
 import { newId } from '../../kernel/ids.js';
 
-const Status = Type.Object({ status: Type.String() });
+/** The probes' answer, described for the API reference. */
+const status = (description: string) => Type.Object({ status: Type.String() }, { description });
 
 /** A probe must answer in time even when the database has gone silent (a network partition). */
 const READY_PROBE_TIMEOUT_MS = 2000;
@@ -16,7 +17,7 @@ const READY_PROBE_TIMEOUT_MS = 2000;
 export function registerHealthRoutes(app: App, database: Database, lifecycle: Lifecycle) {
   app.get(
     '/health',
-    { config: { auth: false }, schema: { tags: ['health'], operationId: 'health', summary: 'Liveness: the process answers.', security: [], response: { 200: Status } } },
+    { config: { auth: false }, schema: { tags: ['health'], operationId: 'health', summary: 'Liveness: the process answers.', security: [], response: { 200: status('The process is alive: `{"status": "ok"}`.') } } },
     async () => ({ status: 'ok' }),
   );
   app.get(
@@ -28,7 +29,7 @@ export function registerHealthRoutes(app: App, database: Database, lifecycle: Li
         operationId: 'ready',
         summary: 'Readiness: the database answers and the process is not shutting down.',
         security: [],
-        response: { 200: Status, 503: Type.Ref('Error') },
+        response: { 200: status('Ready to serve: `{"status": "ready"}`.'), 503: Type.Ref('Error') },
       },
     },
     async () => {

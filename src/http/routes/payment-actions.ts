@@ -12,9 +12,14 @@ import { answerSimulatorChallenge, pendingAction, returnFromAction } from '../..
 import type { Runtime } from '../../runtime.js';
 import { escapeHtml, postForm, requestParams, sendPage } from '../pages.js';
 
-const Secret = Type.String({ minLength: 1, maxLength: 128 });
-const ActionParams = Type.Object({ id: Type.String({ maxLength: 64, examples: ['pay_01jd8x3v0pe7wbz0m4k6f2n9qa'] }), token: Secret });
-const ChallengeParams = Type.Object({ name: Type.String({ maxLength: 64, examples: ['simulator_a'] }), reference: Type.String({ maxLength: 64 }), challenge: Secret });
+const Secret = (example: string) => Type.String({ minLength: 1, maxLength: 128, examples: [example] });
+const PAYMENT_ID_EXAMPLE = 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa';
+const ActionParams = Type.Object({ id: Type.String({ maxLength: 64, examples: [PAYMENT_ID_EXAMPLE] }), token: Secret('Xq3mV9bT2kLp0sRw8yZc1dFh4jNa6eGu') });
+const ChallengeParams = Type.Object({
+  name: Type.String({ maxLength: 64, examples: ['simulator_a'] }),
+  reference: Type.String({ maxLength: 64, examples: [PAYMENT_ID_EXAMPLE] }),
+  challenge: Secret('9f86d081884c7d659a2feaa0c55ad015'),
+});
 const Html = { description: 'An HTML page for the customer.', content: { 'text/html': { schema: Type.String() } } };
 const SeeOther = { description: 'Sends the customer on (Location).', type: 'null' } as const;
 const tags = ['customer actions'];
