@@ -42,10 +42,12 @@ export async function registerReference(app: App): Promise<void> {
       hideClientButton: true,
       defaultOpenAllTags: false,
       // Scalar turns its hosted features on by default when the page is opened on localhost (as a
-      // newcomer does): "Ask AI" (which uploads the document to Scalar), "Generate MCP" and the
-      // developer tools' Configure, Share and Deploy. None works offline or on this origin alone.
+      // newcomer does): "Ask AI" (which uploads the document to Scalar) and the developer tools'
+      // Configure, Share and Deploy. None works offline or on this origin alone. (This version,
+      // the newest whose whole tree supports Node 20, has no MCP generator to turn off.)
       agent: { disabled: true },
-      mcp: { disabled: true },
+      // No icon: without one the browser asks this origin for /favicon.ico, a 404 in its console.
+      favicon: 'data:,',
       showDeveloperTools: 'never',
       customCss: WRAPPED_CODE,
     },
