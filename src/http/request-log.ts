@@ -7,8 +7,8 @@ const SECRET_PATH_PARAMS = ['token', 'challenge'];
 const U = '(?:_|%5[Ff])';
 /**
  * Secrets by their shape, wherever a client puts them in the path: our API keys (sk_test_,
- * sk_live_, src/lib/secrets.ts), the processors' keys a connector account holds (Stripe's sk_, pk_
- * and rk_ keys), webhook signing secrets (whsec_, src/webhooks/signing.ts) and dashboard sign-in
+ * sk_live_, src/kernel/secrets.ts), the processors' keys a connector account holds (Stripe's sk_, pk_
+ * and rk_ keys), webhook signing secrets (whsec_, src/domain/webhooks/signing.ts) and dashboard sign-in
  * codes (dsc_, src/domain/dashboard/sessions.ts). The prefix stays: it tells what was sent where.
  */
 const KEY_SHAPED = new RegExp(`((?:sk|pk|rk)${U}(?:test|live)${U}|whsec${U}|dsc${U})[^/?#]+`, 'g');
