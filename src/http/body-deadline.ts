@@ -69,6 +69,12 @@ export function watchRequestBodies(server: Server, limits: BodyLimits): () => vo
     if (!hasBody(req) || req.complete) return;
     const start = { at: Date.now(), bytesRead: req.socket.bytesRead };
     pending.set(req, { res, bytesRead: start.bytesRead, progressAt: start.at, samples: [start] });
+    // Forgotten as soon as it is answered with its body read: under load, finished requests held
+    // until the next sweep would pile up by the thousand and every sweep would walk them. One
+    // answered without reading its body stays watched: the client may never send the rest.
+    res.once('finish', () => {
+      if (req.complete) pending.delete(req);
+    });
     if (!timer) {
       timer = setInterval(sweep, Math.max(10, Math.floor(timeoutMs / 4)));
       timer.unref();

@@ -1,7 +1,7 @@
 // Phase 3 and every later report: the one way an outcome reaches a movement, whoever learnt it —
 // the request that created it, a resumed request, a refresh, the worker's status check, the
-// processor's webhook or a test helper. Each locks the row and hands it to the kind's own apply
-// step (its transition table and effects) in one transaction, so a late or repeated report is
+// processor's webhook or a test helper. Each locks the row and applies the report by the kind's
+// rules (report.ts: its transition table and effects) in one transaction, so a late or repeated report is
 // harmless and nothing is ever applied twice.
 import type { Attempt } from '../connectors/router.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
@@ -9,7 +9,9 @@ import { respond } from '../idempotency/store.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
 import { and, eq } from 'drizzle-orm';
-import type { AnyKind, MovementRow, MovementTable } from './kind.js';
+import type { AnyKind } from './kind.js';
+import type { MovementRow, MovementTable } from './row.js';
+import { applyReport, type ReportedUpdate } from './report.js';
 
 /** Locks a movement's row FOR UPDATE, scoped by account and mode (a request never locks the other mode's row). */
 export async function lockRow<Row>(tx: Executor, table: MovementTable, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined> {
@@ -50,9 +52,9 @@ export async function applyUpdate<Row extends MovementRow>(
 ): Promise<Row | undefined> {
   let moved: Row | undefined;
   const after = await inTransaction(db, tx, async (t) => {
-    const row = await lockRow<Row>(t, kind.table, ctx.accountId, ctx.livemode, uuid);
+    const row = await lockRow<Row>(t, kind.rules.table, ctx.accountId, ctx.livemode, uuid);
     if (!row || input.update === undefined || input.unless?.(row)) return row;
-    const applied = (await kind.apply(t, ctx, row, input.update, input.attempts ?? [], rt)) as Row;
+    const applied = await applyReport<Row, ReportedUpdate>(t, ctx, kind.rules, row, input.update as ReportedUpdate, input.attempts ?? [], rt);
     if (applied.status !== row.status) moved = applied;
     return applied;
   });
@@ -87,6 +89,6 @@ export async function finishRequest(db: Db, rt: Runtime, kind: AnyKind, ctx: Req
   return db.transaction(async (tx) => {
     const row = await applyUpdate(db, rt, kind, ctx, uuid, input, tx);
     if (!row) throw new Error(`${kind.object} ${uuid} vanished between phases`);
-    return respond(tx, ctx, status, kind.view(row));
+    return respond(tx, ctx, status, kind.rules.view(row));
   });
 }

@@ -13,7 +13,8 @@
 import { attemptOf, callConnector, connectorThatMayHaveActed, resolveConnector, type Attempt, type CallDeps, type Guarded } from '../connectors/router.js';
 import { connectorError, isRetryable, type ConnectorError } from '../connectors/types.js';
 import { toPublicId } from '../kernel/ids.js';
-import type { AnyKind, MovementRow } from './kind.js';
+import type { AnyKind } from './kind.js';
+import type { MovementRow } from './row.js';
 
 export interface Execution<S> {
   attempts: Attempt[];

@@ -15,19 +15,16 @@
 // A retry of the request whose key holds the recovery point resumes instead (saga.ts). Where a
 // resource also has a one-statement path for its most common case, the engine tries it first and
 // falls back to the general path whenever that path wrote nothing.
-import type { Attempt } from '../connectors/router.js';
 import { claimDeferred, setRecoveryPoint } from '../idempotency/store.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import { and, eq } from 'drizzle-orm';
-import type { CrashPoint } from '../config.js';
 import { recordEvent } from '../events/service.js';
 import type { EventType } from '../events/types.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
-import { finishRequest } from './apply.js';
-import { fromExecution, routeCall } from './calls.js';
-import type { AnyKind, MovementRow } from './kind.js';
-import { resume, resumeBySending } from './saga.js';
+import type { AnyKind } from './kind.js';
+import type { MovementRow } from './row.js';
+import { resume, resumeBySending, sendAndFinish, type FinishAtOnce } from './saga.js';
 
 /** The recovery point a movement's first phase leaves on the request's key. */
 export const recoveryPointOf = (kind: Pick<AnyKind, 'object'>, uuid: string) => `${kind.object}_created:${uuid}`;
@@ -50,8 +47,8 @@ export interface Admission<Row extends MovementRow, Request> {
    * Undefined when the parent does not exist.
    */
   admit(tx: Executor, now: Date): Promise<Row | undefined>;
-  /** The typed error for a parent that does not exist (or is another tenant's). */
-  missing(): Promise<Error>;
+  /** The typed error for a parent that does not exist (or is another tenant's); a movement without a parent has none. */
+  missing?(): Promise<Error>;
   /** What phase 2 sends (it may hold what is kept in memory only: a card, an account number). */
   request(row: Row): Request | Promise<Request>;
 }
@@ -60,8 +57,7 @@ export interface Admission<Row extends MovementRow, Request> {
 export interface OneStatement<Row extends MovementRow, Request> {
   row: Row;
   request: Request;
-  /** Phase 3 in one statement; undefined when it wrote nothing and the general apply step must run. */
-  finish(update: { kind: string; connector?: string | null }, attempts: Attempt[]): Promise<Outcome | undefined>;
+  finish: FinishAtOnce;
 }
 
 export interface NewMovement<Row extends MovementRow, Request> {
@@ -82,7 +78,7 @@ export async function runMovement<Row extends MovementRow, Request>(
   movement: NewMovement<Row, Request>,
 ): Promise<Outcome> {
   const fast = await movement.oneStatement?.();
-  if (fast) return sendAndFinishNew(db, rt, kind, ctx, fast.row, fast.request, fast.finish);
+  if (fast) return sendAndFinish(db, rt, kind, ctx, fast.row, fast.request, { fresh: true, finishAtOnce: fast.finish });
   const replay = await claimDeferred(ctx);
   if (replay) return replay;
   const committed = committedMovement(kind, ctx);
@@ -93,35 +89,12 @@ export async function runMovement<Row extends MovementRow, Request>(
   const row = await db.transaction(async (tx) => {
     const admitted = await admission.admit(tx, now);
     if (!admitted) return undefined;
-    await recordEvent(tx, ctx, createdEventOf(kind), kind.view(admitted) as { id: string }, now);
+    await recordEvent(tx, ctx, createdEventOf(kind), kind.rules.view(admitted) as { id: string }, now);
     await setRecoveryPoint(tx, ctx, recoveryPointOf(kind, admitted.id));
     return admitted;
   });
-  if (!row) throw await admission.missing();
-  return sendAndFinishNew(db, rt, kind, ctx, row, await admission.request(row));
-}
-
-/** Phases 2 and 3 right after phase 1 committed, between the crash points that tests and the simulation aim at. */
-async function sendAndFinishNew<Row extends MovementRow>(
-  db: Db,
-  rt: Runtime,
-  kind: AnyKind,
-  ctx: RequestContext,
-  row: Row,
-  request: unknown,
-  finishAtOnce?: OneStatement<Row, unknown>['finish'],
-): Promise<Outcome> {
-  rt.crashPoint(`${kind.object}_created` as CrashPoint);
-  const execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
-  rt.crashPoint(`${kind.object}_connector_answered` as CrashPoint);
-  const update = fromExecution<{ kind: string; connector?: string | null }>(kind, execution);
-  const done = finishAtOnce && (await finishAtOnce(update, execution.attempts));
-  if (done) {
-    // The one status change that bypasses the apply step (apply.ts counts the rest).
-    rt.metrics.movement(kind.object, update.kind, update.connector ?? null);
-    return done;
-  }
-  return finishRequest(db, rt, kind, ctx, row.id, { update, attempts: execution.attempts });
+  if (!row) throw admission.missing ? await admission.missing() : new Error(`the ${kind.object}'s admit rule admitted nothing`);
+  return sendAndFinish(db, rt, kind, ctx, row, await admission.request(row), { fresh: true });
 }
 
 async function resumeMovement<Row extends MovementRow, Request>(
@@ -132,7 +105,7 @@ async function resumeMovement<Row extends MovementRow, Request>(
   uuid: string,
   resend: (row: Row) => Promise<Request>,
 ): Promise<Outcome> {
-  const { table } = kind;
+  const { table } = kind.rules;
   const [row] = (await db
     .select()
     .from(table)

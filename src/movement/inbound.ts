@@ -20,7 +20,8 @@ import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { connectorWebhookEvents } from '../storage/schema.js';
 import { applyState } from './apply.js';
-import type { AnyKind, MovementRow } from './kind.js';
+import type { AnyKind } from './kind.js';
+import type { MovementRow } from './row.js';
 
 export interface InboundResult {
   received: true;
@@ -115,7 +116,7 @@ export async function receiveConnectorWebhook(
 
 async function receiveEvent(db: Db, rt: Runtime, kinds: KindsByObject, sender: InboundSender, event: InboundEvent): Promise<InboundResult> {
   const kind = kinds[event.object];
-  const { table } = kind;
+  const { table } = kind.rules;
   const uuid = parseId(kind.prefix, event.reference);
   // Processors know our object by its id alone; ids are unique across accounts.
   const [owner] = uuid ? ((await db.select().from(table).where(eq(table.id, uuid))) as unknown as MovementRow[]) : [];

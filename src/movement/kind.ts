@@ -4,31 +4,9 @@
 // behind, applying every report through one step, the worker's checks and inbound events.
 import type { Attempt } from '../connectors/router.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
-import type { RequestContext } from '../kernel/context.js';
 import { toPublicId, type IdPrefix } from '../kernel/ids.js';
-import type { Runtime } from '../runtime.js';
-import type { Executor } from '../storage/db.js';
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-
-/** The columns the core reads of a movement's table by name. */
-export interface MovementTable extends PgTable {
-  accountId: PgColumn;
-  id: PgColumn;
-  livemode: PgColumn;
-  status: PgColumn;
-  connector: PgColumn;
-}
-
-/** The columns every movement row has. */
-export interface MovementRow {
-  accountId: string;
-  id: string;
-  livemode: boolean;
-  status: string;
-  connector: string | null;
-  connectorReference: string | null;
-  createdAt: Date;
-}
+import type { AnyRules } from './report.js';
+import type { MovementRow, MovementTable } from './row.js';
 
 /** What a processor said about one movement, in our words. */
 export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
@@ -39,7 +17,8 @@ export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action'
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
   object: 'payment' | 'refund' | 'payout' | 'mandate';
   prefix: IdPrefix;
-  table: MovementTable;
+  /** Its table, transition table with effects, view, and how reports move it: data the engine applies (report.ts). */
+  rules: AnyRules & { table: MovementTable };
   /** How a connector that cannot tell whether it holds it names it in the 503 of a resumed request. */
   heldAs?: string;
   /**
@@ -67,9 +46,6 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
    * its one connector (`unknown`, sent again by the worker); the others fail, nothing having moved.
    */
   waitsWhenUnreached?: boolean;
-  /** The one place its state changes: the transition table and its effects, in the caller's transaction. */
-  apply(tx: Executor, ctx: RequestContext, row: Row, update: Update, attempts: Attempt[], rt: Runtime): Promise<Row>;
-  view(row: Row): unknown;
 }
 
 // The core works on any kind; each resource keeps its own precise types.

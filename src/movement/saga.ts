@@ -10,19 +10,45 @@
 // and it is sent only when none does and it is not too late to start — past that, the worker may
 // be declaring it abandoned, so the request abandons it itself. Where the one connector that may
 // hold it cannot be asked but replays sends (Adyen), the same request goes to it again, alone.
+import type { CrashPoint } from '../config.js';
+import type { Attempt } from '../connectors/router.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { finishRequest } from './apply.js';
 import { fromExecution, locate, replaySend, routeCall, type Located } from './calls.js';
-import type { AnyKind, MovementRow } from './kind.js';
+import type { AnyKind } from './kind.js';
+import type { MovementRow } from './row.js';
 import { planted } from '../kernel/plants.js';
 
-/** Phases 2 and 3 for a request whose first phase has just committed `row`. */
-export async function sendAndFinish(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow, request: unknown): Promise<Outcome> {
+/** Phase 3 in one statement (a one-statement path); undefined when it wrote nothing and the apply step must run. */
+export type FinishAtOnce = (update: { kind: string; connector?: string | null }, attempts: Attempt[]) => Promise<Outcome | undefined>;
+
+/**
+ * Phases 2 and 3 for a request whose first phase has just committed `row`. A request's own first
+ * phase (`fresh`) runs them between the crash points that tests and the simulation aim at.
+ */
+export async function sendAndFinish(
+  db: Db,
+  rt: Runtime,
+  kind: AnyKind,
+  ctx: RequestContext,
+  row: MovementRow,
+  request: unknown,
+  opts: { fresh?: boolean; finishAtOnce?: FinishAtOnce } = {},
+): Promise<Outcome> {
+  if (opts.fresh) rt.crashPoint(`${kind.object}_created` as CrashPoint);
   const execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
-  return finishRequest(db, rt, kind, ctx, row.id, { update: fromExecution(kind, execution), attempts: execution.attempts });
+  if (opts.fresh) rt.crashPoint(`${kind.object}_connector_answered` as CrashPoint);
+  const update = fromExecution<{ kind: string; connector?: string | null }>(kind, execution);
+  const done = opts.finishAtOnce && (await opts.finishAtOnce(update, execution.attempts));
+  if (done) {
+    // The one status change that bypasses the apply step (apply.ts counts the rest).
+    rt.metrics.movement(kind.object, update.kind, update.connector ?? null);
+    return done;
+  }
+  return finishRequest(db, rt, kind, ctx, row.id, { update, attempts: execution.attempts });
 }
 
 /**

@@ -12,9 +12,10 @@ import type { StateMachine } from '../kernel/state-machine.js';
 import { recordEvent } from '../events/service.js';
 import type { EventObject, EventStatus, EventType } from '../events/types.js';
 import type { Executor } from '../storage/db.js';
-import type { MovementRow, MovementTable } from './kind.js';
+import type { MovementRow, MovementTable } from './row.js';
 
-export type Effect<Row> = (tx: Executor, ctx: RequestContext, row: Row, now: Date) => Promise<void>;
+/** What moves with a status change: `row` as it now stands, `before` as it stood (a charge-back is a failure of a success). */
+export type Effect<Row> = (tx: Executor, ctx: RequestContext, row: Row, now: Date, before: Row) => Promise<void>;
 
 /** The statuses of `Status` that have an event `${O}.${status}` in the catalogue: what `moveTo` may reach. */
 export type EventfulStatus<O extends EventObject, Status extends string> = Extract<Status, EventStatus<O>>;
@@ -28,11 +29,18 @@ export interface Transitions<Row extends MovementRow, Status extends string, O e
   effects?: Partial<Record<Status, Effect<Row>>>;
 }
 
-/** Writes `set` on the locked row with its version bumped; no status change, no event. */
-export async function save<Row extends MovementRow>(tx: Executor, t: Transitions<Row, string, EventObject>, row: Row, now: Date, set: Partial<Row>): Promise<Row> {
+/** Writes `set` on the locked row, a new version unless told it is no new fact (a check rescheduled); no status change, no event. */
+export async function save<Row extends MovementRow>(
+  tx: Executor,
+  t: Transitions<Row, string, EventObject>,
+  row: Row,
+  now: Date,
+  set: Partial<Row>,
+  opts: { version: boolean } = { version: true },
+): Promise<Row> {
   const [updated] = await tx
     .update(t.table)
-    .set({ ...set, version: sql`${t.table.version} + 1`, updatedAt: now } as never)
+    .set((opts.version ? { ...set, version: sql`${t.table.version} + 1`, updatedAt: now } : set) as never)
     .where(and(eq(t.table.accountId, row.accountId), eq(t.table.id, row.id)))
     .returning();
   return updated as Row;
@@ -51,7 +59,7 @@ export async function moveTo<Row extends MovementRow, Status extends string, O e
 ): Promise<Row> {
   t.states.assert(row.status as Status, to, operation);
   const after = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
-  await t.effects?.[to]?.(tx, ctx, after, now);
+  await t.effects?.[to]?.(tx, ctx, after, now, row);
   await recordEvent(tx, ctx, statusEvent<O, Status>(t.object, to), t.view(after), now);
   return after;
 }

@@ -11,7 +11,8 @@ import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
 import { applyState, applyUpdate } from './apply.js';
 import { askStatus, fromExecution, locate, replaySend, routeCall } from './calls.js';
-import type { AnyKind, MovementRow, MovementTable } from './kind.js';
+import type { AnyKind } from './kind.js';
+import type { MovementRow, MovementTable } from './row.js';
 
 export interface ClaimQuery<Row> {
   table: MovementTable;

@@ -6,7 +6,8 @@ import { CircuitBreaker } from '../../src/connectors/circuit-breaker.js';
 import type { CallDeps } from '../../src/connectors/router.js';
 import { connectorError, type ChargeState, type Connector, type ConnectorError } from '../../src/connectors/types.js';
 import { locate, replaySend } from '../../src/movement/calls.js';
-import type { AnyKind, MovementRow } from '../../src/movement/kind.js';
+import type { AnyKind } from '../../src/movement/kind.js';
+import type { MovementRow } from '../../src/movement/row.js';
 
 type Status = ChargeState | { kind: 'not_found' } | ConnectorError;
 const NOW = new Date('2026-11-24T12:00:00Z');

@@ -12,7 +12,8 @@ import { setPricing, setSettlement } from '../../src/domain/terms/service.js';
 import { runSettlements } from '../../src/domain/terms/settlement-job.js';
 import { runWorkerOnce } from '../../src/worker/worker.js';
 import { claimDueSettlement, settle } from '../../src/ledger/settlement.js';
-import { applyPaymentUpdate } from '../../src/domain/payments/transitions.js';
+import { PAYMENT_RULES } from '../../src/domain/payments/transitions.js';
+import { applyReport } from '../../src/movement/report.js';
 import { systemContext } from '../../src/events/service.js';
 import { payments } from '../../src/storage/schema.js';
 import { availableOn, feeFor } from '../../src/ledger/fees.js';
@@ -49,7 +50,7 @@ const reverse = (acct: string, payment: { id: string }) =>
   h.db.transaction(async (tx) => {
     const [row] = await tx.select().from(payments).where(and(eq(payments.accountId, acct), eq(payments.id, parseId('pay', payment.id)!))).for('update');
     const update = { kind: 'reversed', connector: row!.connector!, connectorReference: row!.connectorReference, failureCode: 'charged_back', failureMessage: 'Charged back.' } as const;
-    await applyPaymentUpdate(tx, systemContext(acct, false), row!, update, [], h.service.payments);
+    await applyReport(tx, systemContext(acct, false), PAYMENT_RULES, row!, update, [], h.service.payments);
   });
 
 describe('pending until available_on', () => {

@@ -3,12 +3,12 @@
 import { connectorError, type ConnectorErrorCode, type MandateSetupRequest, type MandateState } from '../../connectors/types.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
 import { mandates } from '../../storage/schema.js';
-import { ABANDONED_MANDATE, applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
+import { ABANDONED_MANDATE, MANDATE_RULES, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
 
 export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, MandateSetupRequest> = {
   object: 'mandate',
   prefix: 'mdt',
-  table: mandates,
+  rules: MANDATE_RULES,
   route: (row) => row.route,
   abandoned: ABANDONED_MANDATE,
   send: async (connector, request, signal) =>
@@ -30,6 +30,4 @@ export const mandateKind: MovementKind<MandateRow, MandateState, MandateUpdate, 
   }),
   // Sent, and no answer: the processor may hold it. The worker asks later.
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
-  apply: applyMandateUpdate,
-  view: mandateView,
 };

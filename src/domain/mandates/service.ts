@@ -35,7 +35,8 @@ import { accountFingerprintKey } from '../beneficiaries/service.js';
 import { bankAccountColumns } from '../bank-accounts/columns.js';
 import type { CreateMandateBody, ListMandatesQuery, MandateView } from './schema.js';
 import { mandateStates, type MandateStatus } from './state.js';
-import { applyMandateUpdate, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
+import { applyReport } from '../../movement/report.js';
+import { MANDATE_RULES, mandateView, type MandateRow, type MandateUpdate } from './transitions.js';
 import { mandateKind } from './kind.js';
 
 // ---- validation -------------------------------------------------------------------------------
@@ -123,7 +124,6 @@ export function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: C
       return {
         admit: (tx, now) => insertMandate(tx, rt, ctx, input, account, route, now),
         // A mandate has no parent: phase 1 always inserts it.
-        missing: async () => new Error('a mandate has no parent to miss'),
         request: (row) => setupRequest(row, account.secret),
       };
     },
@@ -204,7 +204,7 @@ export async function revokeMandate(db: Db, rt: Runtime, ctx: RequestContext, id
   const { outcome, row } = await changeOne(db, ctx, MANDATES, id, async (tx, locked) => {
     mandateStates.assert(locked.status, 'revoked', 'revoke');
     const update: MandateUpdate = { kind: 'revoked', connector: locked.connector!, connectorReference: locked.connectorReference ?? '', by: 'merchant' };
-    const after = await applyMandateUpdate(tx, ctx, locked, update, [], rt);
+    const after = await applyReport(tx, ctx, MANDATE_RULES, locked, update, [], rt);
     return { outcome: await respond(tx, ctx, 200, mandateView(after)), row: after };
   });
   rt.metrics.movement('mandate', 'revoked', row.connector);

@@ -1,18 +1,17 @@
-// The one place where a mandate's state changes after it was created, whoever learnt the news:
+// A mandate's states as the engine applies them (src/movement/report.ts), whoever learnt the news:
 // the creating request, the worker, the processor's webhook, a test helper or the merchant
-// revoking it. Inside the caller's transaction with the row locked; every change writes its event.
+// revoking it. A report the table does not allow from the current status (late, repeated, or
+// about a mandate revoked meanwhile) changes nothing but the recorded attempts.
 import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
-import type { RequestContext } from '../../kernel/context.js';
 import { bankAccountViewOfRow } from '../bank-accounts/columns.js';
-import { recordEvent, systemContext } from '../../events/service.js';
-import type { Attempt } from '../../connectors/router.js';
+import { systemContext } from '../../events/service.js';
 import { attemptsView, unbookedFailure, viewHead, viewTail } from '../../movement/kind.js';
 import type { MandateFailureCode } from '../../connectors/types.js';
-import type { Runtime } from '../../runtime.js';
 import type { MandateView } from './schema.js';
-import { mandateStates, type MandateStatus } from './state.js';
-import { moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
+import { mandateStates, type MandateGroup, type MandateStatus } from './state.js';
+import { moveTo } from '../../movement/transition.js';
+import type { ReportRules } from '../../movement/report.js';
 
 export type MandateRow = typeof mandates.$inferSelect;
 
@@ -57,63 +56,31 @@ export const ABANDONED_MANDATE: MandateUpdate = {
 /** A mandate sent without an answer whose processor still has no record of it once overdue: nothing will register it now. */
 export const unbookedMandate = (connector: string): MandateUpdate => unbookedFailure(connector, 'the mandate', 'registered');
 
-/** A mandate's transition table; reaching a status moves nothing else. */
-const MANDATE_TRANSITIONS: Transitions<MandateRow, MandateStatus, 'mandate'> = { object: 'mandate', table: mandates, states: mandateStates, view: mandateView };
+/** A mandate's transition table (reaching a status moves nothing else) and how reports move it. */
+export const MANDATE_RULES: ReportRules<MandateRow, MandateStatus, 'mandate', MandateGroup, MandateUpdate> = {
+  object: 'mandate',
+  table: mandates,
+  states: mandateStates,
+  view: mandateView,
+  open: 'awaiting',
+  working: 'pending',
+  firstWhen: 'no_connector',
+  acceptanceEvent: true,
+  check: 'nextStatusCheckAt',
+  // Revoked (by the merchant, or the customer through their bank) or lapsed once active.
+  late: { revoked: 'debitable', expired: 'debitable' },
+  // Cancelled or lapsed at the processor before it ever became active: it failed to set up.
+  reinterpret: (row, update) =>
+    mandateStates.is(row.status, 'awaiting') && (update.kind === 'revoked' || update.kind === 'expired')
+      ? { ...update, kind: 'failed', failureCode: 'mandate_declined', failureMessage: `The processor reports the mandate ${update.kind} before it became active.` }
+      : undefined,
+  columns: {
+    active: (_update, _row, now) => ({ activatedAt: now, lastActivityAt: now }),
+    revoked: (update) => ({ revokedBy: (update as Extract<MandateUpdate, { kind: 'revoked' }>).by }),
+  },
+};
 
 /** active → expired, by the worker's clock (jobs.ts). */
 export function expireMandate(tx: Executor, row: MandateRow, now: Date): Promise<MandateRow> {
-  return moveTo(tx, MANDATE_TRANSITIONS, systemContext(row.accountId, row.livemode), row, 'expired', 'expire', now);
-}
-
-/**
- * The one place where a mandate's outcome is applied, whoever learnt it (the creating request,
- * the worker, the processor's webhook, a test helper), inside the caller's transaction with the
- * row locked. A report the transition table does not allow from the current status (late,
- * repeated, or about a mandate revoked meanwhile) changes nothing but the recorded attempts.
- */
-export async function applyMandateUpdate(
-  tx: Executor,
-  ctx: RequestContext,
-  row: MandateRow,
-  update: MandateUpdate,
-  attempts: Attempt[],
-  rt: Pick<Runtime, 'now' | 'config'>,
-): Promise<MandateRow> {
-  const now = rt.now();
-  const t = MANDATE_TRANSITIONS;
-  const recorded = { attempts: withAttempts(row, attempts) };
-  const unchanged = () => (attempts.length ? save(tx, t, row, now, recorded) : row);
-
-  if (update.kind === 'pending') {
-    const firstAcceptance = mandateStates.is(row.status, 'awaiting') && row.connector === null;
-    const referenceKnown = update.connectorReference === null || update.connectorReference === row.connectorReference;
-    if (!mandateStates.is(row.status, 'awaiting') || (!firstAcceptance && referenceKnown)) return unchanged();
-    const updated = await save(tx, t, row, now, {
-      ...recorded,
-      connector: update.connector,
-      connectorReference: update.connectorReference ?? row.connectorReference,
-      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
-    });
-    if (firstAcceptance) await recordEvent(tx, ctx, 'mandate.pending', mandateView(updated), now);
-    return updated;
-  }
-
-  // Cancelled or lapsed at the processor before it ever became active: it failed to set up.
-  if (mandateStates.is(row.status, 'awaiting') && (update.kind === 'revoked' || update.kind === 'expired')) {
-    const message = `The processor reports the mandate ${update.kind} before it became active.`;
-    return applyMandateUpdate(tx, ctx, row, { ...update, kind: 'failed', failureCode: 'mandate_declined', failureMessage: message }, attempts, rt);
-  }
-  // Late, repeated, or about a mandate revoked meanwhile: nothing changes but the recorded calls.
-  if (!mandateStates.can(row.status, update.kind)) return unchanged();
-  if ((update.kind === 'revoked' || update.kind === 'expired') && row.connector !== null && row.connector !== update.connector) return row;
-  const changes: Partial<MandateRow> = {
-    ...recorded,
-    connector: update.connector ?? row.connector,
-    connectorReference: update.connectorReference ?? row.connectorReference,
-    nextStatusCheckAt: null,
-  };
-  if (update.kind === 'active') Object.assign(changes, { activatedAt: now, lastActivityAt: now });
-  if (update.kind === 'failed') Object.assign(changes, { failureCode: update.failureCode, failureMessage: update.failureMessage });
-  if (update.kind === 'revoked') changes.revokedBy = update.by;
-  return moveTo(tx, t, ctx, row, update.kind, update.kind, now, changes);
+  return moveTo(tx, MANDATE_RULES, systemContext(row.accountId, row.livemode), row, 'expired', 'expire', now);
 }

@@ -3,7 +3,7 @@
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { reported, unbookedFailure, type MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';
-import { applyPaymentUpdate, paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
+import { PAYMENT_RULES, paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 
 export const ABANDONED: PaymentUpdate = {
   kind: 'failed',
@@ -16,7 +16,7 @@ export const ABANDONED: PaymentUpdate = {
 export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, ChargeRequest> = {
   object: 'payment',
   prefix: 'pay',
-  table: payments,
+  rules: PAYMENT_RULES,
   heldAs: 'the charge',
   abandoned: ABANDONED,
   route: (row) => row.route,
@@ -36,8 +36,6 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
     failureMessage: `No connector could process the payment (${code}).`,
   }),
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
-  apply: applyPaymentUpdate,
-  view: paymentView,
 };
 
 /** A payment sent without an answer whose processor still does not know it once overdue. */

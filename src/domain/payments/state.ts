@@ -3,7 +3,9 @@ import { defineStateMachine } from '../../kernel/state-machine.js';
 export const PAYMENT_STATUSES = ['pending', 'requires_action', 'succeeded', 'failed'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-export const paymentStates = defineStateMachine<PaymentStatus, 'awaiting' | 'withCustomer' | 'final' | 'captured'>('payment', {
+export type PaymentGroup = 'awaiting' | 'withCustomer' | 'final' | 'captured';
+
+export const paymentStates = defineStateMachine<PaymentStatus, PaymentGroup>('payment', {
   pending: ['requires_action', 'succeeded', 'failed'],
   // Waiting for the customer (3-D Secure, a redirect): only the processor's outcome moves it on.
   requires_action: ['succeeded', 'failed'],

@@ -1,25 +1,22 @@
-// The one place where a payment's outcome is applied, whoever learnt it: the request that created
-// the payment (second phase), a refresh, the worker's status check, the processor's webhook or a
-// test helper. Inside the caller's transaction, with the payment row locked: the payment moves
-// (as the transition table allows), its order follows (paid, or open again for another attempt),
-// a success is credited to the merchant's balance, and each change writes its event. A payment
-// that is already final stays as it is, so late and repeated reports are harmless.
+// A payment's states as the engine applies them (src/movement/report.ts), whoever learnt the
+// outcome: the request that created the payment, a refresh, the worker's status check, the
+// processor's webhook or a test helper. The payment moves as its transition table allows, its
+// order follows (paid, or open again for another attempt), a success is credited to the
+// merchant's balance, and each change writes its event; late and repeated reports are harmless.
 import { paymentOrderStates } from '../payment-orders/state.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { recordEvent } from '../../events/service.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';
-import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { CustomerAction, PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
-import { paymentStates, type PaymentStatus } from './state.js';
-import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
-import type { Runtime } from '../../runtime.js';
+import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
+import { ledgerEntry } from '../../movement/transition.js';
+import type { ReportRules } from '../../movement/report.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
@@ -62,12 +59,38 @@ export type PaymentUpdate =
   /** A direct debit's money came back (late failure, charge-back): failed whatever it reached, a success's booking reversed. */
   | { kind: 'reversed'; connector: string; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
-/** A payment's transition table with its effects: its order follows, a success is booked. */
-const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
+/**
+ * A payment's transition table with its effects and how reports move it (src/movement/report.ts):
+ * its order follows, a success is booked, a charge-back of a success reverses the booking.
+ */
+export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', PaymentGroup, PaymentUpdate> = {
   object: 'payment',
   table: payments,
   states: paymentStates,
   view: paymentView,
+  open: 'awaiting',
+  working: 'pending',
+  firstWhen: 'no_connector',
+  acceptanceEvent: true,
+  check: 'nextStatusCheckAt',
+  // A direct debit's money can come back after it succeeded (a late failure, a charge-back).
+  late: { reversed: 'captured' },
+  reaches: { reversed: ['failed'] },
+  // Without a return_url nobody can bring the customer back: the payment cannot be completed.
+  reinterpret: (row, update) => (update.kind === 'requires_action' && row.returnUrl === null ? authenticationRequired(update) : undefined),
+  columns: {
+    requires_action: (update, row, now, rt) => {
+      const { action } = update as Extract<PaymentUpdate, { kind: 'requires_action' }>;
+      return {
+        customerAction: action,
+        nextActionUrl: action.method === 'GET' ? action.url : actionPageUrl(rt.publicUrl(), row),
+        actionExpiresAt: new Date(now.getTime() + rt.config.actionTimeoutMs),
+        nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
+      };
+    },
+    succeeded: () => ACTION_CLOSED,
+    failed: () => ACTION_CLOSED,
+  },
   effects: {
     async succeeded(tx, ctx, payment, now) {
       await orderFollows(tx, ctx, payment, now, 'paid');
@@ -76,9 +99,17 @@ const PAYMENT_TRANSITIONS: Transitions<PaymentRow, PaymentStatus, 'payment'> = {
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
     },
-    failed: (tx, ctx, payment, now) => orderFollows(tx, ctx, payment, now, 'open'),
+    async failed(tx, ctx, payment, now, before) {
+      // A succeeded payment whose money came back: its booking is reversed, even if that takes
+      // `available` below zero; its order stays paid — it was paid, and the money then left again
+      // (docs/processors.md, GoCardless).
+      if (paymentStates.is(before.status, 'captured')) await paymentReversed(tx, ledgerEntry('payment', payment, now));
+      else await orderFollows(tx, ctx, payment, now, 'open');
+    },
   },
 };
+
+const ACTION_CLOSED = { customerAction: null, nextActionUrl: null, actionExpiresAt: null };
 
 /** The order of a payment that reached its outcome: paid, or open again for another attempt. */
 async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {
@@ -88,89 +119,11 @@ async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentR
   else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
 }
 
-/** Applies `update` to the locked payment `row`; returns the row as it now stands. */
-export async function applyPaymentUpdate(
-  tx: Executor,
-  ctx: RequestContext,
-  row: PaymentRow,
-  update: PaymentUpdate,
-  attempts: Attempt[],
-  rt: Pick<Runtime, 'now' | 'config' | 'publicUrl'>,
-): Promise<PaymentRow> {
-  const now = rt.now();
-  const t = PAYMENT_TRANSITIONS;
-  const keep = () => (attempts.length ? save(tx, t, row, now, { attempts: withAttempts(row, attempts) }) : Promise.resolve(row));
-  if (update.kind === 'reversed') {
-    if (!paymentStates.is(row.status, 'captured')) return applyPaymentUpdate(tx, ctx, row, { ...update, kind: 'failed' }, attempts, rt);
-    return reversePayment(tx, ctx, row, update, now);
-  }
-  // Final already (a webhook or the worker got there first): keep the outcome, record the calls.
-  if (paymentStates.is(row.status, 'final')) return keep();
-  // Waiting for the customer: a report that it still waits (or is processing) says nothing new.
-  if (paymentStates.is(row.status, 'withCustomer') && (update.kind === 'pending' || update.kind === 'requires_action')) return keep();
-
-  if (update.kind === 'requires_action') {
-    // Without a return_url nobody can bring the customer back: the payment cannot be completed.
-    if (row.returnUrl === null) return applyPaymentUpdate(tx, ctx, row, authenticationRequired(update), attempts, rt);
-    return moveTo(tx, t, ctx, row, 'requires_action', 'require action', now, {
-      connector: update.connector,
-      connectorReference: update.connectorReference,
-      customerAction: update.action,
-      nextActionUrl: update.action.method === 'GET' ? update.action.url : actionPageUrl(rt.publicUrl(), row),
-      actionExpiresAt: new Date(now.getTime() + rt.config.actionTimeoutMs),
-      attempts: withAttempts(row, attempts),
-      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
-    });
-  }
-
-  if (update.kind === 'pending') {
-    const firstAcceptance = row.connector === null;
-    const referenceKnown = update.connectorReference === null || update.connectorReference === row.connectorReference;
-    if (!firstAcceptance && !attempts.length && referenceKnown) return row;
-    const updated = await save(tx, t, row, now, {
-      connector: update.connector,
-      connectorReference: update.connectorReference ?? row.connectorReference,
-      attempts: withAttempts(row, attempts),
-      nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
-    });
-    if (firstAcceptance) await recordEvent(tx, ctx, 'payment.pending', paymentView(updated), now);
-    return updated;
-  }
-
-  return moveTo(tx, t, ctx, row, update.kind, update.kind === 'succeeded' ? 'succeed' : 'fail', now, {
-    connector: update.connector ?? row.connector,
-    connectorReference: update.connectorReference ?? row.connectorReference,
-    failureCode: update.kind === 'failed' ? update.failureCode : null,
-    failureMessage: update.kind === 'failed' ? update.failureMessage : null,
-    attempts: withAttempts(row, attempts),
-    nextStatusCheckAt: null,
-    customerAction: null,
-    nextActionUrl: null,
-    actionExpiresAt: null,
-  });
-}
-
-/**
- * A succeeded direct debit whose money came back: the payment fails (its event says why), and its
- * booking is reversed in the same transaction, even if that takes `available` below zero. Its
- * order stays paid: it was paid, and the money then left again (docs/processors.md, GoCardless).
- */
-async function reversePayment(tx: Executor, ctx: RequestContext, row: PaymentRow, update: PaymentUpdate & { kind: 'reversed' }, now: Date): Promise<PaymentRow> {
-  const after = await moveTo(tx, PAYMENT_TRANSITIONS, ctx, row, 'failed', 'reverse', now, {
-    failureCode: update.failureCode,
-    failureMessage: update.failureMessage,
-    connectorReference: update.connectorReference ?? row.connectorReference,
-    nextStatusCheckAt: null,
-  });
-  await paymentReversed(tx, ledgerEntry('payment', row, now));
-  return after;
-}
-
-function authenticationRequired(update: { connector: string; connectorReference: string }): PaymentUpdate {
+function authenticationRequired(update: { connector?: string | null; connectorReference?: string | null }): PaymentUpdate {
   return {
     kind: 'failed',
-    connector: update.connector,
-    connectorReference: update.connectorReference,
+    connector: update.connector ?? null,
+    connectorReference: update.connectorReference ?? null,
     failureCode: 'authentication_required',
     failureMessage: 'The processor needs the customer to authenticate (3-D Secure), and the payment has no return_url to bring them back to.',
   };

@@ -8,12 +8,12 @@ import type { Runtime } from '../../runtime.js';
 import type { Db } from '../../storage/db.js';
 import { beneficiaries, payouts } from '../../storage/schema.js';
 import { openBeneficiarySecret } from '../beneficiaries/service.js';
-import { applyPayoutUpdate, payoutView, type PayoutRow, type PayoutUpdate } from './transitions.js';
+import { PAYOUT_RULES, payoutView, type PayoutRow, type PayoutUpdate } from './transitions.js';
 
 export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, PayoutRequest> = {
   object: 'payout',
   prefix: 'po',
-  table: payouts,
+  rules: PAYOUT_RULES,
   route: (row) => row.route,
   send: async (connector, request, signal) =>
     connector.payout ? connector.payout(request, signal) : connectorError('request_rejected', `${connector.name} cannot send payouts`),
@@ -34,8 +34,6 @@ export const payoutKind: MovementKind<PayoutRow, PayoutState, PayoutUpdate, Payo
   }),
   // The request went out and no answer came back: the bank may have paid. Verify later.
   unknown: (connector) => ({ kind: 'processing', connector: connector!, connectorReference: null }),
-  apply: applyPayoutUpdate,
-  view: payoutView,
 };
 
 /** The payout as its bank needs it, the beneficiary's account number opened for the call only. */

@@ -3,7 +3,9 @@ import { defineStateMachine } from '../../kernel/state-machine.js';
 export const PAYOUT_STATUSES = ['pending', 'processing', 'paid', 'failed', 'cancelled', 'returned'] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 
-export const payoutStates = defineStateMachine<PayoutStatus, 'unsent' | 'atBank' | 'paid'>('payout', {
+export type PayoutGroup = 'unsent' | 'atBank' | 'paid';
+
+export const payoutStates = defineStateMachine<PayoutStatus, PayoutGroup>('payout', {
   // Waiting for submission to the bank; the merchant may still cancel it.
   pending: ['processing', 'cancelled'],
   // Sent (or being sent): only the bank's answer moves it on.

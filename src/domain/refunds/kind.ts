@@ -6,12 +6,12 @@ import type { Executor } from '../../storage/db.js';
 import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
 import { payments, refunds } from '../../storage/schema.js';
-import { applyRefundUpdate, refundView, type RefundRow, type RefundUpdate } from './transitions.js';
+import { REFUND_RULES, refundView, type RefundRow, type RefundUpdate } from './transitions.js';
 
 export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
   object: 'refund',
   prefix: 'ref',
-  table: refunds,
+  rules: REFUND_RULES,
   route: (row) => [row.connector],
   resumeBy: 'sending',
   send: (connector, request, signal) => connector.refund(request, signal),
@@ -31,8 +31,6 @@ export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, Refu
   unknown: () => ({ kind: 'pending', connectorReference: null }),
   waitsWhenUnreached: true,
   // Refunds keep no attempt records: they have one connector, the payment's.
-  apply: applyRefundUpdate,
-  view: refundView,
 };
 
 /**
