@@ -3,11 +3,13 @@
 // interrupted half-way and resumed. The stored rows never hold a card number or CVC in clear.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { parseId } from '../../src/kernel/ids.js';
+import { createRuntime } from '../../src/runtime.js';
 import { listUnsealings } from '../../src/vault/audit.js';
 import { createVault, VaultError, type VaultErrorCode } from '../../src/vault/vault.js';
 import { useDatabase } from '../support/fixtures.js';
-import { CARD, kek, storedRecord, tenancy } from '../support/vault.js';
+import { asSetting, CARD, kek, storedRecord, tenancy } from '../support/vault.js';
 
 const payment = (id: string) => ({ type: 'payment', id });
 
@@ -122,6 +124,23 @@ describe('seal, unseal, erase', () => {
     expect(row.erased_at).not.toBeNull();
     expect(await vault.erase(h.db, ctx, id)).toBe(false);
     await refused(vault.erase(h.db, ctx, 'vr_01h455vb4pex5vsknk084sn02q'), 'record_missing');
+  });
+
+  it('is the runtime\'s vault: wraps with the first VAULT_KEYS key, opens with every one; the development key otherwise', async () => {
+    const ctx = await tenancy(h);
+    const earlier = await vault.seal(h.db, ctx, CARD, 'payment_method');
+    const rt = createRuntime(loadConfig({ VAULT_KEYS: asSetting([kek('k9'), k1]) }));
+    try {
+      expect(rt.vault.activeKeyId).toBe('k9');
+      const id = await rt.vault.seal(h.db, ctx, CARD, 'payment_method');
+      expect((await storedRecord(h, id)).key_id).toBe('k9');
+      expect(await rt.vault.unseal(h.db, ctx, earlier, payment('pay_rt'))).toMatchObject({ number: CARD.number });
+    } finally {
+      rt.close();
+    }
+    const dev = createRuntime(loadConfig({}));
+    expect(dev.vault.activeKeyId).toBe('dev-vault');
+    dev.close();
   });
 
   it('holds no card number or CVC in clear anywhere in its tables', async () => {
