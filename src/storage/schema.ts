@@ -703,7 +703,8 @@ export const vaultUnsealings = pgTable(
   'vault_unsealings',
   {
     accountId: uuid('account_id').notNull(),
-    id: uuid('id').notNull().defaultRandom(),
+    /** In the order of the unsealings (the audit lists newest first by it). */
+    id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
     livemode: boolean('livemode').notNull(),
     recordId: uuid('record_id').notNull(),
     movementType: text('movement_type').notNull(),
@@ -712,7 +713,7 @@ export const vaultUnsealings = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.accountId, t.id] }),
-    index('vault_unsealings_record_idx').on(t.recordId, t.unsealedAt),
-    index('vault_unsealings_time_idx').on(t.unsealedAt),
+    index('vault_unsealings_record_idx').on(t.recordId, t.id),
+    index('vault_unsealings_order_idx').on(t.id),
   ],
 );

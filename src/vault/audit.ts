@@ -21,7 +21,7 @@ export async function listUnsealings(db: Db, opts: { recordUuid?: string; limit?
     .select()
     .from(vaultUnsealings)
     .where(opts.recordUuid === undefined ? undefined : eq(vaultUnsealings.recordId, opts.recordUuid))
-    .orderBy(desc(vaultUnsealings.unsealedAt), desc(vaultUnsealings.id))
+    .orderBy(desc(vaultUnsealings.id))
     .limit(opts.limit ?? DEFAULT_AUDIT_LIMIT);
   return rows.map((row) => ({
     record: toPublicId('vr', row.recordId),

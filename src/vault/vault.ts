@@ -86,7 +86,11 @@ export function createVault(keys: readonly EncryptionKey[]): Vault {
         throw new VaultError('record_erased', `vault record ${recordId} was erased; its card cannot be recovered`);
       }
       const card = sealing.open(record, { keyId: row.keyId, wrappedKey: row.wrappedKey, sealedCard: row.sealedCard });
-      await tx.insert(vaultUnsealings).values({ accountId: ctx.accountId, livemode: ctx.livemode, recordId: record.id, movementType: movement.type, movementId: movement.id });
+      await tx.insert(vaultUnsealings).values({
+        accountId: ctx.accountId, livemode: ctx.livemode, recordId: record.id, movementType: movement.type, movementId: movement.id,
+        // The moment of this unsealing, not of its transaction's start: several in one transaction stay in order.
+        unsealedAt: sql`clock_timestamp()`,
+      });
       return card;
     },
 

@@ -50,10 +50,14 @@ describe('seal, unseal, erase', () => {
     const ctx = await tenancy(h);
     const id = await vault.seal(h.db, ctx, CARD, 'payment');
     await vault.unseal(h.db, ctx, id, payment('pay_a'));
-    await h.db.transaction((tx) => vault.unseal(tx, ctx, id, { type: 'payment_method_verification', id: 'pm_b' }));
+    await h.db.transaction(async (tx) => {
+      await vault.unseal(tx, ctx, id, { type: 'payment', id: 'pay_b1' });
+      await vault.unseal(tx, ctx, id, { type: 'payment_method_verification', id: 'pm_b' });
+    });
     const rows = await listUnsealings(h.db, { recordUuid: parseId('vr', id) });
     expect(rows.map((r) => r.movement)).toEqual([
       { type: 'payment_method_verification', id: 'pm_b' },
+      { type: 'payment', id: 'pay_b1' },
       { type: 'payment', id: 'pay_a' },
     ]);
     expect(rows[0]).toMatchObject({ record: id, livemode: false });
@@ -65,7 +69,7 @@ describe('seal, unseal, erase', () => {
         throw new Error('rollback');
       }),
     ).rejects.toThrow('rollback');
-    expect(await listUnsealings(h.db, { recordUuid: parseId('vr', id) })).toHaveLength(2);
+    expect(await listUnsealings(h.db, { recordUuid: parseId('vr', id) })).toHaveLength(3);
   });
 
   it('unseals only for a movement', async () => {

@@ -14,7 +14,7 @@ CREATE TABLE "vault_records" (
 --> statement-breakpoint
 CREATE TABLE "vault_unsealings" (
 	"account_id" uuid NOT NULL,
-	"id" uuid DEFAULT gen_random_uuid() NOT NULL,
+	"id" bigint GENERATED ALWAYS AS IDENTITY (sequence name "vault_unsealings_id_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1),
 	"livemode" boolean NOT NULL,
 	"record_id" uuid NOT NULL,
 	"movement_type" text NOT NULL,
@@ -24,5 +24,5 @@ CREATE TABLE "vault_unsealings" (
 );
 --> statement-breakpoint
 CREATE INDEX "vault_records_key_idx" ON "vault_records" USING btree ("key_id") WHERE wrapped_key IS NOT NULL;--> statement-breakpoint
-CREATE INDEX "vault_unsealings_record_idx" ON "vault_unsealings" USING btree ("record_id","unsealed_at");--> statement-breakpoint
-CREATE INDEX "vault_unsealings_time_idx" ON "vault_unsealings" USING btree ("unsealed_at");
+CREATE INDEX "vault_unsealings_record_idx" ON "vault_unsealings" USING btree ("record_id","id");--> statement-breakpoint
+CREATE INDEX "vault_unsealings_order_idx" ON "vault_unsealings" USING btree ("id");
