@@ -1,13 +1,16 @@
 // `vault rotate` and `vault audit`: arguments checked before any database is opened; then run as
 // the service's admin socket runs them (on its open database, with its configuration), and on
 // PostgreSQL as a separate CLI process would, with VAULT_KEYS from the environment.
+import { spawn } from 'node:child_process';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { runCli } from '../../src/cli/commands.js';
 import { createVault } from '../../src/vault/vault.js';
-import { runCliHere, type CliResult } from '../support/cli.js';
+import { baseEnv, runCliHere, type CliResult } from '../support/cli.js';
 import { useDatabase } from '../support/fixtures.js';
 import { isPostgres, TEST_PREPARED_STATEMENTS } from '../support/helpers.js';
+import { ROOT } from '../support/processes.js';
 import { asSetting, CARD, kek, storedRecord, tenancy } from '../support/vault.js';
 
 describe('vault commands: argument checks', () => {
@@ -97,9 +100,10 @@ describe('vault commands on the service\'s database', () => {
     expect(all.json.map((r: any) => r.movement.id)).toEqual(expect.arrayContaining(['pay_first', 'pay_other', 'pay_second']));
   });
 
+  const k3Shared = kek('k3');
   it.runIf(isPostgres)('run as a separate process on PostgreSQL, with VAULT_KEYS from its environment', async () => {
     const ctx = await tenancy(h);
-    const k3 = kek('k3');
+    const k3 = k3Shared;
     const id = await createVault([k2]).seal(h.db, ctx, CARD, 'payment_method');
     const env = { DATABASE_URL: h.databaseUrl!, DATABASE_PREPARED_STATEMENTS: TEST_PREPARED_STATEMENTS, VAULT_KEYS: asSetting([k3, k2, k1]) };
     const res = await runCliHere(['vault', 'rotate'], env);
@@ -107,4 +111,37 @@ describe('vault commands on the service\'s database', () => {
     expect(res.json).toMatchObject({ active_key: 'k3', complete: true });
     expect((await storedRecord(h, id)).key_id).toBe('k3');
   });
+
+  it.runIf(isPostgres)('killed (SIGKILL) between batches, then run again: every record under the new key', async () => {
+    const ctx = await tenancy(h);
+    const [k4, k5] = [kek('k4'), kek('k5')];
+    const old = createVault([k4]);
+    const ids = await h.db.transaction(async (tx) => {
+      const sealed: string[] = [];
+      for (let i = 0; i < 1500; i++) sealed.push(await old.seal(tx, ctx, CARD, 'payment'));
+      return sealed;
+    });
+    // Every earlier record of this file's database is listed too, so nothing else blocks the run.
+    const keys = asSetting([k5, k4, k3Shared, k2, k1]);
+    const env = baseEnv({ DATABASE_URL: h.databaseUrl!, DATABASE_PREPARED_STATEMENTS: TEST_PREPARED_STATEMENTS, VAULT_KEYS: keys });
+    const underNew = async () => Number((await h.query(sql`SELECT count(*)::int AS n FROM vault_records WHERE key_id = 'k5'`))[0]!.n);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'vault', 'rotate', '--batch-size', '1'], { cwd: ROOT, env, stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await expect.poll(underNew, { timeout: 60_000, interval: 20 }).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    await exited;
+    const moved = await underNew();
+    expect(moved).toBeLessThan(ids.length);
+
+    const resumed = await runCliHere(['vault', 'rotate', '--batch-size', '500'], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.json).toMatchObject({ active_key: 'k5', remaining: 0, complete: true });
+    expect(resumed.json.rewrapped).toBeGreaterThanOrEqual(ids.length - moved);
+    const onlyNew = createVault([k5]);
+    for (const id of [ids[0]!, ids[749]!, ids.at(-1)!]) {
+      expect(await onlyNew.unseal(h.db, ctx, id, { type: 'payment', id: 'pay_after_kill' })).toMatchObject({ number: CARD.number });
+    }
+    expect(await h.query(sql`SELECT 1 FROM vault_records WHERE wrapped_key IS NOT NULL AND key_id <> 'k5'`)).toEqual([]);
+  }, 120_000);
 });
