@@ -1,8 +1,8 @@
 // Every setting the service reads, from the environment, validated once at start-up so a typo
 // fails loudly before the first request instead of surfacing as odd behaviour later.
-import { DEVELOPMENT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './kernel/encryption.js';
+import { DEVELOPMENT_KEY, DEVELOPMENT_VAULT_KEY, EncryptionError, parseEncryptionKeys, type EncryptionKey } from './kernel/encryption.js';
 import { SIMULATED_PROCESSORS } from './connectors/simulator/profiles.js';
-import { bool, ConfigError, int, oneOf } from './config/parse.js';
+import { bool, ConfigError, int, oneOf, requireInProduction } from './config/parse.js';
 import { PREPARED_STATEMENTS, type PreparedStatements } from './storage/db.js';
 import { paymentsConfig, type PaymentsConfig } from './config/payments.js';
 import { webhookConfig, type WebhookConfig } from './config/webhooks.js';
@@ -67,6 +67,12 @@ export interface Config {
   /** Keys for encryption at rest; the first seals. Unset: the development key (not for production). */
   encryptionKeys: EncryptionKey[];
   usingDevelopmentEncryptionKey: boolean;
+  /**
+   * Key-encryption keys of the card vault (src/vault, docs/vault.md): the first wraps new data keys,
+   * all unwrap. Unset: a development key, refused when NODE_ENV=production.
+   */
+  vaultKeys: EncryptionKey[];
+  usingDevelopmentVaultKey: boolean;
   webhooks: WebhookConfig;
   payments: PaymentsConfig;
   payouts: PayoutsConfig;
@@ -84,13 +90,21 @@ export interface PayoutsConfig {
   batchSize: number;
 }
 
-function encryptionKeys(raw: string | undefined): EncryptionKey[] | undefined {
+/** A key list setting (`id:base64key,…`, ENCRYPTION_KEYS or VAULT_KEYS); unset: undefined. */
+function keyList(env: NodeJS.ProcessEnv, name: string): EncryptionKey[] | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   try {
     return parseEncryptionKeys(raw);
   } catch (err) {
-    throw new ConfigError(`ENCRYPTION_KEYS: ${(err as EncryptionError).message}`);
+    throw new ConfigError(`${name}: ${(err as EncryptionError).message}`);
   }
+}
+
+function vaultKeys(env: NodeJS.ProcessEnv): Pick<Config, 'vaultKeys' | 'usingDevelopmentVaultKey'> {
+  requireInProduction(env, 'VAULT_KEYS', 'the card vault wraps its data keys with it, and the development key is public (docs/vault.md)');
+  const keys = keyList(env, 'VAULT_KEYS');
+  return { vaultKeys: keys ?? [DEVELOPMENT_VAULT_KEY], usingDevelopmentVaultKey: !keys };
 }
 
 /** An http(s) origin with an optional path, no query or fragment; kept without its trailing slash. */
@@ -184,8 +198,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: 1024 * 1024,
     requestBodyTimeoutMs: int(env, 'REQUEST_BODY_TIMEOUT_MS', 10_000, 100),
     requestBodyMinRate: int(env, 'REQUEST_BODY_MIN_RATE', 1024, 0),
-    encryptionKeys: encryptionKeys(env.ENCRYPTION_KEYS) ?? [DEVELOPMENT_KEY],
+    encryptionKeys: keyList(env, 'ENCRYPTION_KEYS') ?? [DEVELOPMENT_KEY],
     usingDevelopmentEncryptionKey: !env.ENCRYPTION_KEYS,
+    ...vaultKeys(env),
     webhooks: webhookConfig(env),
     payments,
     payouts: {

@@ -9,6 +9,7 @@ import { createEncryptor, type Encryptor } from './kernel/encryption.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { connectorAccountSource } from './connectors/account-credentials.js';
 import type { RoutingCacheEntry } from './connectors/routing-rules.js';
+import { createVault, type Vault } from './vault/vault.js';
 
 export interface Runtime {
   /** Payments, refunds, mandates and the connectors' settings. */
@@ -37,6 +38,8 @@ export interface Runtime {
   setServiceUrl(url: string): void;
   /** Seals and opens secrets at rest (webhook secrets, IBANs and account numbers): ENCRYPTION_KEYS. */
   encryptor: Encryptor;
+  /** The card vault (VAULT_KEYS): the only way card numbers are kept and read back (docs/vault.md). */
+  vault: Vault;
   /** HMAC key of card and bank account fingerprints (CARD_FINGERPRINT_KEY), derived per merchant account. */
   fingerprintKey: Buffer;
   /** This process's metrics (its own registry: several runtimes may share a test process). */
@@ -54,7 +57,7 @@ export interface RuntimeOptions extends ConnectorOptions {
   oneStatementPaths?: boolean;
 }
 
-export type RuntimeConfig = Pick<Config, 'payments' | 'payouts' | 'encryptionKeys' | 'idempotencyLockTimeoutS' | 'publicBaseUrl' | 'host' | 'port'>;
+export type RuntimeConfig = Pick<Config, 'payments' | 'payouts' | 'encryptionKeys' | 'vaultKeys' | 'idempotencyLockTimeoutS' | 'publicBaseUrl' | 'host' | 'port'>;
 
 export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}): Runtime {
   const now = opts.now ?? (() => new Date());
@@ -91,6 +94,7 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
       connectors.setServiceUrl(url);
     },
     encryptor,
+    vault: createVault(config.vaultKeys),
     fingerprintKey: payments.cardFingerprintKey,
     metrics,
     crashPoint(point) {

@@ -72,6 +72,9 @@ export async function startService(
   if (config.usingDevelopmentEncryptionKey && opts.logger !== false) {
     log.warn('ENCRYPTION_KEYS is not set: webhook secrets are encrypted with the built-in development key, which is public. Set ENCRYPTION_KEYS in production.');
   }
+  if (config.usingDevelopmentVaultKey && opts.logger !== false) {
+    log.warn('VAULT_KEYS is not set: the card vault wraps its data keys with the built-in development key, which is public. Set VAULT_KEYS in production (docs/vault.md).');
+  }
   const worker = config.roles.includes('worker')
     ? startWorker(
         {

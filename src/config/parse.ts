@@ -41,3 +41,11 @@ export function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, al
   if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(raw)}`);
   return raw as T;
 }
+
+/**
+ * A secret with a public development default that production must set: NODE_ENV=production
+ * without it refuses to start rather than run on a key printed in the source.
+ */
+export function requireInProduction(env: NodeJS.ProcessEnv, name: string, why: string): void {
+  if (env.NODE_ENV === 'production' && !env[name]) throw new ConfigError(`${name} must be set when NODE_ENV=production: ${why}`);
+}

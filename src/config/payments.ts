@@ -1,5 +1,5 @@
 // Payments, refunds, mandates and connector settings (src/domain/payments, src/connectors).
-import { baseUrl, ConfigError, int } from './parse.js';
+import { baseUrl, ConfigError, int, requireInProduction } from './parse.js';
 
 /** Payments, refunds and connectors (src/domain/payments, src/connectors). */
 export interface PaymentsConfig {
@@ -16,7 +16,7 @@ export interface PaymentsConfig {
   actionTimeoutMs: number;
   /** Staleness bound of the in-process routing cache: another process sees a PUT /v1/routing within it. */
   routingCacheTtlMs: number;
-  /** HMAC key of card fingerprints (CARD_FINGERPRINT_KEY, base64, at least 16 bytes). Unset: a development key. */
+  /** HMAC key of card fingerprints (CARD_FINGERPRINT_KEY, base64, at least 16 bytes). Unset outside production: a development key. */
   cardFingerprintKey: Buffer;
   usingDevelopmentFingerprintKey: boolean;
   simulator: SimulatorConfig;
@@ -87,6 +87,7 @@ const DEVELOPMENT_FINGERPRINT_KEY = Buffer.from('payment-orchestrator developmen
 export const DEVELOPMENT_SIMULATOR_SECRET = 'simsec_development_not_secret';
 
 export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
+  requireInProduction(env, 'CARD_FINGERPRINT_KEY', 'card fingerprints and the idempotency fingerprints of requests with card data are keyed with it, and the development key is public');
   const rawKey = env.CARD_FINGERPRINT_KEY;
   const key = rawKey ? Buffer.from(rawKey, 'base64') : DEVELOPMENT_FINGERPRINT_KEY;
   if (key.length < 16) throw new ConfigError('CARD_FINGERPRINT_KEY must be base64 of at least 16 bytes');

@@ -1,5 +1,5 @@
 // Encryption at rest for values the service must read back (webhook signing secrets, bank account
-// numbers): AES-256-GCM with a fresh 96-bit nonce per value and the id of the key that sealed it
+// numbers; the card vault's data keys under VAULT_KEYS, src/vault): AES-256-GCM with a fresh 96-bit nonce per value and the id of the key that sealed it
 // stored beside the ciphertext, so keys can be rotated — the first configured key seals, every
 // configured key opens. A context string (e.g. the owning row) is bound as additional
 // authenticated data, so a ciphertext copied into another row does not decrypt there.
@@ -13,7 +13,17 @@ export interface EncryptionKey {
   key: Buffer;
 }
 
-export class EncryptionError extends Error {}
+/** Why a value did not open: not a sealed value, a key id not configured, or no match (wrong key bytes, tampered, moved). */
+export type EncryptionFailure = 'malformed' | 'unknown_key' | 'no_match';
+
+export class EncryptionError extends Error {
+  constructor(
+    message: string,
+    readonly reason: EncryptionFailure = 'malformed',
+  ) {
+    super(message);
+  }
+}
 
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
@@ -24,6 +34,12 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 export const DEVELOPMENT_KEY: EncryptionKey = {
   id: 'dev',
   key: crypto.createHash('sha256').update('payment-orchestrator development key: NOT SECRET, NOT FOR PRODUCTION').digest(),
+};
+
+/** The vault's counterpart of DEVELOPMENT_KEY (VAULT_KEYS unset outside production): as public. */
+export const DEVELOPMENT_VAULT_KEY: EncryptionKey = {
+  id: 'dev-vault',
+  key: crypto.createHash('sha256').update('payment-orchestrator development vault key: NOT SECRET, NOT FOR PRODUCTION').digest(),
 };
 
 /** Parses `id:base64key,id:base64key,…` (first = active). Throws EncryptionError on anything malformed. */
@@ -51,7 +67,14 @@ export interface Encryptor {
   decrypt(sealed: string, context: string): string;
 }
 
-export function createEncryptor(keys: readonly EncryptionKey[]): Encryptor {
+/** The id of the key a value was sealed with, without opening it (undefined: not a sealed value). */
+export function sealedKeyId(sealed: string): string | undefined {
+  const [version, keyId] = sealed.split('.');
+  return version === 'v1' && keyId ? keyId : undefined;
+}
+
+/** `setting` names where the keys come from, for the message when a value's key is not among them. */
+export function createEncryptor(keys: readonly EncryptionKey[], setting = 'ENCRYPTION_KEYS'): Encryptor {
   if (keys.length === 0) throw new EncryptionError('at least one key is needed');
   const active = keys[0]!;
   const byId = new Map(keys.map((k) => [k.id, k.key]));
@@ -69,14 +92,14 @@ export function createEncryptor(keys: readonly EncryptionKey[]): Encryptor {
       const [version, keyId, nonce, ciphertext, tag, ...rest] = sealed.split('.');
       if (version !== 'v1' || keyId === undefined || tag === undefined || rest.length) throw new EncryptionError('not a sealed value');
       const key = byId.get(keyId);
-      if (!key) throw new EncryptionError(`sealed with key ${keyId}, which is not configured (ENCRYPTION_KEYS)`);
+      if (!key) throw new EncryptionError(`sealed with key ${keyId}, which is not configured (${setting})`, 'unknown_key');
       try {
         const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(nonce!, 'base64url'));
         decipher.setAAD(Buffer.from(context, 'utf8'));
         decipher.setAuthTag(Buffer.from(tag, 'base64url'));
         return Buffer.concat([decipher.update(Buffer.from(ciphertext!, 'base64url')), decipher.final()]).toString('utf8');
       } catch {
-        throw new EncryptionError('the value does not decrypt with its key and context (tampered, or moved from another row)');
+        throw new EncryptionError('the value does not decrypt with its key and context (tampered, or moved from another row)', 'no_match');
       }
     },
   };

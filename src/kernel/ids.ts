@@ -18,6 +18,7 @@ export const ID_PREFIXES = {
   account: 'acct',
   apiKey: 'key',
   request: 'req',
+  vaultRecord: 'vr',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -671,3 +671,49 @@ export const ledgerSettlements = pgTable(
     index('ledger_settlements_entry_idx').on(t.accountId, t.entryId),
   ],
 );
+
+// ---- the card vault (issue 24) -----------------------------------------------------------------
+
+/**
+ * Card data sealed by the vault (src/vault, docs/vault.md): the number and expiry encrypted under
+ * the record's own data key, that data key wrapped by a VAULT_KEYS key whose id is kept beside it,
+ * so rotation finds the rows not yet under the first key. Erasing a record clears all three.
+ */
+export const vaultRecords = pgTable(
+  'vault_records',
+  {
+    ...objectKey(),
+    /** What the card is kept for: a saved payment method, or a card payment until it is final. */
+    purpose: text('purpose', { enum: ['payment_method', 'payment'] }).notNull(),
+    keyId: text('key_id'),
+    wrappedKey: text('wrapped_key'),
+    sealedCard: text('sealed_card'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    rewrappedAt: ts('rewrapped_at'),
+    erasedAt: ts('erased_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('vault_records_key_idx').on(t.keyId).where(sql`wrapped_key IS NOT NULL`),
+  ],
+);
+
+/** Every unsealing of a vault record: which record, for which movement, when (`vault audit`). */
+export const vaultUnsealings = pgTable(
+  'vault_unsealings',
+  {
+    accountId: uuid('account_id').notNull(),
+    /** In the order of the unsealings (the audit lists newest first by it). */
+    id: bigint('id', { mode: 'number' }).generatedAlwaysAsIdentity(),
+    livemode: boolean('livemode').notNull(),
+    recordId: uuid('record_id').notNull(),
+    movementType: text('movement_type').notNull(),
+    movementId: text('movement_id').notNull(),
+    unsealedAt: ts('unsealed_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.id] }),
+    index('vault_unsealings_record_idx').on(t.recordId, t.id),
+    index('vault_unsealings_order_idx').on(t.id),
+  ],
+);

@@ -4,6 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { SIMULATED_PROCESSORS } from '../../src/connectors/simulator/processor.js';
 
+/** The secrets a production start cannot do without (the vault's keys and the fingerprint key). */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  VAULT_KEYS: `v1:${Buffer.alloc(32, 7).toString('base64')}`,
+  CARD_FINGERPRINT_KEY: Buffer.alloc(32, 9).toString('base64'),
+};
+
 describe('the idempotency lock against the longest route', () => {
   it('refuses a lock a stalled request could still be calling connectors after', () => {
     // The reviewer's example: two connectors of 40 s each outlast the default 60 s lock.
@@ -24,16 +31,50 @@ describe('the idempotency lock against the longest route', () => {
 
 describe('test-mode webhooks to private destinations', () => {
   it('are denied by default in production, allowed by default elsewhere', () => {
-    expect(loadConfig({ NODE_ENV: 'production' }).webhooks.testModePrivateDestinations).toBe('deny');
+    expect(loadConfig(PRODUCTION).webhooks.testModePrivateDestinations).toBe('deny');
     expect(loadConfig({}).webhooks.testModePrivateDestinations).toBe('allow');
     expect(loadConfig({ NODE_ENV: 'development' }).webhooks.testModePrivateDestinations).toBe('allow');
     expect(loadConfig({ NODE_ENV: 'test' }).webhooks.testModePrivateDestinations).toBe('allow');
   });
 
   it('follow an explicit setting whatever NODE_ENV says', () => {
-    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'allow' }).webhooks.testModePrivateDestinations).toBe('allow');
+    expect(loadConfig({ ...PRODUCTION, WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'allow' }).webhooks.testModePrivateDestinations).toBe('allow');
     expect(loadConfig({ WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'deny' }).webhooks.testModePrivateDestinations).toBe('deny');
-    expect(() => loadConfig({ NODE_ENV: 'production', WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'maybe' })).toThrow(/allow or deny/);
+    expect(() => loadConfig({ ...PRODUCTION, WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'maybe' })).toThrow(/allow or deny/);
+  });
+});
+
+describe('the card vault\'s keys and the card fingerprint key', () => {
+  it('refuse a production start without them, naming the setting', () => {
+    const { VAULT_KEYS, CARD_FINGERPRINT_KEY, ...bare } = PRODUCTION;
+    expect(() => loadConfig({ ...bare, CARD_FINGERPRINT_KEY })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...bare, CARD_FINGERPRINT_KEY })).toThrow(/^VAULT_KEYS must be set when NODE_ENV=production/);
+    expect(() => loadConfig({ ...bare, VAULT_KEYS, CARD_FINGERPRINT_KEY: '' })).toThrow(/^CARD_FINGERPRINT_KEY must be set when NODE_ENV=production/);
+    expect(() => loadConfig({ ...bare, VAULT_KEYS })).toThrow(ConfigError);
+    const config = loadConfig(PRODUCTION);
+    expect(config.vaultKeys.map((k) => k.id)).toEqual(['v1']);
+    expect(config.usingDevelopmentVaultKey).toBe(false);
+    expect(config.payments.usingDevelopmentFingerprintKey).toBe(false);
+  });
+
+  it('take the public development keys on any other start, the vault\'s distinct from ENCRYPTION_KEYS\'s', () => {
+    for (const env of [{}, { NODE_ENV: 'development' }, { NODE_ENV: 'test', DATABASE_URL: 'postgres://db/x' }]) {
+      const config = loadConfig(env);
+      expect(config.usingDevelopmentVaultKey).toBe(true);
+      expect(config.vaultKeys.map((k) => k.id)).toEqual(['dev-vault']);
+      expect(config.vaultKeys[0]!.key.equals(config.encryptionKeys[0]!.key)).toBe(false);
+      expect(config.payments.usingDevelopmentFingerprintKey).toBe(true);
+    }
+  });
+
+  it('parse VAULT_KEYS as ENCRYPTION_KEYS is parsed: the first wraps, every one unwraps', () => {
+    const a = Buffer.alloc(32, 1).toString('base64');
+    const b = Buffer.alloc(32, 2).toString('base64');
+    expect(loadConfig({ VAULT_KEYS: `new:${a}, old:${b}` }).vaultKeys.map((k) => k.id)).toEqual(['new', 'old']);
+    expect(() => loadConfig({ VAULT_KEYS: 'nocolon' })).toThrow(/^VAULT_KEYS: each key must look like <id>:<base64 of 32 bytes>/);
+    expect(() => loadConfig({ VAULT_KEYS: `k:${Buffer.alloc(16).toString('base64')}` })).toThrow(/^VAULT_KEYS: key k must be 32 bytes/);
+    expect(() => loadConfig({ VAULT_KEYS: `k:${a},k:${b}` })).toThrow(/^VAULT_KEYS: key ids must be unique/);
+    expect(() => loadConfig({ ENCRYPTION_KEYS: 'nocolon' })).toThrow(/^ENCRYPTION_KEYS: each key/);
   });
 });
 

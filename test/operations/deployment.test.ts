@@ -26,6 +26,8 @@ describe.skipIf(!isPostgres)('deployment layout: api ×2, worker ×1, PgBouncer,
       DATABASE_POOL_SIZE: '5',
       REDIS_URL,
       ENCRYPTION_KEYS: `main:${crypto.randomBytes(32).toString('base64')}`,
+      VAULT_KEYS: `main:${crypto.randomBytes(32).toString('base64')}`,
+      CARD_FINGERPRINT_KEY: crypto.randomBytes(32).toString('base64'),
       // The receiver below is on loopback, which production refuses by default even in test mode.
       WEBHOOK_TEST_MODE_PRIVATE_DESTINATIONS: 'allow',
       WEBHOOK_POLL_INTERVAL_MS: '50',
