@@ -10,11 +10,7 @@ import { newCustomer, savedCard } from '../support/customers.js';
 const h = useService();
 const year = new Date().getUTCFullYear() + 2;
 
-async function signedIn(key = h.tenant.testKey) {
-  const visitor = new Visitor(h.url);
-  expect((await visitor.signIn({ key })).status).toBe(303);
-  return visitor;
-}
+const signedIn = (key = h.tenant.testKey) => Visitor.signedIn(h.url, key);
 
 describe('dashboard customer pages', () => {
   it('lists a customer’s saved cards and detaches one, once, through the form', async () => {

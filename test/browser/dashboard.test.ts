@@ -15,11 +15,7 @@ import { Visitor } from '../support/dashboard.js';
 
 const h = useService();
 
-async function signedIn(key = h.tenant.testKey) {
-  const visitor = new Visitor(h.url);
-  expect((await visitor.signIn({ key })).status).toBe(303);
-  return visitor;
-}
+const signedIn = (key = h.tenant.testKey) => Visitor.signedIn(h.url, key);
 
 describe('dashboard sessions', () => {
   it('signs in once with a one-time code from the CLI, never with a key in a URL', async () => {
