@@ -76,6 +76,16 @@ describe('customer lifecycle', () => {
     expect(refused[0]!.n).toBe(0);
   });
 
+  it('lets exactly one of several concurrent creates with one reference win', async () => {
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => api.post('/v1/customers', { email: `race${i}@example.com`, reference: 'race-ref' })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 422, 422, 422, 422, 422]);
+    for (const a of answers.filter((x) => x.status === 422)) expect(a.body.error).toMatchObject({ code: 'reference_already_used', param: 'reference' });
+    const rows = await h.query(sql`SELECT count(*)::int AS n FROM customers WHERE reference = 'race-ref'`);
+    expect(rows[0]!.n).toBe(1);
+    const events = await h.query(sql`SELECT count(*)::int AS n FROM events WHERE type = 'customer.created' AND data->'object'->>'reference' = 'race-ref'`);
+    expect(events[0]!.n).toBe(1);
+  });
+
   it('replays a create with the same Idempotency-Key and refuses another body under it', async () => {
     const body = { email: 'replay@example.com', reference: 'replay-1' };
     const first = await api.post('/v1/customers', body, { idempotencyKey: 'cus-replay-1' });
