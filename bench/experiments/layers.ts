@@ -69,7 +69,7 @@ function prepared(accountUuid: string) {
   const reqId = newId('req').id;
   const row = {
     accountId: accountUuid, id, livemode: false, status: 'open' as const, amount: BODY.amount, amountPaid: 0, currency: BODY.currency,
-    reference: `order-${key}`, customerEmail: BODY.customer.email, customerName: BODY.customer.name, description: BODY.description,
+    reference: `order-${key}`, customerEmail: BODY.customer.email, customerName: BODY.customer.name, customerId: null, description: BODY.description,
     metadata: BODY.metadata, expiresAt: new Date(now.getTime() + 86400_000), version: 1, createdAt: now, updatedAt: now,
     checkoutToken: null, checkoutUrl: null, successUrl: null, cancelUrl: null,
   };

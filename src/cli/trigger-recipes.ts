@@ -35,6 +35,9 @@ async function pay(api: TriggerApi, type: EventType, card: string, extra: Record
 const beneficiary = (api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') =>
   api.call('POST', '/v1/beneficiaries', { name: 'Trigger Beneficiary', type: 'individual', bank_account: TEST_BANK_ACCOUNTS[ending].iban, metadata: { trigger: type } });
 
+const customer = (api: TriggerApi, type: EventType) =>
+  api.call('POST', '/v1/customers', { ...CUSTOMER, name: 'Trigger Customer', reference: reference(type), metadata: { trigger: type } });
+
 async function payout(api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') {
   await api.call('POST', '/v1/test-helpers/balance/fund', { amount: 500, currency: 'EUR' });
   const to = await beneficiary(api, type, ending);
@@ -150,6 +153,23 @@ export const RECIPES: Partial<Record<EventType, Recipe>> = {
       return created.id;
     },
   },
+  'customer.created': { does: 'a customer', run: async (api, type) => (await customer(api, type)).id },
+  'customer.updated': {
+    does: 'a customer, then renames it',
+    run: async (api, type) => {
+      const created = await customer(api, type);
+      await api.call('PATCH', `/v1/customers/${created.id}`, { name: 'Trigger Customer (renamed)' });
+      return created.id;
+    },
+  },
+  'customer.deleted': {
+    does: 'a customer, then deletes it',
+    run: async (api, type) => {
+      const created = await customer(api, type);
+      await api.call('DELETE', `/v1/customers/${created.id}`);
+      return created.id;
+    },
+  },
   'webhook_endpoint.disabled': { does: 'a webhook endpoint subscribed to nothing stored, disables and deletes it', run: (api, type) => endpoint(api, type, false) },
   'webhook_endpoint.enabled': {
     does: 'a webhook endpoint subscribed to nothing stored, disables, enables and deletes it',
@@ -181,5 +201,8 @@ export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',
   'balance.available': 'only when onboarding gave the account a settlement delay (accounts set-settlement), once the delay has passed',
+  'payment_method.attached': 'no API call saves a card yet: payment methods are created only inside the service, until card saving (POST /v1/payment-methods, setup_future_usage) lands',
+  'payment_method.updated': 'no API call saves a card yet: payment methods are created only inside the service, until card saving (POST /v1/payment-methods, setup_future_usage) lands',
+  'payment_method.detached': 'no API call saves a card yet: payment methods are created only inside the service, until card saving (POST /v1/payment-methods, setup_future_usage) lands',
   'webhook_endpoint.test': 'sent, never stored, by POST /v1/test-helpers/webhook-endpoints/{id}/send',
 };

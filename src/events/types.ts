@@ -14,6 +14,8 @@ export const EVENT_OBJECTS = {
   payout: 'Payout',
   mandate: 'Mandate',
   beneficiary: 'Beneficiary',
+  customer: 'Customer',
+  payment_method: 'PaymentMethod',
   webhook_endpoint: 'WebhookEndpoint',
   webhook_test: 'WebhookTest',
   balance_transaction: 'BalanceTransaction',
@@ -70,6 +72,20 @@ export const EVENT_TYPES = {
   'beneficiary.created': on('beneficiary', 'A beneficiary was created (active).'),
   'beneficiary.updated': on('beneficiary', "A beneficiary's name, email or metadata changed."),
   'beneficiary.disabled': on('beneficiary', 'The beneficiary was deleted through the API: disabled, kept for the history of its payouts (final).'),
+
+  'customer.created': on('customer', 'A customer was created.'),
+  'customer.updated': on('customer', "A customer's email, name, reference or metadata changed."),
+  'customer.deleted': on(
+    'customer',
+    'The customer was deleted (DELETE /v1/customers/{id}); data.object is its last state. Every payment method it held was detached first, in the same transaction (one payment_method.detached each).',
+  ),
+
+  'payment_method.attached': on('payment_method', "A card was saved for a customer; status says whether it is usable (active) or its verification needs the customer or failed."),
+  'payment_method.updated': on('payment_method', "A saved card's expiry or metadata changed."),
+  'payment_method.detached': on(
+    'payment_method',
+    'The saved card was detached (POST /v1/payment-methods/{id}/detach, or its customer was deleted): its card data is erased and it can no longer be used (final).',
+  ),
 
   'balance.available': on(
     'balance_transaction',

@@ -34,6 +34,7 @@ import { createSender } from '../domain/webhooks/sender.js';
 import { EVENT_SCHEMAS, EventSchema, EventTypeSchema, eventWebhooks } from './routes/events.js';
 import { registerPaymentsModule } from './routes/payments-module.js';
 import { registerPayoutsModule } from './routes/payouts-module.js';
+import { registerCustomersModule } from './routes/customers-module.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { clientErrorHandler, routerErrorHandler } from './framework-errors.js';
 import { countRequests, countUnrouted } from './metrics.js';
@@ -286,6 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerWebhookRoutes(app, database.db, webhookSettings);
   registerPaymentsModule(app, database.db, config, rt, deps.rateLimiter);
   registerPayoutsModule(app, database.db, rt);
+  registerCustomersModule(app, database.db, rt);
   registerAccountRoutes(app, database.db);
   registerDashboard(app, database.db, config, rt, webhookSettings);
   registerCheckoutRoutes(app, database.db, rt, { idempotencyRetentionS: config.idempotencyRetentionS });

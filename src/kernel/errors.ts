@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   body_too_large: validation(413, 'The request body is larger than 1 MiB.'),
   unsupported_media_type: validation(415, 'The request body must be sent as application/json.'),
   invalid_state: validation(422, 'The object is not in a state that allows this operation.'),
+  /** A unique merchant-chosen value (a customer's reference) clashes with another object's; 422, not 409, as 409 means "retry later" here. */
+  reference_already_used: validation(422, 'Another object of this account and mode already has this reference.'),
   connector_account_in_use: validation(422, "The connector account is named by this mode's routing rules; take it out of them (PUT /v1/routing) first."),
 
   api_key_missing: authentication(401, 'No API key was provided; send it as "Authorization: Bearer <key>".'),
@@ -59,6 +61,7 @@ export const ERROR_CATALOGUE = {
   mandate_not_active: eligibility(422, 'The mandate is not active; only an active mandate can be debited.'),
   payouts_not_enabled: eligibility(422, 'Payouts are not enabled for this account in live mode; onboarding enables them.'),
   insufficient_balance: eligibility(422, 'The available balance in this currency is too low for this payout or refund.'),
+  payment_method_detached: eligibility(422, 'The payment method is detached: its card data is erased and it can no longer be used or changed.'),
   beneficiary_disabled: eligibility(422, 'The beneficiary is disabled and cannot receive payouts.'),
   /** The money's currency is not the one its counterpart works in (a beneficiary's account, a mandate). */
   currency_mismatch: eligibility(422, "The currency is not the counterpart's: a payout must be in its beneficiary account's currency, a debit in its mandate's."),

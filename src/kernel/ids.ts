@@ -9,6 +9,8 @@ export const ID_PREFIXES = {
   payout: 'po',
   beneficiary: 'ben',
   mandate: 'mdt',
+  customer: 'cus',
+  paymentMethod: 'pm',
   event: 'evt',
   webhookEndpoint: 'we',
   connectorAccount: 'ca',

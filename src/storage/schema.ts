@@ -160,6 +160,8 @@ export const paymentOrders = pgTable(
     reference: text('reference').notNull(),
     customerEmail: text('customer_email').notNull(),
     customerName: text('customer_name'),
+    /** The customer (cus_) the order named, if it named one; email and name above are copied from it at creation. */
+    customerId: uuid('customer_id'),
     description: text('description'),
     metadata: metadata(),
     expiresAt: ts('expires_at').notNull(),
@@ -513,6 +515,60 @@ export const beneficiaries = pgTable(
   (t) => [
     ...objectIndexes('beneficiaries', t),
     index('beneficiaries_fingerprint_idx').on(t.accountId, t.livemode, t.bankFingerprint),
+  ],
+);
+
+/** The merchant's customers (src/domain/customers): who pays, and who saved payment methods belong to. */
+export const customers = pgTable(
+  'customers',
+  {
+    ...objectKey(),
+    email: text('email').notNull(),
+    name: text('name'),
+    /** The merchant's own id for the customer; unique per account and mode among customers not deleted. */
+    reference: text('reference'),
+    metadata: metadata(),
+    /** Set by DELETE: the row stays for the orders and payment methods that name it, the API no longer shows it. */
+    deletedAt: ts('deleted_at'),
+    ...versioned(),
+  },
+  (t) => [
+    ...objectIndexes('customers', t),
+    uniqueIndex('customers_reference_key').on(t.accountId, t.livemode, t.reference).where(sql`reference IS NOT NULL AND deleted_at IS NULL`),
+    index('customers_email_idx').on(t.accountId, t.livemode, t.email),
+  ],
+);
+
+/**
+ * Saved payment methods (src/domain/payment-methods): a card summary in clear, the card itself only
+ * in the vault (vault_record_id). The network transaction id is kept for merchant-initiated
+ * payments and never shown through the API.
+ */
+export const paymentMethods = pgTable(
+  'payment_methods',
+  {
+    ...objectKey(),
+    customerId: uuid('customer_id').notNull(),
+    usage: text('usage', { enum: ['on_session', 'off_session'] }).notNull(),
+    status: text('status', { enum: ['active', 'requires_action', 'failed', 'detached'] }).notNull(),
+    cardBrand: text('card_brand').notNull(),
+    cardLast4: text('card_last4').notNull(),
+    cardExpMonth: integer('card_exp_month').notNull(),
+    cardExpYear: integer('card_exp_year').notNull(),
+    /** Keyed per merchant account: equal for the same card within one account, useless across accounts. */
+    cardFingerprint: text('card_fingerprint').notNull(),
+    cardFunding: text('card_funding'),
+    networkTransactionId: text('network_transaction_id'),
+    /** The vault's record holding the card; null once erased (detached) or before the vault holds it. */
+    vaultRecordId: text('vault_record_id'),
+    failureCode: text('failure_code'),
+    metadata: metadata(),
+    detachedAt: ts('detached_at'),
+    ...versioned(),
+  },
+  (t) => [
+    ...objectIndexes('payment_methods', t),
+    index('payment_methods_customer_idx').on(t.accountId, t.livemode, t.customerId),
   ],
 );
 

@@ -33,13 +33,16 @@ const escape = fc.oneof(
 );
 /** A path parameter: an id, text with %-escapes, or longer than the router's 100 characters. */
 const param = fc.oneof(
-  { weight: 2, arbitrary: fc.constantFrom('ord_01jd8x3v0pe7wbz0m4k6f2n9qa', 'evt_01jd8x3v0pe7wbz0m4k6f2n9qa', 'nope') },
+  { weight: 2, arbitrary: fc.constantFrom('ord_01jd8x3v0pe7wbz0m4k6f2n9qa', 'evt_01jd8x3v0pe7wbz0m4k6f2n9qa', 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa', 'nope') },
   { weight: 3, arbitrary: fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z0-9._~-]{1,6}$/), escape), { minLength: 1, maxLength: 4 }).map((parts) => parts.join('')) },
   { weight: 3, arbitrary: fc.integer({ min: 95, max: 300 }).map((n) => 'a'.repeat(n)) },
 );
 const path = fc
   .tuple(
-    fc.constantFrom('/v1/payment-orders', '/v1/payment-orders', '/v1/payment-orders/{}', '/v1/payment-orders/{}', '/v1/payment-orders/{}/cancel', '/v1/events/{}', '/v1/payments/{}', '/v1/{}', '/{}', '/v1/{}/{}'),
+    fc.constantFrom(
+      '/v1/payment-orders', '/v1/payment-orders', '/v1/payment-orders/{}', '/v1/payment-orders/{}', '/v1/payment-orders/{}/cancel', '/v1/events/{}', '/v1/payments/{}',
+      '/v1/customers', '/v1/customers/{}', '/v1/payment-methods', '/v1/payment-methods/{}', '/v1/payment-methods/{}/detach', '/v1/{}', '/{}', '/v1/{}/{}',
+    ),
     fc.array(param, { minLength: 2, maxLength: 2 }),
     fc.option(fc.constantFrom('?limit=2', '?x=%', '?reference=%ff', '?limit=%00'), { nil: undefined }),
   )
@@ -66,6 +69,13 @@ const request = fc.record({
   authorized: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   headers: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(headerName, headerValue), { minLength: 1, maxLength: 2 }) }),
   withBody: fc.boolean(),
+  /** The shapes the routes take: an order (typed customer or one named by id), a customer, a saved card's change. */
+  body: fc.constantFrom(
+    orderBody(),
+    orderBody({ customer: { id: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa' } }),
+    { email: 'jane@example.com', name: 'Jane', reference: 'user-1' },
+    { exp_month: 12, exp_year: 2030, metadata: { a: 'b' } },
+  ),
 });
 
 const CATEGORIES = new Set(Object.values(ERROR_CATALOGUE).map((entry) => entry.type));
@@ -75,7 +85,7 @@ describe('every answer of the HTTP surface', () => {
     const seen = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
-        const body = r.withBody ? JSON.stringify(orderBody()) : '';
+        const body = r.withBody ? JSON.stringify(r.body) : '';
         const lines = [`${r.method} ${r.path} HTTP/1.1`, 'Host: localhost', 'Connection: close'];
         if (r.authorized) lines.push(`Authorization: Bearer ${key}`);
         for (const [name, value] of r.headers) lines.push(`${name}: ${value}`);

@@ -15,11 +15,7 @@ import { Visitor } from '../support/dashboard.js';
 
 const h = useService();
 
-async function signedIn(key = h.tenant.testKey) {
-  const visitor = new Visitor(h.url);
-  expect((await visitor.signIn({ key })).status).toBe(303);
-  return visitor;
-}
+const signedIn = (key = h.tenant.testKey) => Visitor.signedIn(h.url, key);
 
 describe('dashboard sessions', () => {
   it('signs in once with a one-time code from the CLI, never with a key in a URL', async () => {
@@ -84,7 +80,7 @@ describe('dashboard pages', () => {
   it('renders every page, escaping what merchants and customers typed', async () => {
     const order = await created(h.api, '/v1/payment-orders', orderBody({ reference: '<b>ref</b>', description: '"><script>alert(1)</script>' }));
     const visitor = await signedIn();
-    for (const page of ['payment-orders', 'payments', 'payouts', 'beneficiaries', 'mandates', 'balance', 'events', 'webhook-endpoints', 'routing']) {
+    for (const page of ['payment-orders', 'payments', 'customers', 'payouts', 'beneficiaries', 'mandates', 'balance', 'events', 'webhook-endpoints', 'routing']) {
       const res = await visitor.get(`/dashboard/${page}`);
       expect(res.status, `${page}: ${res.text.slice(0, 300)}`).toBe(200);
       expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");

@@ -1,13 +1,35 @@
 // Property tests for POST /v1/payment-orders: whatever JSON arrives, the answer is 201 or a typed
 // 4xx validation error — never a 5xx — and a created order holds exactly what was sent.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CURRENCY_CODES, MAX_AMOUNT } from '../../src/kernel/currencies.js';
 import { ERROR_CATALOGUE } from '../../src/kernel/errors.js';
 import { isPostgres, orderBody, type ApiResponse } from '../support/helpers.js';
 import { useService } from '../support/fixtures.js';
 
-const { api } = useService();
+const h = useService();
+const { api } = h;
+
+/**
+ * Bodies naming a customer by id are built before any customer exists: they carry these tokens,
+ * replaced by a real customer's id (ours) or another account's just before sending.
+ */
+const OWN_CUSTOMER = '{own customer}';
+const FOREIGN_CUSTOMER = '{foreign customer}';
+const OWN_CUSTOMER_FIELDS = { email: 'named@example.com', name: 'Named Customer' };
+const customers: Record<string, string> = {};
+beforeAll(async () => {
+  customers[OWN_CUSTOMER] = (await api.post('/v1/customers', OWN_CUSTOMER_FIELDS)).body.id;
+  customers[FOREIGN_CUSTOMER] = (await (await h.newTenant()).api.post('/v1/customers', { email: 'x@example.com' })).body.id;
+});
+/** `body` as sent: a customer token replaced by its id. */
+function withCustomers<T>(body: T): T {
+  const customer = (body as { customer?: { id?: unknown } } | null)?.customer;
+  if (customer && typeof customer === 'object' && typeof customer.id === 'string' && customers[customer.id]) {
+    return { ...body, customer: { ...customer, id: customers[customer.id] } };
+  }
+  return body;
+}
 
 const RUNS = 150;
 const DAY = 24 * 3600 * 1000;
@@ -47,7 +69,7 @@ async function expectStoredAsSent(created: ApiResponse, sent: Record<string, any
     amount: sent.amount,
     currency: sent.currency,
     reference: sent.reference,
-    customer: { email: sent.customer.email, name: sent.customer.name ?? null },
+    customer: sent.customer.id === undefined ? { id: null, email: sent.customer.email, name: sent.customer.name ?? null } : { id: sent.customer.id, ...OWN_CUSTOMER_FIELDS },
     description: sent.description ?? null,
     metadata: sent.metadata ?? {},
   });
@@ -111,9 +133,14 @@ const fields: Record<string, Field> = {
   ),
   reference: mixed(text(1, 128), fc.oneof(fc.constant(''), fc.string({ minLength: 129, maxLength: 200 }), hostileText(1, 20), fc.integer()), 1),
   customer: mixed(
-    fc.record({ email: validEmail, name: text(1, 256) }, { requiredKeys: ['email'] }),
+    fc.oneof(
+      { weight: 4, arbitrary: fc.record({ email: validEmail, name: text(1, 256) }, { requiredKeys: ['email'] }) },
+      { weight: 1, arbitrary: fc.constant({ id: OWN_CUSTOMER }) },
+    ),
     fc.oneof(
       fc.record({ email: fc.string(), name: fc.jsonValue() }, { requiredKeys: [] }),
+      fc.constantFrom({ id: FOREIGN_CUSTOMER }, { id: 'cus_01h455vb4pex5vsknk084sn02q' }, { id: 'ord_01h455vb4pex5vsknk084sn02q' }, { id: OWN_CUSTOMER, email: 'a@example.com' }, { id: '' }),
+      fc.record({ id: fc.jsonValue(), name: text(1, 20) }, { requiredKeys: [] }),
       fc.record({ email: validEmail, name: hostileText(1, 20) }),
       fc.record({ email: validEmail, extra: fc.string() }),
       fc.string(),
@@ -191,7 +218,8 @@ describe('payment orders: properties of POST /v1/payment-orders', () => {
   it('bodies mixing valid, invalid and unknown fields → 201 holding what was sent, or a typed 4xx', async () => {
     let created = 0;
     await fc.assert(
-      fc.asyncProperty(mixedBody, async (body) => {
+      fc.asyncProperty(mixedBody, async (drawn) => {
+        const body = withCustomers(drawn);
         const rawBody = JSON.stringify(body);
         const res = await api.post('/v1/payment-orders', undefined, { rawBody });
         if (expectCreatedOrTyped4xx(res, rawBody)) {

@@ -32,6 +32,14 @@ export class Visitor {
     return new RegExp(`name="${name}" value="([^"]*)"`).exec(this.last)?.[1] ?? '';
   }
 
+  /** A visitor of the service at `base` signed in with an API key. */
+  static async signedIn(base: string, key: string): Promise<Visitor> {
+    const visitor = new Visitor(base);
+    const res = await visitor.signIn({ key });
+    if (res.status !== 303) throw new Error(`sign-in answered ${res.status}: ${res.text.slice(0, 200)}`);
+    return visitor;
+  }
+
   async signIn(credential: { key: string } | { code: string }) {
     await this.get('/dashboard/sign-in');
     const res = await this.send('POST', '/dashboard/sign-in', { csrf: this.field('csrf'), ...credential });

@@ -10,6 +10,7 @@ import { call, orderBody, type ApiResponse } from './helpers.js';
 import { mandateBody, mandateMethod } from './mandates.js';
 import { CARDS, cardMethod, LIVE_CARD } from './payments.js';
 import { bankAccount } from './payouts.js';
+import { savedCard } from './customers.js';
 
 export type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
 export const PRINCIPALS: Principal[] = ['aTest', 'aLive', 'bTest', 'bLive'];
@@ -28,7 +29,9 @@ export type Resource =
   | 'pending_mandate'
   | 'beneficiary'
   | 'payout'
-  | 'connector_account';
+  | 'connector_account'
+  | 'customer'
+  | 'payment_method';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
 export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_order: (id) => [`/v1/payment-orders/${id}`],
@@ -42,6 +45,8 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   beneficiary: (id) => [`/v1/beneficiaries/${id}`],
   payout: (id) => [`/v1/payouts/${id}`],
   connector_account: (id) => [`/v1/connector-accounts/${id}`],
+  customer: (id) => [`/v1/customers/${id}`],
+  payment_method: (id) => [`/v1/payment-methods/${id}`],
 };
 
 /** Distinct amounts per principal, so a balance that mixed tenants or modes would show. */
@@ -51,6 +56,7 @@ export class World {
   readonly keys = {} as Record<Principal, string>;
   readonly owned = {} as Record<Principal, Record<Resource, string[]>>;
   readonly funded = {} as Record<Principal, number>;
+  readonly accountIds = {} as Record<Principal, string>;
 
   constructor(
     private readonly h: ServiceFixture,
@@ -106,6 +112,14 @@ export class World {
     beneficiary: async (me) =>
       this.made(me, 'beneficiary', await this.as(me, 'POST', '/v1/beneficiaries', { name: `Owner ${me}`, type: 'individual', bank_account: bankAccount('0003'), metadata: { owner: me } })),
     connector_account: async (me) => this.made(me, 'connector_account', await this.as(me, 'POST', '/v1/connector-accounts', this.connectorAccountBody(me))),
+    customer: async (me) => this.made(me, 'customer', await this.as(me, 'POST', '/v1/customers', { email: `${me}@example.com`, metadata: { owner: me } })),
+    // No API call saves a card yet: the internal attach stands in, for a customer made through the API.
+    payment_method: async (me) => {
+      const customer = await this.make.customer(me);
+      const method = await savedCard(this.h.db, { accountId: this.accountIds[me], livemode: isLive(me) }, customer, { metadata: { owner: me } });
+      this.owned[me].payment_method.push(method.id);
+      return method.id;
+    },
     payout: async (me) =>
       this.made(me, 'payout', await this.as(me, 'POST', '/v1/payouts', { beneficiary: this.owned[me].beneficiary[0], amount: 10, currency: 'EUR', reference: `iso-${me}` })),
   };
@@ -121,6 +135,7 @@ export class World {
   async build(accounts: { accountId: string; testKey: string; liveKey: string }[]) {
     const [a, b] = accounts as [(typeof accounts)[0], (typeof accounts)[0]];
     Object.assign(this.keys, { aTest: a.testKey, aLive: a.liveKey, bTest: b.testKey, bLive: b.liveKey });
+    Object.assign(this.accountIds, { aTest: a.accountId, aLive: a.accountId, bTest: b.accountId, bLive: b.accountId });
     for (const t of [a, b]) await setPayoutSettings(this.h.db, t.accountId, { liveEnabled: true });
     for (const me of PRINCIPALS) {
       this.owned[me] = Object.fromEntries(Object.keys(PATHS).map((r) => [r, []])) as unknown as Record<Resource, string[]>;
@@ -197,7 +212,14 @@ const ownBeneficiary = (w: World, me: Principal) => w.owned[me].beneficiary[0];
 const first = (w: World, them: Principal, resource: Resource) => w.owned[them][resource][0];
 
 export const ROUTES: Route[] = [
-  { route: 'POST /v1/payment-orders', kind: 'create', resource: 'payment_order', ok: 201, body: () => orderBody() },
+  {
+    route: 'POST /v1/payment-orders',
+    kind: 'create',
+    resource: 'payment_order',
+    ok: 201,
+    body: () => orderBody(),
+    refs: [{ param: 'customer.id', resource: 'customer', body: (_w, _me, id) => orderBody({ customer: { id } }) }],
+  },
   { route: 'GET /v1/payment-orders', kind: 'list', resource: 'payment_order', ok: 200, filter: () => 'status=open' },
   { route: 'GET /v1/payment-orders/:id', kind: 'read', resource: 'payment_order', ok: 200 },
   { route: 'POST /v1/payment-orders/:id/cancel', kind: 'write', resource: 'payment_order', ok: 200 },
@@ -272,6 +294,16 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/payouts/:id', kind: 'read', resource: 'payout', ok: 200 },
   { route: 'POST /v1/payouts/:id/cancel', kind: 'write', resource: 'payout', ok: 200 },
   { route: 'POST /v1/test-helpers/payouts/:id/resolve', kind: 'write', resource: 'payout', ok: 200, body: () => ({ outcome: 'paid' }), testOnly: true },
+
+  { route: 'POST /v1/customers', kind: 'create', resource: 'customer', ok: 201, body: () => ({ email: 'new@example.com', name: 'New' }) },
+  { route: 'GET /v1/customers', kind: 'list', resource: 'customer', ok: 200, filter: (w, them) => `email=${them}%40example.com` },
+  { route: 'GET /v1/customers/:id', kind: 'read', resource: 'customer', ok: 200 },
+  { route: 'PATCH /v1/customers/:id', kind: 'write', resource: 'customer', ok: 200, body: () => ({ name: 'Changed' }) },
+  { route: 'DELETE /v1/customers/:id', kind: 'write', resource: 'customer', ok: 200 },
+  { route: 'GET /v1/payment-methods', kind: 'list', resource: 'payment_method', ok: 200, filter: (w, them) => `customer=${first(w, them, 'customer')}` },
+  { route: 'GET /v1/payment-methods/:id', kind: 'read', resource: 'payment_method', ok: 200 },
+  { route: 'PATCH /v1/payment-methods/:id', kind: 'write', resource: 'payment_method', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
+  { route: 'POST /v1/payment-methods/:id/detach', kind: 'write', resource: 'payment_method', ok: 200 },
 
   { route: 'GET /v1/connectors', kind: 'account', ok: 200 },
   { route: 'POST /v1/connector-accounts', kind: 'create', resource: 'connector_account', ok: 201, body: (w, me) => w.connectorAccountBody(me) },

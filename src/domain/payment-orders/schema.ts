@@ -13,10 +13,11 @@ export const CreatePaymentOrderBody = Type.Object(
     reference: Type.String({ minLength: 1, maxLength: 128, description: "The caller's own reference for the order." }),
     customer: Type.Object(
       {
-        email: Type.String({ format: 'email', maxLength: 254 }),
-        name: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+        id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A customer (cus_) of this account and mode; the order copies its email and name.', examples: ['cus_01jd8x3v0pe7wbz0m4k6f2n9qa'] })),
+        email: Type.Optional(Type.String({ format: 'email', maxLength: 254, description: 'Required unless `id` names a customer; not allowed with it.' })),
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Not allowed with `id`.' })),
       },
-      { additionalProperties: false },
+      { additionalProperties: false, description: 'Who pays: `email` (and `name`), or `id` of a customer (cus_), whose email and name the order copies.' },
     ),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
     metadata: Type.Optional(Metadata),
@@ -45,7 +46,11 @@ export const PaymentOrder = Type.Object(
     amount_paid: Type.Integer({ minimum: 0 }),
     currency: Type.String(),
     reference: Type.String(),
-    customer: Type.Object({ email: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }),
+    customer: Type.Object({
+      id: Type.Union([Type.String(), Type.Null()], { description: 'The customer (cus_) the order named, or null.' }),
+      email: Type.String(),
+      name: Type.Union([Type.String(), Type.Null()]),
+    }),
     description: Type.Union([Type.String(), Type.Null()]),
     metadata: MetadataView,
     expires_at: Timestamp,

@@ -10,7 +10,8 @@ import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, loadOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { CUSTOMERS, lockCustomerForUse } from '../customers/store.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { NEW_ORDER_STATUS, paymentOrderStates, type PaymentOrderStatus } from './state.js';
 import { createPaymentOrderAtOnce, PAYMENT_ORDER_CREATED, type DeferredClaim } from './one-statement.js';
@@ -35,7 +36,7 @@ export function paymentOrderView(row: Row): PaymentOrderView {
     amount_paid: row.amountPaid,
     currency: row.currency,
     reference: row.reference,
-    customer: { email: row.customerEmail, name: row.customerName },
+    customer: { id: row.customerId === null ? null : toPublicId('cus', row.customerId), email: row.customerEmail, name: row.customerName },
     description: row.description,
     metadata: row.metadata,
     expires_at: row.expiresAt.toISOString(),
@@ -72,8 +73,34 @@ function newCheckout(publicUrl: string): Pick<Row, 'checkoutToken' | 'checkoutUr
   return { checkoutToken: token, checkoutUrl: `${publicUrl}${CHECKOUT_PATH}/${token}` };
 }
 
+/** Who pays, as the order stores it: typed in the request, or copied from the customer it names. */
+type OrderCustomer = Pick<Row, 'customerId' | 'customerEmail' | 'customerName'>;
+
+/** The customer of a request that names none by id: its email is then required. */
+function typedCustomer(input: CreatePaymentOrderBody['customer']): OrderCustomer {
+  if (input.email === undefined) {
+    throw new ApiError('parameter_missing', { param: 'customer.email', message: 'customer.email is required unless customer.id names a customer.' });
+  }
+  return { customerId: null, customerEmail: input.email, customerName: input.name ?? null };
+}
+
+/**
+ * The customer a request names by id, as the order copies it; the 404 (resource_missing, param
+ * customer.id) for an id of another account or mode, a deleted customer or a malformed id. Email
+ * and name come from the customer alone, so giving them too is refused rather than one silently
+ * winning.
+ */
+async function namedCustomer(db: Db, ctx: RequestContext, input: CreatePaymentOrderBody['customer'] & { id: string }): Promise<OrderCustomer> {
+  const extra = input.email !== undefined ? 'email' : input.name !== undefined ? 'name' : undefined;
+  if (extra) {
+    throw new ApiError('parameter_invalid', { param: `customer.${extra}`, message: `customer.${extra} cannot be given with customer.id: the order copies it from the customer.` });
+  }
+  const customer = await loadOne(db, ctx, CUSTOMERS, input.id, 'customer.id');
+  return { customerId: customer.id, customerEmail: customer.email, customerName: customer.name };
+}
+
 /** A new order's row, as both create paths store it. `publicUrl`: PUBLIC_BASE_URL, base of its checkout_url. */
-function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expiresAt: Date, now: Date, publicUrl: string): Row {
+function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, customer: OrderCustomer, expiresAt: Date, now: Date, publicUrl: string): Row {
   return {
     accountId: ctx.accountId,
     id: newId('ord').uuid,
@@ -83,8 +110,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, expires
     amountPaid: 0,
     currency: input.currency,
     reference: input.reference,
-    customerEmail: input.customer.email,
-    customerName: input.customer.name ?? null,
+    ...customer,
     description: input.description ?? null,
     metadata: inJsonbOrder(input.metadata ?? {}),
     expiresAt,
@@ -110,9 +136,11 @@ export async function tryCreatePaymentOrderAtOnce(
   publicUrl: string,
   now = new Date(),
 ): Promise<Outcome | undefined> {
+  // An order naming a customer reads it (and locks it against a concurrent delete): the general path.
+  if (input.customer.id !== undefined) return undefined;
   let row: Row;
   try {
-    row = newOrderRow(ctx, input, expiry(input.expires_at, now), now, publicUrl);
+    row = newOrderRow(ctx, input, typedCustomer(input.customer), expiry(input.expires_at, now), now, publicUrl);
   } catch {
     return undefined;
   }
@@ -128,8 +156,14 @@ export async function createPaymentOrder(db: Db, ctx: RequestContext, input: Cre
     const replay = await claimDeferred(ctx);
     if (replay) return replay;
   }
-  const newRow = newOrderRow(ctx, input, expiry(input.expires_at, now), now, publicUrl);
+  const { id: customerId } = input.customer;
+  const customer = customerId === undefined ? typedCustomer(input.customer) : await namedCustomer(db, ctx, { ...input.customer, id: customerId });
+  const newRow = newOrderRow(ctx, input, customer, expiry(input.expires_at, now), now, publicUrl);
   return db.transaction(async (tx) => {
+    if (newRow.customerId !== null && !(await lockCustomerForUse(tx, ctx, newRow.customerId))) {
+      // Deleted between the read above and this transaction.
+      throw new ApiError('resource_missing', { param: 'customer.id', message: `No such customer: '${customerId}'.` });
+    }
     const [row] = await tx.insert(paymentOrders).values(newRow).returning();
     const view = paymentOrderView(row!);
     await recordEvent(tx, ctx, PAYMENT_ORDER_CREATED, view, now);

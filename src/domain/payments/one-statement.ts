@@ -51,8 +51,8 @@ import {
 } from './new-payment.js';
 
 const READ_ORDER: RawStatement = {
-  name: 'payment_read_order_v2',
-  text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, description, metadata,
+  name: 'payment_read_order_v3',
+  text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, customer_id, description, metadata,
        expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
@@ -150,6 +150,7 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
     reference: r.reference as string,
     customerEmail: r.customer_email as string,
     customerName: r.customer_name as string | null,
+    customerId: r.customer_id as string | null,
     description: r.description as string | null,
     metadata: r.metadata as Record<string, string>,
     expiresAt: new Date(r.expires_at as string | Date),

@@ -21,6 +21,7 @@ import { registerPaymentPages } from './pages-payments.js';
 import { registerEventPages } from './pages-events.js';
 import { registerMoneyPages } from './pages-money.js';
 import { registerRoutingPages } from './pages-routing.js';
+import { registerCustomerPages } from './pages-customers.js';
 
 export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime, webhooks: WebhookSettings) {
   const settler = keyAfterError(db, config.idempotencyLockTimeoutS);
@@ -50,6 +51,7 @@ export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime,
       registerEventPages(signedIn, deps);
       registerMoneyPages(signedIn, deps);
       registerRoutingPages(signedIn, deps);
+      registerCustomerPages(signedIn, deps);
     });
   });
 }
@@ -59,6 +61,7 @@ const PAGES_BY_PREFIX: Record<string, string> = {
   pay: 'payments',
   po: 'payouts',
   mdt: 'mandates',
+  cus: 'customers',
   evt: 'events',
   we: 'webhook-endpoints',
 };

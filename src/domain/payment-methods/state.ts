@@ -1,0 +1,20 @@
+import { defineStateMachine } from '../../kernel/state-machine.js';
+
+export const PAYMENT_METHOD_STATUSES = ['active', 'requires_action', 'failed', 'detached'] as const;
+export type PaymentMethodStatus = (typeof PAYMENT_METHOD_STATUSES)[number];
+
+export const PAYMENT_METHOD_USAGES = ['on_session', 'off_session'] as const;
+export type PaymentMethodUsage = (typeof PAYMENT_METHOD_USAGES)[number];
+
+export const paymentMethodStates = defineStateMachine<PaymentMethodStatus, 'changeable'>(
+  'payment method',
+  {
+    // A verification waiting for the customer (3-D Secure) ends active or failed.
+    requires_action: ['active', 'failed', 'detached'],
+    active: ['detached'],
+    failed: ['detached'],
+    // Its card data is erased: nothing can bring it back (save the card again instead).
+    detached: [],
+  },
+  { changeable: ['active', 'requires_action', 'failed'] },
+);
