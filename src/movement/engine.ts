@@ -9,8 +9,8 @@
 //             request's Idempotency-Key;
 //   phase 2 — no transaction open: the route's connectors, our id as the processor's idempotency
 //             key (calls.ts);
-//   phase 3 — one transaction: the outcome through the kind's apply step and the stored answer
-//             (apply.ts).
+//   phase 3 — one transaction: the outcome applied by the kind's rules (report.ts) and the stored
+//             answer (apply.ts).
 //
 // A retry of the request whose key holds the recovery point resumes instead (saga.ts). Where a
 // resource also has a one-statement path for its most common case, the engine tries it first and

@@ -1,5 +1,5 @@
 // A payment as a money movement (src/movement): a charge of a card or a direct debit under a
-// mandate, sent along its fixed route; its states and the one apply step are in transitions.ts.
+// mandate, sent along its fixed route; its states and rules are in transitions.ts.
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { reported, unbookedFailure, type MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';

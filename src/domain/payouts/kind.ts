@@ -1,5 +1,5 @@
 // A payout as a money movement (src/movement): sent to a beneficiary's bank along its fixed
-// route, the payout id being the bank's idempotency key; its one apply step is in transitions.ts.
+// route, the payout id being the bank's idempotency key; its states and rules are in transitions.ts.
 import { and, eq } from 'drizzle-orm';
 import { connectorError, type ConnectorErrorCode, type PayoutRequest, type PayoutState } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
