@@ -51,9 +51,9 @@ import {
 } from './new-payment.js';
 
 const READ_ORDER: RawStatement = {
-  name: 'payment_read_order_v2',
+  name: 'payment_read_order_v3',
   text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, description, metadata,
-       expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at
+       expires_at, checkout_token, checkout_url, success_url, cancel_url, capture_method, version, created_at, updated_at
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
 
@@ -94,9 +94,9 @@ RETURNING 1 AS created`,
 };
 
 const FINISH_SUCCEEDED: RawStatement = {
-  name: 'payment_finish_succeeded_v2',
+  name: 'payment_finish_succeeded_v3',
   text: `WITH pay AS (
-  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
+  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, amount_captured = amount, connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
                       next_status_check_at = NULL, version = version + 1, updated_at = $8
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${sqlStatusIn([PAYMENT_SUCCEEDS.from])} AND version = $4
     AND ${noTermsSql('$1')}
@@ -157,6 +157,7 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
     checkoutUrl: r.checkout_url as string | null,
     successUrl: r.success_url as string | null,
     cancelUrl: r.cancel_url as string | null,
+    captureMethod: r.capture_method as PaymentOrderRow['captureMethod'],
     version: r.version as number,
     createdAt: new Date(r.created_at as string | Date),
     updatedAt: new Date(r.updated_at as string | Date),

@@ -15,7 +15,7 @@ import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';
 import type { Attempt } from '../../connectors/router.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
-import type { CustomerAction, PaymentFailureCode } from '../../connectors/types.js';
+import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentStatus } from './state.js';
 import { ledgerEntry, moveTo, save, withAttempts, type Transitions } from '../../movement/transition.js';
@@ -56,6 +56,8 @@ export type PaymentUpdate =
   | { kind: 'succeeded'; connector: string; connectorReference: string }
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
+  /** Manual capture: the processor holds the money (captureBefore: its own deadline, if it said one). */
+  | { kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null }
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
   | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string }
@@ -109,6 +111,10 @@ export async function applyPaymentUpdate(
   // Waiting for the customer: a report that it still waits (or is processing) says nothing new.
   if (paymentStates.is(row.status, 'withCustomer') && (update.kind === 'pending' || update.kind === 'requires_action')) return keep();
 
+  // Authorised: its captures and its void move it on from here, never a report about the charge.
+  if (paymentStates.is(row.status, 'authorized')) return keep();
+  if (update.kind === 'authorized') return authorize(tx, ctx, row, update, attempts, now);
+
   if (update.kind === 'requires_action') {
     // Without a return_url nobody can bring the customer back: the payment cannot be completed.
     if (row.returnUrl === null) return applyPaymentUpdate(tx, ctx, row, authenticationRequired(update), attempts, rt);
@@ -138,6 +144,8 @@ export async function applyPaymentUpdate(
   }
 
   return moveTo(tx, t, ctx, row, update.kind, update.kind === 'succeeded' ? 'succeed' : 'fail', now, {
+    // What a succeeded automatic payment took is captured (refunds draw on captured money).
+    ...(update.kind === 'succeeded' && row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}),
     connector: update.connector ?? row.connector,
     connectorReference: update.connectorReference ?? row.connectorReference,
     failureCode: update.kind === 'failed' ? update.failureCode : null,
@@ -148,6 +156,29 @@ export async function applyPaymentUpdate(
     nextActionUrl: null,
     actionExpiresAt: null,
   });
+}
+
+/**
+ * A manual payment authorised: requires_capture, the whole amount capturable until capture_before
+ * (the processor's deadline, or the documented default window). Nothing is booked: money is booked
+ * when captured. Its order stays processing.
+ */
+async function authorize(tx: Executor, ctx: RequestContext, row: PaymentRow, update: PaymentUpdate & { kind: 'authorized' }, attempts: Attempt[], now: Date): Promise<PaymentRow> {
+  paymentStates.assert(row.status, 'requires_capture', 'authorize');
+  const updated = await save(tx, PAYMENT_TRANSITIONS, row, now, {
+    status: 'requires_capture',
+    connector: update.connector,
+    connectorReference: update.connectorReference,
+    amountCapturable: row.amount,
+    captureBefore: update.captureBefore ?? new Date(now.getTime() + DEFAULT_CAPTURE_WINDOW_MS),
+    attempts: withAttempts(row, attempts),
+    nextStatusCheckAt: null,
+    customerAction: null,
+    nextActionUrl: null,
+    actionExpiresAt: null,
+  });
+  await recordEvent(tx, ctx, 'payment.authorized', paymentView(updated), now);
+  return updated;
 }
 
 /**
