@@ -597,7 +597,7 @@ export const simulatorObjects = pgTable(
   'simulator_objects',
   {
     processor: text('processor').notNull(),
-    kind: text('kind', { enum: ['charge', 'refund', 'mandate', 'payout'] }).notNull(),
+    kind: text('kind', { enum: ['charge', 'refund', 'capture', 'mandate', 'payout'] }).notNull(),
     /** The merchant's reference (our id): the processor's idempotency key. */
     reference: text('reference').notNull(),
     /** The processor's own id of the object. */
