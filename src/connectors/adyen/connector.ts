@@ -72,6 +72,28 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     request.connectorReference
       ? { kind: 'pending', connectorReference: request.connectorReference }
       : connectorError('invalid_response', 'Adyen has no status lookup and its answer to this payment was lost: its AUTHORISATION webhook will tell');
+  /**
+   * A modification of a payment Adyen holds (refund, capture, cancel): under `reference`, taken
+   * `received` and settled by its notification. The payment's pspReference comes with Adyen's first
+   * answer; without it nothing can be asked.
+   */
+  async function modify<R>(
+    operation: 'refunds' | 'captures' | 'cancels',
+    request: { reference: string; connectorPaymentReference: string | null; amount: number; currency: string },
+    signal: AbortSignal,
+    idempotencyKey: string,
+    read: (body: never) => R,
+  ) {
+    const amount = toAdyenAmount(request.amount, request.currency);
+    if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
+    if (!request.connectorPaymentReference) return connectorError('request_rejected', 'Adyen has not reported a pspReference for this payment yet; nothing was sent');
+    const body: PaymentRefundRequest | PaymentCaptureRequest | PaymentCancelRequest = {
+      ...(operation === 'cancels' ? {} : { amount: { currency: request.currency, value: amount.value } }),
+      reference: request.reference,
+      merchantAccount: opts.merchantAccount,
+    };
+    return post(`/payments/${encodeURIComponent(request.connectorPaymentReference)}/${operation}`, body, signal, idempotencyKey, read);
+  }
   const payouts = opts.payouts && createAdyenPayouts({ ...opts.payouts, livemode: opts.livemode, http: opts.http });
   return {
     ...payouts,
@@ -109,38 +131,19 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       // Its own key: Adyen keeps keys per company account, and the payment id's answer is the redirect.
       return post('/payments/details', body, signal, `${request.reference}-details`, (answer: PaymentAnswer) => chargeStateOf(answer, answer.pspReference ?? request.connectorReference));
     },
-    async refund(request, signal) {
-      const amount = toAdyenAmount(request.amount, request.currency);
-      if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
-      // The payment's pspReference comes with Adyen's first answer; without it no refund can be asked.
-      if (!request.connectorPaymentReference) return connectorError('request_rejected', 'Adyen has not reported a pspReference for this payment yet; nothing was sent');
-      const body: PaymentRefundRequest = { amount: { currency: request.currency, value: amount.value }, reference: request.reference, merchantAccount: opts.merchantAccount };
-      return post(`/payments/${encodeURIComponent(request.connectorPaymentReference)}/refunds`, body, signal, request.reference, refundTaken);
-    },
+    refund: (request, signal) => modify('refunds', request, signal, request.reference, refundTaken),
     async refundStatus(request) {
       // No lookup either: a refund Adyen took waits for its REFUND webhook; one whose answer was lost
       // is sent again by the core under the same Idempotency-Key, and Adyen answers what it did.
       return request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' };
     },
-    async capture(request, signal) {
-      const amount = toAdyenAmount(request.amount, request.currency);
-      if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
-      if (!request.connectorPaymentReference) return connectorError('request_rejected', 'Adyen has not reported a pspReference for this payment yet; nothing was sent');
-      // Adyen releases what is left of the authorisation by itself after the last capture it is told of; it takes partial captures as they come.
-      const body: PaymentCaptureRequest = { amount: { currency: request.currency, value: amount.value }, reference: request.reference, merchantAccount: opts.merchantAccount };
-      return post(`/payments/${encodeURIComponent(request.connectorPaymentReference)}/captures`, body, signal, request.reference, captureTaken);
-    },
-    async captureStatus(request) {
-      // No lookup: a capture Adyen took waits for its CAPTURE webhook; one whose answer was lost is
-      // sent again under the same Idempotency-Key, and Adyen replays its first answer.
-      return request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' };
-    },
-    async cancelAuthorization(request, signal) {
-      if (!request.connectorPaymentReference) return connectorError('request_rejected', 'Adyen has not reported a pspReference for this payment yet; nothing was sent');
-      const body: PaymentCancelRequest = { reference: request.paymentReference, merchantAccount: opts.merchantAccount };
-      // Its own key: the payment id's is the /payments request's.
-      return post(`/payments/${encodeURIComponent(request.connectorPaymentReference)}/cancels`, body, signal, `${request.paymentReference}-cancel`, cancelTaken);
-    },
+    // Adyen takes partial captures as they come, and releases what is left of the authorisation by itself after the last one.
+    capture: (request, signal) => modify('captures', request, signal, request.reference, captureTaken),
+    // No lookup: a capture Adyen took waits for its CAPTURE webhook; one whose answer was lost is
+    // sent again under the same Idempotency-Key, and Adyen replays its first answer.
+    captureStatus: async (request) => (request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' }),
+    // Its own key: the payment id's is the /payments request's. Our payment id is its reference, which the CANCELLATION notification names.
+    cancelAuthorization: (request, signal) => modify('cancels', { ...request, reference: request.paymentReference }, signal, `${request.paymentReference}-cancel`, cancelTaken),
     parseWebhook: (input) =>
       isTransferWebhook(input)
         ? parseTransferWebhook({ hmacKeys: opts.payouts?.hmacKeys ?? [], livemode: opts.livemode, balanceAccountId: opts.payouts?.balanceAccountId }, input)

@@ -1,8 +1,9 @@
 // Pure mapping of the simulated processors' capture and void vocabulary (protocol.ts) onto ours
 // (captures.ts), exhaustive like transformers.ts.
 import type { CancelAuthorizationRequest, CancelState, CaptureFailureCode, CaptureRequest, CaptureState } from '../types.js';
-import { SIM_CAPTURE_STATES, SIM_CHARGE_STATES, type SimCapture, type SimCaptureRefusal, type SimCaptureRequest, type SimCaptureState, type SimCharge, type SimChargeState } from './protocol.js';
+import { SIM_CAPTURE_STATES, type SimCapture, type SimCaptureRefusal, type SimCaptureRequest, type SimCaptureState, type SimCharge, type SimChargeState } from './protocol.js';
 import { answersOf } from './answers.js';
+import { isCharge } from './transformers.js';
 
 const FAILURE_OF_REFUSAL = {
   CAPTURE_DECLINED: 'capture_declined',
@@ -67,11 +68,6 @@ export function cancelStateOf(charge: SimCharge): CancelState {
     default:
       return state satisfies never;
   }
-}
-
-function isCharge(body: unknown): body is SimCharge {
-  const b = body as SimCharge | undefined;
-  return typeof b?.charge_id === 'string' && (SIM_CHARGE_STATES as readonly string[]).includes(b.state);
 }
 
 export const { answer: cancelAnswer } = answersOf(isCharge, cancelStateOf);

@@ -93,7 +93,7 @@ export function toRefundRequest(request: RefundRequest): SimRefundRequest {
 
 // Signed payloads are still checked field by field: a well-signed but malformed one (a numeric
 // reference, an unknown refusal) must be refused, not crash the handler or store `undefined`.
-function isCharge(body: unknown): body is SimCharge {
+export function isCharge(body: unknown): body is SimCharge {
   const b = body as SimCharge | undefined;
   return (
     typeof b?.charge_id === 'string' &&
