@@ -74,15 +74,15 @@ const ORDER_PAID = paymentOrderStates.edge(ORDER_TAKEN, 'paid');
 if (bookingUnder(DEFAULT_TERMS, 1, new Date(0)).availableOn !== null) throw new Error('the one-statement finish books only terms without a settlement delay');
 
 const CREATE_PAYMENT: RawStatement = {
-  name: 'payment_create_v1',
+  name: 'payment_create_v2',
   text: `WITH ord AS (
   UPDATE payment_orders SET status = ${sqlStatus(ORDER_TAKEN)}, version = version + 1, updated_at = $5
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${orderPayable.sql.status} AND version = $4 AND ${orderPayable.sql.notExpired('$5')}
   RETURNING 1
 ), pay AS (
   INSERT INTO payments (account_id, id, livemode, payment_order_id, status, amount, currency, amount_refunded, payment_method, route, connector,
-                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, version, created_at, updated_at)
-  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, 1, $5, $5 FROM ord
+                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, capture_method, version, created_at, updated_at)
+  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, $24, 1, $5, $5 FROM ord
   RETURNING 1
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
@@ -231,6 +231,7 @@ export async function tryCreateCardPaymentAtOnce(
       deferred.fingerprint,
       recoveryPoint,
       deferred.retentionS,
+      payment.captureMethod,
     ]);
     if (rows.length === 0) return undefined;
   } catch (err) {
