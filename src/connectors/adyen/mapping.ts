@@ -132,8 +132,18 @@ export type NotificationReading =
   | { object: 'void'; reference: string; state: CancelState }
   | undefined;
 
-/** The metadata key a manual payment carries, which Adyen echoes in its AUTHORISATION notification (additionalData `metadata.<key>`). */
+/** The metadata key a manual payment carries, which Adyen echoes in its AUTHORISATION notification. */
 export const CAPTURE_METHOD_KEY = 'captureMethod';
+
+/**
+ * A manual payment's AUTHORISATION, by the metadata it carries: Adyen's webhook document describes
+ * the keys as prefixed (`metadata.captureMethod`) and models them as one `metadata` object; either is read.
+ */
+function isManual(item: NotificationRequestItem): boolean {
+  const data = (item.additionalData ?? {}) as Record<string, unknown>;
+  const nested = data.metadata as Record<string, unknown> | undefined;
+  return (data[`metadata.${CAPTURE_METHOD_KEY}`] ?? nested?.[CAPTURE_METHOD_KEY]) === 'manual';
+}
 
 /**
  * What a verified notification item says about our payments and refunds; undefined for events that
@@ -145,9 +155,8 @@ export function readNotification(item: NotificationRequestItem): NotificationRea
   const reason = item.reason && item.reason !== 'null' ? `: ${item.reason}` : '';
   switch (`${item.eventCode}`) {
     case 'AUTHORISATION': {
-      const manual = item.additionalData?.[`metadata.${CAPTURE_METHOD_KEY}`] === 'manual';
       const state: ChargeState = success
-        ? { kind: manual ? 'authorized' : 'succeeded', connectorReference: item.pspReference }
+        ? { kind: isManual(item) ? 'authorized' : 'succeeded', connectorReference: item.pspReference }
         : { kind: 'declined', connectorReference: item.pspReference, failureCode: refusalCodeOf({ refusalReason: item.reason }), message: `Adyen refused the payment${reason}.` };
       return { object: 'payment', reference: item.merchantReference, state };
     }

@@ -151,9 +151,8 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     const p = this.payments.get(pspReference)!;
     p.resultCode = success ? 'Authorised' : 'Refused';
     const fields: Obj = { pspReference, merchantReference: p.reference, merchantAccountCode: p.merchantAccount, amount: p.amount, success: String(success), reason: success ? '' : 'Refused', paymentMethod: 'visa' };
-    // Adyen echoes the payment's metadata in additionalData as metadata.<key>.
-    const metadata = Object.entries(p.body.metadata ?? {}).map(([key, value]) => [`metadata.${key}`, value]);
-    if (metadata.length) fields.additionalData = Object.fromEntries(metadata);
+    // Adyen echoes the payment's metadata in additionalData; its webhook document models it as one `metadata` object.
+    if (p.body.metadata) fields.additionalData = { metadata: p.body.metadata };
     return this.notification('AUTHORISATION', fields, hmacKey, live);
   }
 
