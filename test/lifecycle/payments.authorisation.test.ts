@@ -49,6 +49,11 @@ describe('payments: authorisation, stored', () => {
     const refund = await api.post('/v1/refunds', { payment: res.body.id }, { idempotencyKey: `refund-${res.body.id}` });
     expect(refund.status, refund.text).toBe(422);
     expect(refund.body.error.code).toBe('invalid_state');
+    // Nor does the test helper settle it: only its captures or its void will.
+    const resolved = await api.post(`/v1/test-helpers/payments/${res.body.id}/resolve`, { outcome: 'succeeded' });
+    expect(resolved.status, resolved.text).toBe(422);
+    expect(resolved.body.error.code).toBe('invalid_state');
+    expect((await rowOf(res.body.id)).status).toBe('requires_capture');
   });
 
   it('the card whose captures are declined authorises like any success card', async () => {
