@@ -71,7 +71,7 @@ function prepared(accountUuid: string) {
     accountId: accountUuid, id, livemode: false, status: 'open' as const, amount: BODY.amount, amountPaid: 0, currency: BODY.currency,
     reference: `order-${key}`, customerEmail: BODY.customer.email, customerName: BODY.customer.name, customerId: null, description: BODY.description,
     metadata: BODY.metadata, expiresAt: new Date(now.getTime() + 86400_000), version: 1, createdAt: now, updatedAt: now,
-    checkoutToken: null, checkoutUrl: null, successUrl: null, cancelUrl: null,
+    checkoutToken: null, checkoutUrl: null, successUrl: null, cancelUrl: null, captureMethod: 'automatic' as const,
   };
   const view = paymentOrderView(row);
   return { now, id, key, reqId, row, view, data: JSON.stringify({ object: view }), body: JSON.stringify(view) };

@@ -14,6 +14,10 @@ export type Mode = 'test' | 'live';
 export interface Capabilities {
   card_payments: boolean;
   refunds: boolean;
+  /** Authorise now, capture later (capture_method manual), and void an authorisation. */
+  manual_capture: boolean;
+  /** Several partial captures of one authorisation (final_capture false). */
+  multiple_captures: boolean;
   /** The processor may ask for the customer (3-D Secure, a redirect). */
   customer_actions: boolean;
   mandate_schemes: MandateScheme[];
@@ -77,7 +81,9 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: stripeAmountLimit,
-    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    // Stripe captures a PaymentIntent once (a partial capture releases the rest); several captures
+    // need its multicapture feature (request_multicapture), which this connector does not ask for.
+    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: false, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
     credentials: [
       {
         name: 'secret_key',
@@ -95,7 +101,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: adyenAmountLimit,
-    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
+    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
     capabilityCredentials: { payouts: ['payout_api_key', 'balance_account_id'] },
     credentials: [
       { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
@@ -136,6 +142,9 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
       card_payments: false,
       // Not offered by this connector yet (docs/processors.md, GoCardless): refund a debit in GoCardless's dashboard.
       refunds: false,
+      // Direct debits are collected, never authorised and held.
+      manual_capture: false,
+      multiple_captures: false,
       customer_actions: false,
       mandate_schemes: [...MANDATE_SCHEMES],
       payouts: false,
@@ -159,6 +168,8 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
       capabilities: {
         card_payments: true,
         refunds: true,
+        manual_capture: true,
+        multiple_captures: true,
         customer_actions: false,
         mandate_schemes: [...MANDATE_SCHEMES],
         payouts: true,
@@ -200,6 +211,9 @@ export function implementedCapabilities(c: Connector): Capabilities {
   return {
     card_payments: c.paymentMethodTypes.includes('card'),
     refunds: true,
+    manual_capture: typeof c.capture === 'function' && typeof c.cancelAuthorization === 'function',
+    // What a connector sends cannot say whether its processor takes several captures: only a catalogue entry promises it.
+    multiple_captures: false,
     customer_actions: c.completeAction !== undefined,
     mandate_schemes: mandates ? [...MANDATE_SCHEMES] : [],
     payouts: typeof c.payout === 'function',

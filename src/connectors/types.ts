@@ -3,6 +3,10 @@
 // processor's words (its statuses, error codes, signature scheme) never leave that folder. The
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
+import type { AuthorizationReport, CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
+
+export * from './captures.js';
+
 export const PAYMENT_METHOD_TYPES = ['card', 'mandate'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
 
@@ -64,6 +68,8 @@ export interface ChargeRequest {
   reference: string;
   amount: number;
   currency: string;
+  /** `manual`: authorise only; the charge stops at `authorized` until captured or voided (captures.ts). Unset: automatic. */
+  captureMethod?: CaptureMethod;
   /** Card payments: the card data. Exactly one of `card` and `mandate` is set. */
   card?: CardDetails;
   /** Direct debits: the mandate as the processor knows it (no account data: the processor holds it). */
@@ -104,6 +110,8 @@ export type ChargeState =
   | Refused<'declined', PaymentFailureCode>
   /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction }
+  /** Manual capture: the processor holds the money until captured or voided, until `captureBefore` if it says. */
+  | { kind: 'authorized'; connectorReference: string; captureBefore?: Date }
   /**
    * Direct debits: the money came back from the payer's bank — a failure the bank reported, maybe
    * days after the debit was confirmed (a late failure), or a charge-back. It fails the payment
@@ -217,6 +225,13 @@ export type InboundEvent =
   | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
   | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
 
+/**
+ * Everything a processor's webhook may report: the movements above, and capture and void outcomes
+ * (captures.ts). A connector that reports those (Adyen) reads its webhooks into this; until the
+ * capture movement is registered, its parseWebhook answers `movementEventOf` (reports.ts) of the reading.
+ */
+export type InboundReport = InboundEvent | AuthorizationReport;
+
 export class WebhookVerificationError extends Error {
   constructor(
     readonly reason: 'signature_invalid' | 'timestamp_stale' | 'payload_invalid',
@@ -238,7 +253,7 @@ export interface Connector {
   /** Modes whose payments may use it: simulators serve test mode only. */
   readonly modes: readonly ('test' | 'live')[];
   readonly paymentMethodTypes: readonly PaymentMethodType[];
-  /** Authorises and captures in one step. */
+  /** Authorises and captures in one step, or (captureMethod manual) authorises only. */
   charge(request: ChargeRequest, signal: AbortSignal): Promise<ChargeResult>;
   chargeStatus(request: StatusRequest, signal: AbortSignal): Promise<ChargeStatusResult>;
   refund(request: RefundRequest, signal: AbortSignal): Promise<RefundResult>;
@@ -270,7 +285,22 @@ export interface Connector {
   /** Payout processors: sends money to a bank account (idempotent by `reference`). */
   payout?(request: PayoutRequest, signal: AbortSignal): Promise<PayoutResult>;
   payoutStatus?(request: StatusRequest, signal: AbortSignal): Promise<PayoutStatusResult>;
+  /** Manual capture (captures.ts): takes `amount` of an authorisation (idempotent by `reference`, our cap_ id). */
+  capture?(request: CaptureRequest, signal: AbortSignal): Promise<CaptureResult>;
+  /**
+   * Locates a capture after a lost answer. A processor without a lookup of its own answers from
+   * the authorisation (Stripe: the PaymentIntent's status) or, knowing nothing (Adyen), `pending`
+   * when it took the capture and `not_found` otherwise: the capture is then sent again under the
+   * same idempotency key, and the processor answers what it did.
+   */
+  captureStatus?(request: CaptureStatusRequest, signal: AbortSignal): Promise<CaptureStatusResult>;
+  /** Voids an authorisation (nothing captured yet): the processor releases the money it holds. */
+  cancelAuthorization?(request: CancelAuthorizationRequest, signal: AbortSignal): Promise<CancelResult>;
 }
+
+export type CaptureResult = Answer<CaptureState>;
+export type CaptureStatusResult = StatusAnswer<CaptureState>;
+export type CancelResult = Answer<CancelState>;
 
 /** Thrown by transports; the core turns it into a ConnectorError. */
 export class TransportError extends Error {

@@ -11,6 +11,7 @@ export const EVENT_OBJECTS = {
   payment_order: 'PaymentOrder',
   payment: 'Payment',
   refund: 'Refund',
+  capture: 'Capture',
   payout: 'Payout',
   mandate: 'Mandate',
   beneficiary: 'Beneficiary',
@@ -48,12 +49,20 @@ export const EVENT_TYPES = {
     'payment',
     "The payment succeeded (final); its amount less the account's fee is credited to available, or to pending until its settlement date (then balance.available).",
   ),
+  'payment.authorized': on(
+    'payment',
+    'A manual payment was authorised (requires_capture): the processor holds amount_capturable until capture_before. Nothing is booked until it is captured.',
+  ),
+  'payment.canceled': on('payment', 'The authorisation was voided (final): cancellation_reason says why (expired: past capture_before); its order is open again.'),
   'payment.failed': on('payment', 'The payment failed (final): failure_code says why (a decline, processing_error…); its order is open again.'),
 
   'refund.created': on('refund', 'A refund was created (pending); its amount is reserved from the available balance.'),
   'refund.pending': on('refund', 'A connector accepted the refund and its outcome comes later.'),
   'refund.succeeded': on('refund', 'The refund succeeded (final): the money went back to the customer.'),
   'refund.failed': on('refund', 'The refund failed (final): its amount returns to the available balance and to what the payment can still refund.'),
+
+  'capture.succeeded': on('capture', "The capture succeeded (final): its amount is added to the payment's amount_captured and booked like a payment."),
+  'capture.failed': on('capture', 'The capture failed (final): failure_code says why (capture_declined, authorization_expired…); nothing was taken.'),
 
   'payout.created': on('payout', 'A payout was created (pending), its amount reserved from the available balance.'),
   'payout.processing': on('payout', "The payout was sent to the bank; only the bank's answer moves it on."),

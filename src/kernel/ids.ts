@@ -6,6 +6,7 @@ export const ID_PREFIXES = {
   paymentOrder: 'ord',
   payment: 'pay',
   refund: 'ref',
+  capture: 'cap',
   payout: 'po',
   beneficiary: 'ben',
   mandate: 'mdt',

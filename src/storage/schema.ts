@@ -175,6 +175,8 @@ export const paymentOrders = pgTable(
     checkoutUrl: text('checkout_url'),
     successUrl: text('success_url'),
     cancelUrl: text('cancel_url'),
+    /** How the order's payments take the money (the hosted checkout's); a payment may name its own. */
+    captureMethod: text('capture_method', { enum: ['automatic', 'manual'] }).notNull().default('automatic'),
     ...versioned(),
   },
   (t) => [
@@ -294,11 +296,21 @@ export const payments = pgTable(
   {
     ...objectKey(),
     paymentOrderId: uuid('payment_order_id').notNull(),
-    status: text('status', { enum: ['pending', 'requires_action', 'succeeded', 'failed'] }).notNull(),
+    status: text('status', { enum: ['pending', 'requires_action', 'requires_capture', 'succeeded', 'canceled', 'failed'] }).notNull(),
     amount: money('amount').notNull(),
     currency: text('currency').notNull(),
     /** Pending and succeeded refunds (a failed refund gives its amount back). */
     amountRefunded: money('amount_refunded').notNull().default(0),
+    /** `manual`: authorised only, captured later (captures); `automatic`: captured when authorised. */
+    captureMethod: text('capture_method', { enum: ['automatic', 'manual'] }).notNull().default('automatic'),
+    /** requires_capture: what the authorisation still holds for later captures. */
+    amountCapturable: money('amount_capturable').notNull().default(0),
+    /** Money taken from the customer: the amount of a succeeded automatic payment, the succeeded captures of a manual one. */
+    amountCaptured: money('amount_captured').notNull().default(0),
+    /** requires_capture: when the authorisation lapses (the worker voids it then). */
+    captureBefore: ts('capture_before'),
+    /** canceled: why (`requested_by_customer`, `expired`, …). */
+    cancellationReason: text('cancellation_reason'),
     /** The card's brand, last4, expiry and keyed fingerprint; never the number or the CVC. */
     paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
     ...routed(),
@@ -323,6 +335,8 @@ export const payments = pgTable(
     // Processors report by our id alone (inbound webhooks carry no account).
     uniqueIndex('payments_id_key').on(t.id),
     index('payments_status_check_idx').on(t.nextStatusCheckAt).where(sql`status IN ('pending', 'requires_action')`),
+    // The worker's sweep of authorisations past capture_before.
+    index('payments_capture_before_idx').on(t.captureBefore).where(sql`status = 'requires_capture'`),
   ],
 );
 
@@ -347,6 +361,36 @@ export const refunds = pgTable(
     index('refunds_payment_idx').on(t.accountId, t.livemode, t.paymentId),
     uniqueIndex('refunds_id_key').on(t.id),
     index('refunds_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+  ],
+);
+
+/**
+ * A capture of a manual payment's authorisation (src/domain/captures): a movement like a refund,
+ * sent to the connector that holds the authorisation under its id as the idempotency key.
+ */
+export const captures = pgTable(
+  'captures',
+  {
+    ...objectKey(),
+    paymentId: uuid('payment_id').notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    /** The last capture of the authorisation: the processor releases what it still holds. */
+    finalCapture: boolean('final_capture').notNull(),
+    connector: text('connector').notNull(),
+    connectorReference: text('connector_reference'),
+    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+    ...failure(),
+    metadata: metadata(),
+    nextStatusCheckAt: ts('next_status_check_at'),
+    ...versioned(),
+  },
+  (t) => [
+    ...objectIndexes('captures', t),
+    index('captures_payment_idx').on(t.accountId, t.livemode, t.paymentId),
+    uniqueIndex('captures_id_key').on(t.id),
+    index('captures_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
   ],
 );
 
@@ -609,7 +653,7 @@ export const simulatorObjects = pgTable(
   'simulator_objects',
   {
     processor: text('processor').notNull(),
-    kind: text('kind', { enum: ['charge', 'refund', 'mandate', 'payout'] }).notNull(),
+    kind: text('kind', { enum: ['charge', 'refund', 'capture', 'mandate', 'payout'] }).notNull(),
     /** The merchant's reference (our id): the processor's idempotency key. */
     reference: text('reference').notNull(),
     /** The processor's own id of the object. */

@@ -63,10 +63,10 @@ describe('the connector catalogue', () => {
     expect(byName.stripe).toMatchObject({
       object: 'connector',
       modes: ['test', 'live'],
-      capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false },
+      capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: false, customer_actions: true, mandate_schemes: [], payouts: false },
       routable: true,
     });
-    expect(byName.adyen).toMatchObject({ routable: true, capabilities: { card_payments: true, refunds: true, customer_actions: true } });
+    expect(byName.adyen).toMatchObject({ routable: true, capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true } });
     expect(byName.adyen.capabilities.currencies).not.toContain('MGA');
     expect(byName.gocardless.routable).toBe(true);
     expect(byName.stripe.capabilities.currencies).toContain('EUR');
@@ -78,12 +78,14 @@ describe('the connector catalogue', () => {
     expect(byName.gocardless.capabilities).toEqual({
       card_payments: false,
       refunds: false,
+      manual_capture: false,
+      multiple_captures: false,
       customer_actions: false,
       mandate_schemes: ['sepa_core', 'bacs', 'ach'],
       payouts: false,
       currencies: ['EUR', 'GBP', 'USD'],
     });
-    expect(byName.simulator_a).toMatchObject({ modes: ['test'], credential_fields: [], routable: true, capabilities: { card_payments: true, payouts: true } });
+    expect(byName.simulator_a).toMatchObject({ modes: ['test'], credential_fields: [], routable: true, capabilities: { card_payments: true, payouts: true, manual_capture: true, multiple_captures: true } });
     expect((await live.get('/v1/connectors')).body).toEqual(res.body);
     expect((await client(service.url).get('/v1/connectors')).body.error.code).toBe('api_key_missing');
     expect((await client(service.url, `sk_test_${'A'.repeat(40)}`).get('/v1/connectors')).body.error.code).toBe('api_key_invalid');

@@ -2,7 +2,7 @@
 // examples, signed with the SDK's HMAC), and Adyen's units: its currency exponents and the amounts
 // it cannot take.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAdyenConnector } from '../../src/connectors/adyen/connector.js';
+import { createAdyenConnector, readAdyenWebhook } from '../../src/connectors/adyen/connector.js';
 import { ADYEN_CURRENCIES, adyenAmountLimit, toAdyenAmount } from '../../src/connectors/adyen/money.js';
 import { adyenHmac } from '../../src/connectors/adyen/hmac.js';
 import { catalogueEntry } from '../../src/connectors/catalogue.js';
@@ -84,13 +84,48 @@ describe('Adyen connector: standard webhooks', () => {
 
   it('names no reference for another merchant account or an event that changes nothing we hold', () => {
     expect(parse(authorisation({ merchantAccountCode: 'SomeoneElse' }))).toMatchObject({ reference: '' });
-    // A CAPTURE (payments here are captured automatically), signed as Adyen signs every item.
+    // A CAPTURE, signed as Adyen signs every item: no movement of today applies it (read below as a capture report).
     const capture = JSON.parse(authorisation({}));
     const item = capture.notificationItems[0].NotificationRequestItem;
     item.eventCode = 'CAPTURE';
     delete item.additionalData.hmacSignature;
     item.additionalData.hmacSignature = adyenHmac.calculateHmac(item, CURRENT);
     expect(parse(JSON.stringify(capture))).toEqual({ eventId: 'QFQTPCQ8HXSKGK82:CAPTURE:true', object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } });
+  });
+});
+
+describe('Adyen connector: manual capture', () => {
+  const base = { merchantAccountCode: MERCHANT, originalReference: 'PAYMENTPSP000001', pspReference: 'MODIFICATION0001' };
+  const read = (rawBody: string) => readAdyenWebhook({ hmacKeys: [CURRENT], livemode: false, merchantAccount: MERCHANT }, { headers: {}, rawBody, now: new Date() });
+
+  it('a manual payment asks for manualCapture and is authorised, by its answer and by its AUTHORISATION notification (its metadata echoed)', async () => {
+    const charged = await adyen.charge({ reference: 'pay_manual1', amount: 1000, currency: 'EUR', captureMethod: 'manual', card: { number: '4111111145551142', expMonth: 3, expYear: 2099, cvc: '737' } }, AbortSignal.timeout(5000));
+    expect(charged).toMatchObject({ kind: 'authorized' });
+    const sent = fake.requests.find((r) => r.body.reference === 'pay_manual1')!;
+    expect(sent.body).toMatchObject({ additionalData: { manualCapture: 'true' }, metadata: { captureMethod: 'manual' } });
+    expect(fake.invalid).toEqual([]);
+    const pspReference = (charged as { connectorReference: string }).connectorReference;
+    expect(parse(fake.authorisation(pspReference, true, CURRENT))).toMatchObject({ object: 'payment', reference: 'pay_manual1', state: { kind: 'authorized', connectorReference: pspReference } });
+    // The metadata as Adyen's document describes it in words: keys prefixed `metadata.`.
+    const flat = JSON.parse(authorisation({}));
+    const item = flat.notificationItems[0].NotificationRequestItem;
+    item.additionalData = { 'metadata.captureMethod': 'manual' };
+    item.additionalData.hmacSignature = adyenHmac.calculateHmac(item, CURRENT);
+    expect(parse(JSON.stringify(flat))).toMatchObject({ state: { kind: 'authorized' } });
+    // Automatic payments are as before.
+    expect(parse(authorisation({}))).toMatchObject({ state: { kind: 'succeeded' } });
+  });
+
+  it('CAPTURE, CAPTURE_FAILED and CANCELLATION read as capture and void reports; projected onto the payment kind, a capture names nothing and a void is a cancelled payment', () => {
+    const captured = fake.notification('CAPTURE', { ...base, merchantReference: 'cap_x', success: 'true' }, CURRENT);
+    expect(read(captured)).toEqual({ eventId: 'MODIFICATION0001:CAPTURE:true', object: 'capture', reference: 'cap_x', paymentConnectorReference: 'PAYMENTPSP000001', state: { kind: 'succeeded', connectorReference: 'MODIFICATION0001' } });
+    expect(parse(captured)).toMatchObject({ object: 'payment', reference: '' });
+    expect(read(fake.notification('CAPTURE', { ...base, merchantReference: 'cap_x', success: 'false', reason: 'Insufficient balance' }, CURRENT))).toMatchObject({ object: 'capture', state: { kind: 'failed', failureCode: 'capture_declined' } });
+    expect(read(fake.notification('CAPTURE_FAILED', { ...base, merchantReference: 'cap_x', success: 'true' }, CURRENT))).toMatchObject({ object: 'capture', reference: 'cap_x', state: { kind: 'failed', failureCode: 'capture_declined' } });
+    const cancelled = fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'true' }, CURRENT);
+    expect(read(cancelled)).toEqual({ eventId: 'MODIFICATION0001:CANCELLATION:true', object: 'void', reference: 'pay_x', state: { kind: 'canceled', connectorReference: 'PAYMENTPSP000001' } });
+    expect(read(fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'false' }, CURRENT))).toMatchObject({ object: 'void', state: { kind: 'failed' } });
+    expect(parse(fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'false' }, CURRENT))).toMatchObject({ object: 'payment', reference: '' });
   });
 });
 

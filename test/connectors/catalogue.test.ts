@@ -19,12 +19,15 @@ describe('connector capabilities', () => {
       expect(entry, c.name).toBeDefined();
       const implemented = implementedCapabilities(c);
       const promised = entry!.capabilities;
-      expect({ name: c.name, card: implemented.card_payments, payouts: implemented.payouts, mandates: implemented.mandate_schemes.length > 0 }).toEqual({
+      expect({ name: c.name, card: implemented.card_payments, payouts: implemented.payouts, mandates: implemented.mandate_schemes.length > 0, manualCapture: implemented.manual_capture }).toEqual({
         name: c.name,
         card: promised.card_payments,
         payouts: promised.payouts,
         mandates: promised.mandate_schemes.length > 0,
+        manualCapture: promised.manual_capture,
       });
+      // Several captures are promised only where the connector can capture at all.
+      if (promised.multiple_captures) expect(promised.manual_capture, c.name).toBe(true);
     }
     connectors.close();
   });

@@ -17,11 +17,12 @@
 // (never failed as "nothing charged", which no one could know) until the AUTHORISATION webhook, or
 // until the customer's request is retried: the core then sends it to Adyen again under the same
 // key (replaysSendsForMs), and Adyen's answer, first or replayed, is the truth.
-import type { PaymentDetailsRequest, PaymentRefundRequest, PaymentRequest } from '@adyen/api-library/lib/src/typings/checkout/models.js';
+import type { PaymentCancelRequest, PaymentCaptureRequest, PaymentDetailsRequest, PaymentRefundRequest, PaymentRequest } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer, HttpClient } from '../http.js';
-import { connectorError, WebhookVerificationError, type ChargeStatusResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
-import { callErrorOf, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
+import { connectorError, WebhookVerificationError, type ChargeStatusResult, type Connector, type InboundEvent, type InboundReport, type InboundWebhook } from '../types.js';
+import { movementEventOf } from '../reports.js';
+import { callErrorOf, cancelTaken, CAPTURE_METHOD_KEY, captureTaken, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
 import { adyenHmac } from './hmac.js';
 import { createAdyenPayouts, isTransferWebhook, parseTransferWebhook, type AdyenPayoutOptions } from './payouts.js';
@@ -71,6 +72,28 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     request.connectorReference
       ? { kind: 'pending', connectorReference: request.connectorReference }
       : connectorError('invalid_response', 'Adyen has no status lookup and its answer to this payment was lost: its AUTHORISATION webhook will tell');
+  /**
+   * A modification of a payment Adyen holds (refund, capture, cancel): under `reference`, taken
+   * `received` and settled by its notification. The payment's pspReference comes with Adyen's first
+   * answer; without it nothing can be asked.
+   */
+  async function modify<R>(
+    operation: 'refunds' | 'captures' | 'cancels',
+    request: { reference: string; connectorPaymentReference: string | null; amount: number; currency: string },
+    signal: AbortSignal,
+    idempotencyKey: string,
+    read: (body: never) => R,
+  ) {
+    const amount = toAdyenAmount(request.amount, request.currency);
+    if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
+    if (!request.connectorPaymentReference) return connectorError('request_rejected', 'Adyen has not reported a pspReference for this payment yet; nothing was sent');
+    const body: PaymentRefundRequest | PaymentCaptureRequest | PaymentCancelRequest = {
+      ...(operation === 'cancels' ? {} : { amount: { currency: request.currency, value: amount.value } }),
+      reference: request.reference,
+      merchantAccount: opts.merchantAccount,
+    };
+    return post(`/payments/${encodeURIComponent(request.connectorPaymentReference)}/${operation}`, body, signal, idempotencyKey, read);
+  }
   const payouts = opts.payouts && createAdyenPayouts({ ...opts.payouts, livemode: opts.livemode, http: opts.http });
   return {
     ...payouts,
@@ -83,6 +106,7 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
       if (!request.card) return connectorError('request_rejected', 'Adyen takes card payments only here; nothing was sent');
       const { number, expMonth, expYear, cvc } = request.card;
+      const manual = request.captureMethod === 'manual';
       const body = {
         amount: { currency: request.currency, value: amount.value },
         reference: request.reference,
@@ -93,8 +117,10 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
         // without one, no authentication at all: an issuer that insists declines (Authentication required).
         returnUrl: request.returnUrl ?? opts.publicUrl(),
         authenticationData: request.returnUrl ? { threeDSRequestData: { nativeThreeDS: 'disabled' } } : { attemptAuthentication: 'never' },
+        // Manual capture: authorise only; the metadata comes back in the AUTHORISATION notification, which says nothing else about it.
+        ...(manual ? { additionalData: { manualCapture: 'true' }, metadata: { [CAPTURE_METHOD_KEY]: 'manual' } } : {}),
       } as unknown as PaymentRequest;
-      return post('/payments', body, signal, request.reference, (answer: PaymentAnswer) => chargeStateOf(answer));
+      return post('/payments', body, signal, request.reference, (answer: PaymentAnswer) => chargeStateOf(answer, undefined, manual));
     },
     chargeStatus: (request) => status(request),
     async completeAction(request, signal) {
@@ -105,23 +131,23 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       // Its own key: Adyen keeps keys per company account, and the payment id's answer is the redirect.
       return post('/payments/details', body, signal, `${request.reference}-details`, (answer: PaymentAnswer) => chargeStateOf(answer, answer.pspReference ?? request.connectorReference));
     },
-    async refund(request, signal) {
-      const amount = toAdyenAmount(request.amount, request.currency);
-      if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
-      // The payment's pspReference comes with Adyen's first answer; without it no refund can be asked.
-      if (!request.connectorPaymentReference) return connectorError('request_rejected', 'Adyen has not reported a pspReference for this payment yet; nothing was sent');
-      const body: PaymentRefundRequest = { amount: { currency: request.currency, value: amount.value }, reference: request.reference, merchantAccount: opts.merchantAccount };
-      return post(`/payments/${encodeURIComponent(request.connectorPaymentReference)}/refunds`, body, signal, request.reference, refundTaken);
-    },
+    refund: (request, signal) => modify('refunds', request, signal, request.reference, refundTaken),
     async refundStatus(request) {
       // No lookup either: a refund Adyen took waits for its REFUND webhook; one whose answer was lost
       // is sent again by the core under the same Idempotency-Key, and Adyen answers what it did.
       return request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' };
     },
+    // Adyen takes partial captures as they come, and releases what is left of the authorisation by itself after the last one.
+    capture: (request, signal) => modify('captures', request, signal, request.reference, captureTaken),
+    // No lookup: a capture Adyen took waits for its CAPTURE webhook; one whose answer was lost is
+    // sent again under the same Idempotency-Key, and Adyen replays its first answer.
+    captureStatus: async (request) => (request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' }),
+    // Its own key: the payment id's is the /payments request's. Our payment id is its reference, which the CANCELLATION notification names.
+    cancelAuthorization: (request, signal) => modify('cancels', { ...request, reference: request.paymentReference }, signal, `${request.paymentReference}-cancel`, cancelTaken),
     parseWebhook: (input) =>
       isTransferWebhook(input)
         ? parseTransferWebhook({ hmacKeys: opts.payouts?.hmacKeys ?? [], livemode: opts.livemode, balanceAccountId: opts.payouts?.balanceAccountId }, input)
-        : parseAdyenWebhook(opts, input),
+        : movementEventOf(readAdyenWebhook(opts, input)),
     webhookAcknowledgement: '[accepted]',
   };
 }
@@ -155,12 +181,14 @@ function verifiedItem(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode'>
  * success together (Adyen may send the same one again). Items about nothing of ours (another
  * merchant account, events that change nothing we hold) name no reference: acknowledged, not applied.
  */
-export function parseAdyenWebhook(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundEvent {
+export function readAdyenWebhook(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundReport {
   const item = verifiedItem(opts, input);
   const eventId = `${item.pspReference}:${item.eventCode}:${item.success}`;
   const reading = item.merchantAccountCode === opts.merchantAccount ? readNotification(item) : undefined;
   if (!reading) return { eventId, object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } };
-  return reading.object === 'payment'
-    ? { eventId, object: 'payment', reference: reading.reference, state: reading.state }
-    : { eventId, object: 'refund', reference: reading.reference, state: reading.state };
+  return { eventId, ...reading } as InboundReport;
 }
+
+/** The reading as the movement kinds registered today take it (reports.ts). */
+export const parseAdyenWebhook = (opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundEvent =>
+  movementEventOf(readAdyenWebhook(opts, input));

@@ -6,7 +6,7 @@
 import type { PaymentDetailsResponse, PaymentResponse } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer } from '../http.js';
-import { connectorError, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState } from '../types.js';
+import { connectorError, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState } from '../types.js';
 
 type ResultCode = `${PaymentResponse.ResultCodeEnum}`;
 /** What /payments and /payments/details answer, as this connector reads it. */
@@ -58,13 +58,14 @@ function customerActionOf(action: PaymentAnswer['action']): CustomerAction | und
  * Where a payment stands after /payments or /payments/details. `Error` is Adyen's own failure to
  * process it (final, nothing charged); `Received` and `Pending` wait for the AUTHORISATION webhook.
  */
-export function chargeStateOf(answer: PaymentAnswer, reference: string | null = answer.pspReference ?? null): ChargeState {
+export function chargeStateOf(answer: PaymentAnswer, reference: string | null = answer.pspReference ?? null, manual = false): ChargeState {
   const connectorReference = reference ?? '';
   const declined = (failureCode: PaymentFailureCode, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, failureCode, message });
   const code = answer.resultCode;
   switch (code) {
     case 'Authorised':
-      return { kind: 'succeeded', connectorReference };
+      // Under manualCapture Adyen holds the money until /captures (or /cancels).
+      return manual ? { kind: 'authorized', connectorReference } : { kind: 'succeeded', connectorReference };
     case 'Refused':
       return declined(refusalCodeOf(answer), `Adyen refused the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
     case 'Cancelled':
@@ -103,6 +104,18 @@ export function callErrorOf(answer: HttpAnswer): ConnectorError {
   return connectorError('invalid_response', `Adyen answered ${status} without saying whether it acted: ${errorOf(answer.body)}`);
 }
 
+/** A capture Adyen took (`received`): its outcome comes by the CAPTURE or CAPTURE_FAILED webhook. */
+export function captureTaken(body: { pspReference?: string }): CaptureState {
+  if (!body.pspReference) throw new Error('Adyen took the capture without a pspReference');
+  return { kind: 'pending', connectorReference: body.pspReference };
+}
+
+/** A cancel Adyen took (`received`): its outcome comes by the CANCELLATION webhook. */
+export function cancelTaken(body: { pspReference?: string }): CancelState {
+  if (!body.pspReference) throw new Error('Adyen took the cancel without a pspReference');
+  return { kind: 'pending', connectorReference: body.pspReference };
+}
+
 /** A refund Adyen took (`received`): its outcome comes by the REFUND webhook. */
 export function refundTaken(body: { pspReference?: string; status?: string }): RefundState {
   if (!body.pspReference) throw new Error('Adyen took the refund without a pspReference');
@@ -115,11 +128,27 @@ export function refundTaken(body: { pspReference?: string; status?: string }): R
 export type NotificationReading =
   | { object: 'payment'; reference: string; state: ChargeState }
   | { object: 'refund'; reference: string; state: RefundState }
+  | { object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState }
+  | { object: 'void'; reference: string; state: CancelState }
   | undefined;
+
+/** The metadata key a manual payment carries, which Adyen echoes in its AUTHORISATION notification. */
+export const CAPTURE_METHOD_KEY = 'captureMethod';
+
+/**
+ * A manual payment's AUTHORISATION, by the metadata it carries: Adyen's webhook document describes
+ * the keys as prefixed (`metadata.captureMethod`) and models them as one `metadata` object; either is read.
+ */
+function isManual(item: NotificationRequestItem): boolean {
+  const data = (item.additionalData ?? {}) as Record<string, unknown>;
+  const nested = data.metadata as Record<string, unknown> | undefined;
+  return (data[`metadata.${CAPTURE_METHOD_KEY}`] ?? nested?.[CAPTURE_METHOD_KEY]) === 'manual';
+}
 
 /**
  * What a verified notification item says about our payments and refunds; undefined for events that
- * change nothing we hold (CAPTURE: captured automatically, reports, disputes, …).
+ * change nothing we hold (reports, disputes, …). A CAPTURE of an automatic payment names no
+ * capture of ours (its reference is the payment's): the capture kind finds none and applies nothing.
  */
 export function readNotification(item: NotificationRequestItem): NotificationReading {
   const success = item.success === 'true';
@@ -127,16 +156,33 @@ export function readNotification(item: NotificationRequestItem): NotificationRea
   switch (`${item.eventCode}`) {
     case 'AUTHORISATION': {
       const state: ChargeState = success
-        ? { kind: 'succeeded', connectorReference: item.pspReference }
+        ? { kind: isManual(item) ? 'authorized' : 'succeeded', connectorReference: item.pspReference }
         : { kind: 'declined', connectorReference: item.pspReference, failureCode: refusalCodeOf({ refusalReason: item.reason }), message: `Adyen refused the payment${reason}.` };
       return { object: 'payment', reference: item.merchantReference, state };
     }
     case 'CANCELLATION':
+      // The outcome of /cancels (our payment id as its reference): the authorisation released, nothing charged.
+      return {
+        object: 'void',
+        reference: item.merchantReference,
+        state: success
+          ? { kind: 'canceled', connectorReference: item.originalReference ?? item.pspReference }
+          : { kind: 'failed', connectorReference: item.pspReference, failureCode: 'processing_error', message: `Adyen could not cancel the authorisation${reason}.` },
+      };
     case 'TECHNICAL_CANCEL':
       // The authorisation was cancelled before capture: nothing was charged.
       return success
         ? { object: 'payment', reference: item.merchantReference, state: { kind: 'declined', connectorReference: item.originalReference ?? item.pspReference, failureCode: 'processing_error', message: `The payment was cancelled at Adyen${reason}.` } }
         : undefined;
+    case 'CAPTURE':
+    case 'CAPTURE_FAILED': {
+      // The outcome of /captures, named by our capture id (its reference); CAPTURE_FAILED: the scheme refused it after Adyen took it.
+      const captured = success && `${item.eventCode}` === 'CAPTURE';
+      const state: CaptureState = captured
+        ? { kind: 'succeeded', connectorReference: item.pspReference }
+        : { kind: 'failed', connectorReference: item.pspReference, failureCode: 'capture_declined', message: `Adyen could not capture the payment${reason}.` };
+      return { object: 'capture', reference: item.merchantReference, paymentConnectorReference: item.originalReference ?? null, state };
+    }
     case 'REFUND':
       return {
         object: 'refund',

@@ -7,11 +7,18 @@ export interface TestCard {
   scenario: TestCardScenario;
   /** Declines: the processor's reason, mapped onto our failure code by the connector. */
   decline?: 'card_declined' | 'insufficient_funds';
+  /** Manual capture: authorised, then every capture is declined (capture_declined). */
+  captureDeclined?: true;
   description: string;
 }
 
 export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   '4242424242424242': { scenario: 'success', description: 'Succeeds at once.' },
+  '4000000000000366': {
+    scenario: 'success',
+    captureDeclined: true,
+    description: 'Succeeds at once; under manual capture it is authorised, then its capture is declined (capture_declined).',
+  },
   '4000000000000002': { scenario: 'decline', decline: 'card_declined', description: 'Declined: card_declined.' },
   '4000000000009995': { scenario: 'decline', decline: 'insufficient_funds', description: 'Declined: insufficient_funds.' },
   '4000000000000077': {

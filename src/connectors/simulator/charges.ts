@@ -7,6 +7,7 @@ import { testCard } from './cards.js';
 import type { SimChallengeAnswer, SimCharge, SimChargeRequest, SimMandate, SimRefund, SimRefundRequest } from './protocol.js';
 import { countRequest, ProcessorObjects, type Desk, type Made, type ProcessorContext } from './objects.js';
 import { movesMoney, simError, type SimResponse } from './wire.js';
+import { voidCharge } from './captures.js';
 
 function isChargeRequest(body: unknown): body is SimChargeRequest {
   const b = body as SimChargeRequest;
@@ -43,7 +44,8 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
       settle(charge, to) {
         if (charge.state !== 'PENDING' && charge.state !== 'AWAITING_AUTHENTICATION') return false;
         const challenged = charge.state === 'AWAITING_AUTHENTICATION';
-        charge.state = to as SimCharge['state'];
+        // A manual charge that succeeds is authorised, held for its captures.
+        charge.state = (to === 'CAPTURED' && charge.capture === 'MANUAL' ? 'AUTHORISED' : to) as SimCharge['state'];
         charge.refusal = to === 'REFUSED' ? (charge.mandate_id ? 'DEBIT_RETURNED' : challenged ? 'AUTHENTICATION_FAILED' : 'DO_NOT_HONOUR') : null;
         return true;
       },
@@ -67,6 +69,7 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
       refusal: null,
       refunded_minor: 0,
       created_at: this.p.now().toISOString(),
+      ...(body.capture === 'MANUAL' ? { capture: 'MANUAL' as const, captured_minor: 0 } : {}),
     };
   }
 
@@ -77,12 +80,15 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     }
     const now = this.p.now();
     const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
-    const charge = this.newCharge(body);
+    const made = this.newCharge(body);
+    const manual = made.capture === 'MANUAL';
+    // Every success card authorises under manual capture; one of them has its captures declined.
+    const charge: SimCharge = manual ? { ...made, state: 'AUTHORISED', ...(card?.captureDeclined ? { capture_declines: true } : {}) } : made;
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');
     if (card.scenario === 'decline') return refuse(card.decline === 'insufficient_funds' ? 'NOT_ENOUGH_BALANCE' : 'DO_NOT_HONOUR');
-    if (card.scenario === 'pending') return { object: { ...charge, state: 'PENDING' }, settlesTo: 'CAPTURED' };
+    if (card.scenario === 'pending') return { object: { ...charge, state: 'PENDING' }, settlesTo: manual ? 'AUTHORISED' : 'CAPTURED' };
     // 3-D Secure: the cardholder decides on the challenge page; nothing settles on its own.
     if (card.scenario === 'challenge') {
       if (!body.return_url) return refuse('AUTHENTICATION_REQUIRED');
@@ -104,6 +110,7 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
 
   act(action: string, reference: string, body: unknown) {
     if (action === 'challenge') return this.answerChallenge(reference, body);
+    if (action === 'void') return voidCharge(this, reference);
     return action === 'resolve' ? this.resolveControl(SETTLED_CHARGE_STATES, reference, body) : undefined;
   }
 
@@ -146,8 +153,10 @@ export class RefundDesk extends ProcessorObjects<SimRefund> implements Desk {
         refusal: null,
         created_at: this.p.now().toISOString(),
       };
-      if (entry.body.state !== 'CAPTURED') Object.assign(refund, { state: 'REFUND_REFUSED', refusal: 'CHARGE_NOT_CAPTURED' });
-      else if (entry.body.refunded_minor + body.amount_minor > entry.body.amount_minor) Object.assign(refund, { state: 'REFUND_REFUSED', refusal: 'AMOUNT_EXCEEDS_CHARGE' });
+      // Only captured money can be refunded: a manual charge's captures so far, an automatic one's amount.
+      const captured = entry.body.captured_minor ?? (entry.body.state === 'CAPTURED' ? entry.body.amount_minor : 0);
+      if (captured === 0) Object.assign(refund, { state: 'REFUND_REFUSED', refusal: 'CHARGE_NOT_CAPTURED' });
+      else if (entry.body.refunded_minor + body.amount_minor > captured) Object.assign(refund, { state: 'REFUND_REFUSED', refusal: 'AMOUNT_EXCEEDS_CHARGE' });
       else await books.update({ ...entry, body: { ...entry.body, refunded_minor: entry.body.refunded_minor + body.amount_minor } });
       await books.insert({ processor: this.p.name, kind: 'refund', reference: refund.merchant_reference, objectId: refund.refund_id, body: refund, dueAt: null, dueState: null });
       return { status: 201, body: refund };

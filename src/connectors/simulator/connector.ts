@@ -20,6 +20,7 @@ import {
   toRefundRequest,
 } from './transformers.js';
 import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
+import { cancelAnswer, cancelPath, captureAnswer, captureStatusAnswer, toCaptureRequest } from './capture-transformers.js';
 
 export interface SimulatorTransport {
   send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
@@ -97,6 +98,9 @@ export function createSimulatorConnector(opts: {
     chargeStatus: (request, signal) => ask(signal, chargeStatusAnswer, 'GET', ['charges', request.reference]),
     refund: (request, signal) => ask(signal, refundAnswer, 'POST', ['refunds'], toRefundRequest(request)),
     refundStatus: (request, signal) => ask(signal, refundStatusAnswer, 'GET', ['refunds', request.reference]),
+    capture: (request, signal) => ask(signal, captureAnswer, 'POST', ['captures'], toCaptureRequest(request)),
+    captureStatus: (request, signal) => ask(signal, captureStatusAnswer, 'GET', ['captures', request.reference]),
+    cancelAuthorization: (request, signal) => ask(signal, cancelAnswer, 'POST', cancelPath(request), {}),
     setupMandate: (request, signal) => ask(signal, mandateAnswer, 'POST', ['mandates'], toMandateRequest(request)),
     mandateStatus: (request, signal) => ask(signal, mandateStatusAnswer, 'GET', ['mandates', request.reference]),
     cancelMandate: (request, signal) => ask(signal, mandateStatusAnswer, 'POST', ['mandates', request.reference, 'cancel'], {}),

@@ -5,6 +5,7 @@
 // (reports.ts). Clock and webhook poster are injected.
 import crypto from 'node:crypto';
 import { ChargeDesk, RefundDesk } from './charges.js';
+import { CaptureDesk } from './captures.js';
 import { MandateDesk } from './mandates.js';
 import { PayoutDesk } from './payouts.js';
 import type { Desk, ProcessorContext } from './objects.js';
@@ -35,6 +36,8 @@ export class SimulatedProcessor implements ProcessorContext {
   /** The charges this processor holds (charges.ts). */
   readonly charges: ChargeDesk;
   readonly refunds: RefundDesk;
+  /** Captures of manual charges (captures.ts). */
+  readonly captures: CaptureDesk;
   /** Direct debit mandates held by this processor (mandates.ts). */
   readonly mandates: MandateDesk;
   /** Payouts sent by this processor (payouts.ts). */
@@ -48,8 +51,9 @@ export class SimulatedProcessor implements ProcessorContext {
     this.mandates = new MandateDesk(this);
     this.charges = new ChargeDesk(this, (id) => this.mandates.getByObjectId(id));
     this.refunds = new RefundDesk(this);
+    this.captures = new CaptureDesk(this);
     this.payouts = new PayoutDesk(this);
-    this.desks = { charges: this.charges, refunds: this.refunds, mandates: this.mandates, payouts: this.payouts };
+    this.desks = { charges: this.charges, refunds: this.refunds, captures: this.captures, mandates: this.mandates, payouts: this.payouts };
   }
 
   get name() {
@@ -84,7 +88,7 @@ export class SimulatedProcessor implements ProcessorContext {
 
   /** What falls due on its own: pending objects settling, timed-out requests being reported. */
   runDue(key: SimKey): Promise<void> {
-    const desk = { charge: this.charges, refund: this.refunds, mandate: this.mandates, payout: this.payouts }[key.kind];
+    const desk = { charge: this.charges, refund: this.refunds, capture: this.captures, mandate: this.mandates, payout: this.payouts }[key.kind];
     return desk.runDue(key.reference);
   }
 

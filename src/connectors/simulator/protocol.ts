@@ -2,7 +2,8 @@
 // define it. Nothing outside src/connectors/simulator/ speaks it: transformers.ts maps it onto ours.
 // Amounts are integers in minor units, like ours (never floats).
 
-export const SIM_CHARGE_STATES = ['CAPTURED', 'PENDING', 'AWAITING_AUTHENTICATION', 'REFUSED'] as const;
+/** AUTHORISED: held for a manual capture (`capture: 'MANUAL'`); VOIDED: that hold released at the merchant's request. */
+export const SIM_CHARGE_STATES = ['CAPTURED', 'PENDING', 'AWAITING_AUTHENTICATION', 'AUTHORISED', 'VOIDED', 'REFUSED'] as const;
 export type SimChargeState = (typeof SIM_CHARGE_STATES)[number];
 
 export const SIM_REFUSALS = [
@@ -39,6 +40,8 @@ export interface SimChargeRequest {
   mandate_id?: string;
   /** Where the cardholder goes after a 3-D Secure challenge; without it, a card that needs one is refused AUTHENTICATION_REQUIRED. */
   return_url?: string;
+  /** MANUAL: authorise only, captured later by POST /{processor}/captures (default AUTOMATIC). */
+  capture?: 'AUTOMATIC' | 'MANUAL';
 }
 
 export interface SimCharge {
@@ -55,6 +58,41 @@ export interface SimCharge {
   /** 3-D Secure: the return_url of the request, and the challenge's secret id (AWAITING_AUTHENTICATION). */
   return_url?: string | null;
   challenge_id?: string;
+  /** Manual capture: the charge was authorised only; `captured_minor` is what its captures took so far. */
+  capture?: 'MANUAL';
+  captured_minor?: number;
+  /** The card whose captures the issuer refuses (docs/test-mode.md). */
+  capture_declines?: boolean;
+}
+
+// ---- captures of a manual charge ----
+
+export const SIM_CAPTURE_STATES = ['CAPTURED', 'CAPTURE_REFUSED'] as const;
+export type SimCaptureState = (typeof SIM_CAPTURE_STATES)[number];
+
+export const SIM_CAPTURE_REFUSALS = ['CAPTURE_DECLINED', 'AMOUNT_EXCEEDS_AUTHORISATION', 'NOT_AUTHORISED', 'AUTHORISATION_VOIDED'] as const;
+export type SimCaptureRefusal = (typeof SIM_CAPTURE_REFUSALS)[number];
+
+/** POST /{processor}/captures — `merchant_reference` (our capture id) is the idempotency key. */
+export interface SimCaptureRequest {
+  merchant_reference: string;
+  charge_reference: string;
+  amount_minor: number;
+  currency: string;
+  /** The last capture: whatever the authorisation still holds is released. */
+  final: boolean;
+}
+
+export interface SimCapture {
+  capture_id: string;
+  merchant_reference: string;
+  charge_id: string | null;
+  amount_minor: number;
+  currency: string;
+  final: boolean;
+  state: SimCaptureState;
+  refusal: SimCaptureRefusal | null;
+  created_at: string;
 }
 
 /**

@@ -2,6 +2,7 @@
 // Every processor word is mapped exhaustively: a new processor state or code fails to compile
 // here until it is given a meaning.
 import {
+  DEFAULT_CAPTURE_WINDOW_MS,
   type ChargeRequest,
   type ChargeState,
   type InboundEvent,
@@ -82,6 +83,7 @@ export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
           },
         }),
     ...(request.returnUrl === undefined ? {} : { return_url: request.returnUrl }),
+    ...(request.captureMethod === 'manual' ? { capture: 'MANUAL' as const } : {}),
   };
 }
 
@@ -91,7 +93,7 @@ export function toRefundRequest(request: RefundRequest): SimRefundRequest {
 
 // Signed payloads are still checked field by field: a well-signed but malformed one (a numeric
 // reference, an unknown refusal) must be refused, not crash the handler or store `undefined`.
-function isCharge(body: unknown): body is SimCharge {
+export function isCharge(body: unknown): body is SimCharge {
   const b = body as SimCharge | undefined;
   return (
     typeof b?.charge_id === 'string' &&
@@ -125,6 +127,11 @@ export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeS
       // A challenge without its id cannot be answered: still pending, as far as we can tell.
       if (typeof charge.challenge_id !== 'string') return { kind: 'pending', connectorReference: charge.charge_id };
       return { kind: 'requires_action', connectorReference: charge.charge_id, action: { method: 'GET', url: pages({ ...charge, challenge_id: charge.challenge_id }) } };
+    case 'AUTHORISED':
+      return { kind: 'authorized', connectorReference: charge.charge_id, captureBefore: new Date(Date.parse(charge.created_at) + DEFAULT_CAPTURE_WINDOW_MS) };
+    case 'VOIDED':
+      // Released at our request: nothing was taken; the void's own answer said so first.
+      return { kind: 'declined', connectorReference: charge.charge_id, failureCode: 'processing_error', message: 'The authorisation was voided at the processor.' };
     case 'REFUSED': {
       const failureCode = FAILURE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
       return { kind: 'declined', connectorReference: charge.charge_id, failureCode, message: MESSAGE_OF_FAILURE[failureCode] };

@@ -1,5 +1,6 @@
 // The Stripe connector (cards), over the official SDK with a pinned API version. A payment is one
-// PaymentIntent created and confirmed in one call, captured automatically, with our payment id as
+// PaymentIntent created and confirmed in one call, captured automatically (or, capture_method
+// manual, left requires_capture until captured or cancelled: captures.ts), with our payment id as
 // Stripe's Idempotency-Key and in its metadata (to locate it by search when we hold no
 // PaymentIntent id); a refund is a Refund under our refund id. The SDK never retries by itself:
 // the core decides (same key, then verify). Where requests go comes from configuration only
@@ -7,6 +8,7 @@
 import Stripe from 'stripe';
 import { beforeAbort, connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
+import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf } from './captures.js';
 import { toStripeAmount } from './money.js';
 
 /** The API version every request names, so that Stripe's answers keep the shape mapped here. */
@@ -67,7 +69,7 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         amount: amount.amount,
         currency: request.currency.toLowerCase(),
         confirm: true,
-        capture_method: 'automatic',
+        capture_method: request.captureMethod ?? 'automatic',
         allowed_payment_method_types: ['card'],
         payment_method_data: { type: 'card', card: { number, exp_month: expMonth, exp_year: expYear, cvc } } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
         metadata: { [PAYMENT_KEY]: request.reference },
@@ -105,6 +107,37 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
       if (!request.connectorReference) return { kind: 'not_found' };
       const id = request.connectorReference;
       return ask(signal, () => stripe.refunds.retrieve(id), refundStateOf, notFound);
+    },
+    async capture(request, signal) {
+      const amount = toStripeAmount(request.amount, request.currency);
+      if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Stripe`);
+      // Without multicapture (not asked for: catalogue.ts) Stripe captures a PaymentIntent once and releases the rest.
+      if (!request.finalCapture) return connectorError('request_rejected', 'Stripe takes one capture per PaymentIntent here; nothing was sent');
+      return ask(
+        signal,
+        async () => {
+          const intent = await findIntent(request.paymentReference, request.connectorPaymentReference);
+          if (!intent) throw new Stripe.errors.StripeInvalidRequestError({ message: `Stripe holds no PaymentIntent for ${request.paymentReference}`, code: 'resource_missing' });
+          return stripe.paymentIntents.capture(intent.id, { amount_to_capture: amount.amount }, { idempotencyKey: request.reference });
+        },
+        captureStateOf,
+        captureRefusalOf,
+      );
+    },
+    // A PaymentIntent has no capture object of its own: its status says whether it was captured.
+    captureStatus: (request, signal) =>
+      ask(signal, () => findIntent(request.paymentReference, request.connectorPaymentReference), (intent) => (intent ? capturedStateOf(intent) : ({ kind: 'not_found' } as const)), notFound),
+    async cancelAuthorization(request, signal) {
+      return ask(
+        signal,
+        async () => {
+          const intent = await findIntent(request.paymentReference, request.connectorPaymentReference);
+          if (!intent) throw new Stripe.errors.StripeInvalidRequestError({ message: `Stripe holds no PaymentIntent for ${request.paymentReference}`, code: 'resource_missing' });
+          return stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: `${request.paymentReference}-cancel` });
+        },
+        cancelStateOf,
+        cancelRefusalOf,
+      );
     },
     parseWebhook: (input) => parseStripeWebhook(stripe, opts.webhookSecrets, input),
   };

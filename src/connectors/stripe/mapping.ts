@@ -75,6 +75,9 @@ export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status'
       // service does not run: nobody can complete it (the connector cancels it when it meets it).
       return { kind: 'declined', connectorReference, failureCode: 'authentication_required', message: 'Stripe asks for an action only Stripe.js can perform (use_stripe_sdk).' };
     }
+    case 'requires_capture':
+      // capture_method manual: authorised, held until captured or cancelled.
+      return { kind: 'authorized', connectorReference };
     case 'requires_payment_method': {
       const error = intent.last_payment_error;
       return { kind: 'declined', connectorReference, failureCode: failureCodeOf(error), message: error?.message ?? 'Stripe declined the payment.' };
@@ -82,7 +85,7 @@ export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status'
     case 'canceled':
       return { kind: 'declined', connectorReference, failureCode: 'processing_error', message: 'The PaymentIntent was canceled at Stripe.' };
     default:
-      // processing, requires_capture, requires_confirmation, or a status of a later
+      // processing, requires_confirmation, or a status of a later
       // API version: still moving or not yet known, never failed while money could still move.
       return { kind: 'pending', connectorReference };
   }

@@ -102,6 +102,8 @@ export const ConnectorSchema = Type.Object(
     capabilities: Type.Object({
       card_payments: Type.Boolean(),
       refunds: Type.Boolean(),
+      manual_capture: Type.Boolean({ description: 'Authorise now, capture later (capture_method manual), and void an authorisation.' }),
+      multiple_captures: Type.Boolean({ description: 'Several partial captures of one authorisation (final_capture false).' }),
       customer_actions: Type.Boolean({ description: 'The processor may ask for the customer (3-D Secure, a redirect).' }),
       mandate_schemes: Type.Array(Type.String()),
       payouts: Type.Boolean(),

@@ -117,6 +117,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, custome
     ...newCheckout(publicUrl),
     successUrl: input.success_url === undefined ? null : customerUrl(input.success_url, 'success_url', ctx.livemode),
     cancelUrl: input.cancel_url === undefined ? null : customerUrl(input.cancel_url, 'cancel_url', ctx.livemode),
+    captureMethod: 'automatic',
     version: 1,
     createdAt: now,
     updatedAt: now,

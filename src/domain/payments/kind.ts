@@ -22,12 +22,15 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   route: (row) => row.route,
   send: (connector, request, signal) => connector.charge(request, signal),
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
+  // An authorisation is the call's success: the money is held, for a capture to take.
   attempt: (state) =>
-    state.kind === 'declined' || state.kind === 'reversed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind },
+    state.kind === 'declined' || state.kind === 'reversed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'authorized' ? 'succeeded' : state.kind },
   fromState: (connector, state) =>
     state.kind === 'requires_action'
       ? { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action }
-      : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
+      : state.kind === 'authorized'
+        ? { kind: 'authorized', connector, connectorReference: state.connectorReference, captureBefore: state.captureBefore ?? null }
+        : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,

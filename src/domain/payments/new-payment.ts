@@ -75,6 +75,11 @@ export function newPaymentRow(
     amount: order.amount,
     currency: order.currency,
     amountRefunded: 0,
+    captureMethod: order.captureMethod,
+    amountCapturable: 0,
+    amountCaptured: 0,
+    captureBefore: null,
+    cancellationReason: null,
     paymentMethod,
     route,
     connector: null,
@@ -112,7 +117,7 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
 
 /** `publicUrl`: the service's PUBLIC_BASE_URL, base of our return endpoint given to the processor. */
 export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: string): ChargeRequest {
-  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method };
+  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method };
   return row.actionToken === null ? request : { ...request, returnUrl: returnEndpointUrl(publicUrl, row) };
 }
 

@@ -53,7 +53,7 @@ import {
 const READ_ORDER: RawStatement = {
   name: 'payment_read_order_v3',
   text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, customer_id, description, metadata,
-       expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at
+       expires_at, checkout_token, checkout_url, success_url, cancel_url, capture_method, version, created_at, updated_at
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
 
@@ -74,15 +74,15 @@ const ORDER_PAID = paymentOrderStates.edge(ORDER_TAKEN, 'paid');
 if (bookingUnder(DEFAULT_TERMS, 1, new Date(0)).availableOn !== null) throw new Error('the one-statement finish books only terms without a settlement delay');
 
 const CREATE_PAYMENT: RawStatement = {
-  name: 'payment_create_v1',
+  name: 'payment_create_v2',
   text: `WITH ord AS (
   UPDATE payment_orders SET status = ${sqlStatus(ORDER_TAKEN)}, version = version + 1, updated_at = $5
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${orderPayable.sql.status} AND version = $4 AND ${orderPayable.sql.notExpired('$5')}
   RETURNING 1
 ), pay AS (
   INSERT INTO payments (account_id, id, livemode, payment_order_id, status, amount, currency, amount_refunded, payment_method, route, connector,
-                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, version, created_at, updated_at)
-  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, 1, $5, $5 FROM ord
+                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, capture_method, version, created_at, updated_at)
+  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, $24, 1, $5, $5 FROM ord
   RETURNING 1
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
@@ -94,9 +94,9 @@ RETURNING 1 AS created`,
 };
 
 const FINISH_SUCCEEDED: RawStatement = {
-  name: 'payment_finish_succeeded_v2',
+  name: 'payment_finish_succeeded_v3',
   text: `WITH pay AS (
-  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
+  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, amount_captured = amount, connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
                       next_status_check_at = NULL, version = version + 1, updated_at = $8
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${sqlStatusIn([PAYMENT_SUCCEEDS.from])} AND version = $4
     AND ${noTermsSql('$1')}
@@ -158,6 +158,7 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
     checkoutUrl: r.checkout_url as string | null,
     successUrl: r.success_url as string | null,
     cancelUrl: r.cancel_url as string | null,
+    captureMethod: r.capture_method as PaymentOrderRow['captureMethod'],
     version: r.version as number,
     createdAt: new Date(r.created_at as string | Date),
     updatedAt: new Date(r.updated_at as string | Date),
@@ -231,6 +232,7 @@ export async function tryCreateCardPaymentAtOnce(
       deferred.fingerprint,
       recoveryPoint,
       deferred.retentionS,
+      payment.captureMethod,
     ]);
     if (rows.length === 0) return undefined;
   } catch (err) {

@@ -146,8 +146,9 @@ export const { list: listPayments } = tenantReads(PAYMENTS, paymentView, (q: Lis
 export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
   if (ctx.livemode) throw testHelpersOnly();
   const row = await loadOne(db, ctx, PAYMENTS, id);
-  // Only a processor's reversal moves a succeeded payment (a direct debit's money coming back).
-  if (paymentStates.is(row.status, 'captured')) paymentStates.require(row.status, 'awaiting', 'resolve');
+  // Only a processor's reversal moves a succeeded payment (a direct debit's money coming back), and
+  // only its captures or its void an authorised one.
+  if (paymentStates.is(row.status, 'captured') || paymentStates.is(row.status, 'authorized')) paymentStates.require(row.status, 'awaiting', 'resolve');
   paymentStates.assert(row.status, outcome, 'resolve');
   if (row.connector === null) {
     throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');

@@ -12,7 +12,7 @@ import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/serv
 import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';
 import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
-import type { CustomerAction, PaymentFailureCode } from '../../connectors/types.js';
+import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
@@ -53,6 +53,8 @@ export type PaymentUpdate =
   | { kind: 'succeeded'; connector: string; connectorReference: string }
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
+  /** Manual capture: the processor holds the money (captureBefore: its own deadline, if it said one). */
+  | { kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null }
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
   | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
   | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string }
@@ -75,9 +77,17 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
   check: 'nextStatusCheckAt',
   // A direct debit's money can come back after it succeeded (a late failure, a charge-back).
   late: { reversed: 'captured' },
-  reaches: { reversed: ['failed'] },
-  // Without a return_url nobody can bring the customer back: the payment cannot be completed.
-  reinterpret: (row, update) => (update.kind === 'requires_action' && row.returnUrl === null ? authenticationRequired(update) : undefined),
+  // A manual payment authorised holds the money (docs/authorise-and-capture.md): its captures and
+  // its void move it on from there, never a report about the charge (requires_capture is not open).
+  reaches: { reversed: ['failed'], authorized: ['requires_capture'] },
+  events: { requires_capture: 'payment.authorized' },
+  reinterpret: (row, update) => {
+    // Without a return_url nobody can bring the customer back: the payment cannot be completed.
+    if (update.kind === 'requires_action' && row.returnUrl === null) return authenticationRequired(update);
+    // A processor that does not say it only authorised (a webhook without our capture method) still did.
+    if (update.kind === 'succeeded' && row.captureMethod === 'manual') return { ...update, kind: 'authorized', captureBefore: null };
+    return undefined;
+  },
   columns: {
     requires_action: (update, row, now, rt) => {
       const { action } = update as Extract<PaymentUpdate, { kind: 'requires_action' }>;
@@ -88,7 +98,14 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
         nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
       };
     },
-    succeeded: () => ACTION_CLOSED,
+    // The whole amount capturable until capture_before (the processor's deadline, or the default window); nothing is booked.
+    requires_capture: (update, row, now) => ({
+      ...ACTION_CLOSED,
+      amountCapturable: row.amount,
+      captureBefore: (update as Extract<PaymentUpdate, { kind: 'authorized' }>).captureBefore ?? new Date(now.getTime() + DEFAULT_CAPTURE_WINDOW_MS),
+    }),
+    // What a succeeded automatic payment took is captured (refunds draw on captured money).
+    succeeded: (_update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}) }),
     failed: () => ACTION_CLOSED,
   },
   effects: {

@@ -1,5 +1,5 @@
 // A fake Adyen Checkout API v71 on a local port, for the operations the connector uses: POST
-// /payments, /payments/details and /payments/{pspReference}/refunds. Every request body is
+// /payments, /payments/details and /payments/{pspReference}/refunds, /captures and /cancels. Every request body is
 // validated against Adyen's published schema (test/support/fixtures/adyen/, with its SOURCE and LICENSE);
 // one that does not match is answered 422 and kept in `invalid`, so a test sees it. It behaves as
 // Adyen documents: an X-API-Key, an Idempotency-Key whose first answer is replayed to any later
@@ -69,11 +69,15 @@ const REQUESTS = {
   payments: validator('checkout#/components/schemas/PaymentRequest'),
   details: validator('checkout#/components/schemas/PaymentDetailsRequest'),
   refunds: validator('checkout#/components/schemas/PaymentRefundRequest'),
+  captures: validator('checkout#/components/schemas/PaymentCaptureRequest'),
+  cancels: validator('checkout#/components/schemas/PaymentCancelRequest'),
 };
 const RESPONSES = {
   payments: validator('checkout#/components/schemas/PaymentResponse'),
   details: validator('checkout#/components/schemas/PaymentDetailsResponse'),
   refunds: validator('checkout#/components/schemas/PaymentRefundResponse'),
+  captures: validator('checkout#/components/schemas/PaymentCaptureResponse'),
+  cancels: validator('checkout#/components/schemas/PaymentCancelResponse'),
 };
 /** The schema Adyen's webhook document gives each event's notification. */
 const NOTIFICATIONS = Object.fromEntries(
@@ -91,12 +95,16 @@ export interface FakePayment {
   amount: { currency: string; value: number };
   resultCode: string;
   refunded: number;
+  /** What succeeded captures took (manual payments). */
+  captured?: number;
   body: Obj;
 }
 
 export class FakeAdyen extends FakeProcessor<Fault> {
   readonly payments = new Map<string, FakePayment>();
   readonly refunds = new Map<string, Obj & { pspReference: string }>();
+  /** Captures and cancels taken (`received`), by their own pspReference; settled by the notifications below. */
+  readonly modifications = new Map<string, Obj & { pspReference: string; paymentPspReference: string; kind: 'capture' | 'cancel' }>();
   /** Every request received: its path, body and Idempotency-Key. */
   readonly requests: { path: string; body: Obj; key: string | undefined }[] = [];
   /** Requests whose body did not match Adyen's schema, with ajv's errors. */
@@ -125,7 +133,7 @@ export class FakeAdyen extends FakeProcessor<Fault> {
    * A standard webhook as Adyen sends it, built from the published example of `eventCode` and
    * signed with the SDK's HMAC (`hmacKey` hex). Checked against the webhook document.
    */
-  notification(eventCode: 'AUTHORISATION' | 'CANCELLATION' | 'REFUND' | 'REFUND_FAILED', fields: Obj, hmacKey: string, live = false): string {
+  notification(eventCode: 'AUTHORISATION' | 'CANCELLATION' | 'CAPTURE' | 'CAPTURE_FAILED' | 'REFUND' | 'REFUND_FAILED', fields: Obj, hmacKey: string, live = false): string {
     const name = Object.keys(webhooks.components.examples).find((k) => k.startsWith(`post-${eventCode}-`))!;
     const body = structuredClone((webhooks.components.examples as Obj)[name].value);
     const item = Object.assign(body.notificationItems[0].NotificationRequestItem, { eventDate: new Date().toISOString().replace(/\.\d+Z$/, '+00:00') }, fields);
@@ -142,7 +150,9 @@ export class FakeAdyen extends FakeProcessor<Fault> {
   authorisation(pspReference: string, success: boolean, hmacKey: string, live = false): string {
     const p = this.payments.get(pspReference)!;
     p.resultCode = success ? 'Authorised' : 'Refused';
-    const fields = { pspReference, merchantReference: p.reference, merchantAccountCode: p.merchantAccount, amount: p.amount, success: String(success), reason: success ? '' : 'Refused', paymentMethod: 'visa' };
+    const fields: Obj = { pspReference, merchantReference: p.reference, merchantAccountCode: p.merchantAccount, amount: p.amount, success: String(success), reason: success ? '' : 'Refused', paymentMethod: 'visa' };
+    // Adyen echoes the payment's metadata in additionalData; its webhook document models it as one `metadata` object.
+    if (p.body.metadata) fields.additionalData = { metadata: p.body.metadata };
     return this.notification('AUTHORISATION', fields, hmacKey, live);
   }
 
@@ -151,6 +161,14 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     const r = this.refunds.get(pspReference)!;
     const fields = { pspReference, originalReference: r.paymentPspReference, merchantReference: r.reference, merchantAccountCode: r.merchantAccount, amount: r.amount, success: String(success), reason: success ? '' : 'Refund failed' };
     return this.notification('REFUND', fields, hmacKey, live);
+  }
+
+  /** The CAPTURE (or CAPTURE_FAILED) notification of a capture the fake took, or the CANCELLATION of a cancel. */
+  settled(pspReference: string, success: boolean, hmacKey: string, live = false): string {
+    const m = this.modifications.get(pspReference)!;
+    const fields = { pspReference, originalReference: m.paymentPspReference, merchantReference: m.reference, merchantAccountCode: m.merchantAccount, success: String(m.kind === 'cancel' ? success : true), reason: success ? '' : 'Capture Failed', paymentMethod: 'visa', amount: m.amount ?? this.payments.get(m.paymentPspReference)!.amount };
+    if (m.kind === 'capture' && success) this.payments.get(m.paymentPspReference)!.captured = (this.payments.get(m.paymentPspReference)!.captured ?? 0) + m.amount.value;
+    return this.notification(m.kind === 'cancel' ? 'CANCELLATION' : success ? 'CAPTURE' : 'CAPTURE_FAILED', fields, hmacKey, live);
   }
 
   protected async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -180,14 +198,17 @@ export class FakeAdyen extends FakeProcessor<Fault> {
   }
 
   private act(path: string, body: Obj): Answer {
-    const refund = /^\/v71\/payments\/([^/]+)\/refunds$/.exec(path);
-    const operation = path === '/v71/payments' ? 'payments' : path === '/v71/payments/details' ? 'details' : refund ? 'refunds' : undefined;
+    const modification = /^\/v71\/payments\/([^/]+)\/(refunds|captures|cancels)$/.exec(path);
+    const refund = modification;
+    const operation = path === '/v71/payments' ? 'payments' : path === '/v71/payments/details' ? 'details' : (modification?.[2] as 'refunds' | 'captures' | 'cancels' | undefined);
     if (!operation) return serviceError(422, 'generic-422', `Unknown operation ${path}`);
     if (!REQUESTS[operation](body)) {
       this.invalid.push({ path, errors: REQUESTS[operation].errors });
       return serviceError(422, 'generic-422', `Structure of ${operation} request is invalid: ${ajv.errorsText(REQUESTS[operation].errors)}`);
     }
-    const answer = operation === 'payments' ? this.pay(body) : operation === 'details' ? this.details(body) : this.refund(decodeURIComponent(refund![1]!), body);
+    const on = () => decodeURIComponent(refund![1]!);
+    const answer =
+      operation === 'payments' ? this.pay(body) : operation === 'details' ? this.details(body) : operation === 'refunds' ? this.refund(on(), body) : this.modify(operation === 'captures' ? 'capture' : 'cancel', on(), body);
     if (answer.status < 300 && !RESPONSES[operation](answer.body)) throw new Error(`the fake answered off Adyen's schema: ${ajv.errorsText(RESPONSES[operation].errors)}`);
     return answer;
   }
@@ -228,6 +249,18 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     }
     payment.resultCode = 'Refused';
     return { status: 200, body: { pspReference: payment.pspReference, resultCode: 'Refused', refusalReason: '3D Not Authenticated', refusalReasonCode: '11', merchantReference: payment.reference } };
+  }
+
+  /** A capture or a cancel, taken as Adyen takes them (`received`, 201); the notification says how it ended. */
+  private modify(kind: 'capture' | 'cancel', paymentPspReference: string, body: Obj): Answer {
+    const payment = this.payments.get(paymentPspReference);
+    if (!payment) return serviceError(422, 'generic-422', 'Original pspReference required for this operation');
+    if (payment.merchantAccount !== body.merchantAccount) return serviceError(403, 'generic-403');
+    const pspReference = psp();
+    const name = kind === 'capture' ? 'post-payments-paymentPspReference-captures-capture-201' : 'post-payments-paymentPspReference-cancels-cancel-with-psp-reference-201';
+    const answer = { ...example(name), ...body, paymentPspReference, pspReference, status: 'received' };
+    this.modifications.set(pspReference, { ...answer, kind });
+    return { status: 201, body: answer };
   }
 
   private refund(paymentPspReference: string, body: Obj): Answer {

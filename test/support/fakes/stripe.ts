@@ -1,5 +1,5 @@
 // A fake Stripe on a local port, for the endpoints the connector uses: PaymentIntents (create and
-// confirm, retrieve, search on metadata) and Refunds (create, retrieve). It behaves as Stripe
+// confirm, retrieve, search on metadata, capture and cancel under capture_method manual) and Refunds (create, retrieve). It behaves as Stripe
 // documents: form-encoded requests with a Bearer secret key, Idempotency-Key (same key and same
 // parameters → the same answer replayed; other parameters → 400 idempotency_error), test cards
 // choosing the outcome, card errors as 402 with the PaymentIntent, refunds bounded by what was
@@ -105,6 +105,8 @@ export class FakeStripe extends FakeProcessor<Fault> {
     if (path === '/v1/payment_intents') return this.createIntent(params, livemode, processing);
     const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
     if (cancel) return this.cancelIntent(cancel[1]!);
+    const capture = /^\/v1\/payment_intents\/([^/]+)\/capture$/.exec(path);
+    if (capture) return this.captureIntent(capture[1]!, params);
     return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
   }
 
@@ -154,6 +156,8 @@ export class FakeStripe extends FakeProcessor<Fault> {
     }
     if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
     if (processing) Object.assign(intent, { status: 'processing' });
+    // capture_method manual: authorised and held until /capture or /cancel.
+    else if (intent.capture_method === 'manual') Object.assign(intent, { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0 });
     else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
     return { status: 200, body: strip(intent) };
   }
@@ -186,13 +190,30 @@ export class FakeStripe extends FakeProcessor<Fault> {
     return { status: 200, body: strip(intent) };
   }
 
+  /** Captures a requires_capture PaymentIntent once (amount_to_capture, default all); Stripe releases the rest. */
+  private captureIntent(id: string, params: Obj): Answer {
+    const intent = this.intents.get(id);
+    if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${id}'`, { code: 'resource_missing' });
+    if (intent.status !== 'requires_capture') {
+      return error(400, 'invalid_request_error', `This PaymentIntent could not be captured because it has a status of ${intent.status}.`, { code: 'payment_intent_unexpected_state' });
+    }
+    const amount = params.amount_to_capture === undefined ? intent.amount : Number(params.amount_to_capture);
+    if (!Number.isInteger(amount) || amount <= 0 || amount > intent.amount_capturable) {
+      return error(400, 'invalid_request_error', 'The amount to capture is greater than the amount capturable.', { code: 'amount_too_large' });
+    }
+    Object.assign(intent, { status: 'succeeded', amount_received: amount, amount_capturable: 0 });
+    return { status: 200, body: strip(intent) };
+  }
+
   private createRefund(params: Obj): Answer {
     const intent = this.intents.get(params.payment_intent);
     if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${params.payment_intent}'`, { code: 'resource_missing' });
     if (intent.status !== 'succeeded') return error(400, 'invalid_request_error', 'This PaymentIntent has no successful charge to refund.', { code: 'charge_not_refundable' });
-    const amount = params.amount ? Number(params.amount) : intent.amount - intent._refunded;
-    if (intent._refunded >= intent.amount) return error(400, 'invalid_request_error', 'Charge has already been refunded.', { code: 'charge_already_refunded' });
-    if (intent._refunded + amount > intent.amount) return error(400, 'invalid_request_error', 'Refund amount is greater than unrefunded amount on charge.', { code: 'amount_too_large' });
+    // Only what was captured (amount_received) can be refunded.
+    const captured = intent.amount_received ?? intent.amount;
+    const amount = params.amount ? Number(params.amount) : captured - intent._refunded;
+    if (intent._refunded >= captured) return error(400, 'invalid_request_error', 'Charge has already been refunded.', { code: 'charge_already_refunded' });
+    if (intent._refunded + amount > captured) return error(400, 'invalid_request_error', 'Refund amount is greater than unrefunded amount on charge.', { code: 'amount_too_large' });
     intent._refunded += amount;
     const refund = { ...structuredClone(examples.refund), id: `re_${crypto.randomBytes(12).toString('hex')}`, amount, currency: intent.currency, charge: intent.latest_charge, payment_intent: intent.id, metadata: params.metadata ?? {}, created: Math.floor(Date.now() / 1000), status: 'succeeded' };
     this.refunds.set(refund.id, refund);

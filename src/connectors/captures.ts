@@ -1,0 +1,82 @@
+// Authorise now, capture later, in the connector interface's words (types.ts re-exports all of it;
+// it lives apart only to keep types.ts readable). Under `captureMethod: 'manual'` a charge stops at
+// `authorized`: the processor holds the money on the card until we capture it (once, or in parts
+// where the processor allows it: catalogue capability `multiple_captures`) or void it. Each capture
+// is our own object (cap_…), sent under its id as the processor's idempotency key, like a refund.
+
+export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
+export type CaptureMethod = (typeof CAPTURE_METHODS)[number];
+
+export const CAPTURE_FAILURE_CODES = [
+  /** The issuer or the processor refused to take the money held. */
+  'capture_declined',
+  /** More than the authorisation still holds (what earlier captures left, or nothing after a final one). */
+  'amount_above_capturable',
+  /** The authorisation lapsed or was voided before the capture reached it. */
+  'authorization_expired',
+  'processing_error',
+] as const;
+export type CaptureFailureCode = (typeof CAPTURE_FAILURE_CODES)[number];
+
+export const CANCEL_FAILURE_CODES = [
+  /** Money was captured already: the authorisation can no longer be voided (refund it instead). */
+  'authorization_captured',
+  'processing_error',
+] as const;
+export type CancelFailureCode = (typeof CANCEL_FAILURE_CODES)[number];
+
+export interface CaptureRequest {
+  /** Our capture id (cap_…): the processor's idempotency key, so a repeated call never captures twice. */
+  reference: string;
+  /** Our payment id, as the processor knows the authorisation. */
+  paymentReference: string;
+  /** The processor's own id of the authorisation (Stripe's PaymentIntent, Adyen's pspReference), once known. */
+  connectorPaymentReference: string | null;
+  amount: number;
+  currency: string;
+  /** The last capture of this authorisation: the processor releases whatever it still holds. */
+  finalCapture: boolean;
+}
+
+/** Locating a capture after a lost answer or a crash (captureStatus). */
+export interface CaptureStatusRequest {
+  reference: string;
+  connectorReference: string | null;
+  paymentReference: string;
+  connectorPaymentReference: string | null;
+}
+
+/** Voiding an authorisation: the processor releases the money it holds for `paymentReference`. */
+export interface CancelAuthorizationRequest {
+  paymentReference: string;
+  connectorPaymentReference: string | null;
+  amount: number;
+  currency: string;
+}
+
+/**
+ * Where a capture stands. `pending`: taken, its outcome comes later (Adyen answers `received` and
+ * reports by a CAPTURE or CAPTURE_FAILED notification).
+ */
+export type CaptureState =
+  | { kind: 'succeeded' | 'pending'; connectorReference: string }
+  | { kind: 'failed'; connectorReference: string | null; failureCode: CaptureFailureCode; message: string };
+
+/** Where a void stands. `pending`: taken, its outcome comes later (Adyen's CANCELLATION notification). */
+export type CancelState =
+  | { kind: 'canceled' | 'pending'; connectorReference: string }
+  | { kind: 'failed'; connectorReference: string | null; failureCode: CancelFailureCode; message: string };
+
+/**
+ * A capture's or a void's outcome reported asynchronously by a processor (Adyen's CAPTURE,
+ * CAPTURE_FAILED and CANCELLATION notifications), verified and normalised. A capture is named by
+ * our capture id (the merchantReference we sent with it); `paymentConnectorReference` names the
+ * authorisation, so that a capture whose reference the processor did not echo can still be found
+ * by its own `connectorReference`.
+ */
+export type AuthorizationReport =
+  | { eventId: string; object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState }
+  | { eventId: string; object: 'void'; reference: string; state: CancelState };
+
+/** The window a processor documents for capturing an authorisation, when it does not say per payment. */
+export const DEFAULT_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;
