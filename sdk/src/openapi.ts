@@ -404,6 +404,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/{id}/capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture an authorised payment, fully or in part
+         * @description Takes money a manual payment holds (status requires_capture): the whole amount_capturable by default. Concurrent captures never take more than the authorisation holds (422 amount_above_capturable). The answer is the capture (cap_): succeeded, failed, or pending where the processor confirms later.
+         */
+        post: operations["capturePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/captures/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a capture
+         * @description Retrieve a capture.
+         */
+        get: operations["retrieveCapture"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/captures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List captures, newest first
+         * @description List captures, newest first.
+         */
+        get: operations["listCaptures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/routing": {
         parameters: {
             query?: never;
@@ -1362,6 +1422,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "capture.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * capture.created
+         * @description A capture was created (pending): its amount is taken from the authorisation, and it goes to the processor.
+         */
+        post: operations["captureCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "capture.succeeded": {
         parameters: {
             query?: never;
@@ -1911,7 +1991,7 @@ export interface components {
                 /** @enum {string} */
                 type: "validation" | "authentication" | "eligibility" | "processing" | "rate-limit";
                 /** @enum {string} */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
                 message: string;
                 param?: string;
                 request_id: string;
@@ -1941,6 +2021,8 @@ export interface components {
                 name: string | null;
             };
             description: string | null;
+            /** @enum {string} */
+            capture_method: "automatic" | "manual";
             metadata: {
                 [key: string]: string;
             };
@@ -1973,7 +2055,7 @@ export interface components {
          * Event
          * @description A change of one object, with a snapshot of the object after it. `type` says which change and which object `data.object` holds (GET /v1/event-types).
          */
-        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCanceledEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CaptureSucceededEvent"] | components["schemas"]["CaptureFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["PaymentMethodAttachedEvent"] | components["schemas"]["PaymentMethodUpdatedEvent"] | components["schemas"]["PaymentMethodDetachedEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCanceledEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CaptureCreatedEvent"] | components["schemas"]["CaptureSucceededEvent"] | components["schemas"]["CaptureFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["PaymentMethodAttachedEvent"] | components["schemas"]["PaymentMethodUpdatedEvent"] | components["schemas"]["PaymentMethodDetachedEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * PaymentOrderCreatedEvent
          * @description A payment order was created; it is open for payment.
@@ -2495,6 +2577,37 @@ export interface components {
             created_at: string;
             data: {
                 object: components["schemas"]["Refund"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * CaptureCreatedEvent
+         * @description A capture was created (pending): its amount is taken from the authorisation, and it goes to the processor.
+         */
+        CaptureCreatedEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "capture.created";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Capture"];
             };
             request: {
                 id: string | null;
@@ -3346,7 +3459,7 @@ export interface components {
              * @description The event type, as in `type` and in enabled_events.
              * @enum {string}
              */
-            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.authorized" | "payment.canceled" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "capture.succeeded" | "capture.failed" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "customer.created" | "customer.updated" | "customer.deleted" | "payment_method.attached" | "payment_method.updated" | "payment_method.detached" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.authorized" | "payment.canceled" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "capture.created" | "capture.succeeded" | "capture.failed" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "customer.created" | "customer.updated" | "customer.deleted" | "payment_method.attached" | "payment_method.updated" | "payment_method.detached" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
             description: string;
             /**
              * @description The `object` of the event's data.object.
@@ -3569,6 +3682,19 @@ export interface components {
             currency: string;
             /** @description Sum of the pending and succeeded refunds. */
             amount_refunded: number;
+            /**
+             * @description automatic: taken when authorised; manual: held until captured (docs/authorise-and-capture.md).
+             * @enum {string}
+             */
+            capture_method: "automatic" | "manual";
+            /** @description What the authorisation still holds for captures (requires_capture); 0 otherwise. */
+            amount_capturable: number;
+            /** @description What was taken: the amount once an automatic payment succeeded, the sum of succeeded captures of a manual one. */
+            amount_captured: number;
+            /** @description When the authorisation lapses (requires_capture); null otherwise. */
+            capture_before: string | null;
+            /** @description Why a canceled payment was voided (expired: its authorisation lapsed). */
+            cancellation_reason: string | null;
             payment_order: string;
             payment_method: {
                 /** @enum {string} */
@@ -4487,6 +4613,11 @@ export interface operations {
                         name?: string;
                     };
                     description?: string;
+                    /**
+                     * @description How its payments take the money: at once (automatic, the default), or authorised to be captured later (manual; docs/authorise-and-capture.md).
+                     * @enum {string}
+                     */
+                    capture_method?: "automatic" | "manual";
                     /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
                     metadata?: {
                         [key: string]: string;
@@ -7808,6 +7939,447 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    capturePayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example capture-payment-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The payment (pay_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What to capture, in minor units; default: all the authorisation still holds (amount_capturable). */
+                    amount?: number;
+                    /** @description The last capture (default): the processor releases what the authorisation still holds. false leaves the rest for later captures, where the connector takes several (multiple_captures). */
+                    final_capture?: boolean;
+                    /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created: the capture. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capture"];
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`, `body_invalid_json`, `body_missing`, `idempotency_key_invalid`, `idempotency_key_missing`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `resource_missing`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `idempotency_key_in_use`. */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large: `body_too_large`. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity: `idempotency_key_reused`, `invalid_state`, `amount_above_capturable`, `authorization_expired`, `capture_not_supported`. */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveCapture: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example cap_01jd8x3v0pe7wbz0m4k6f2n9qa */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the capture. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Capture"];
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `resource_missing`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCaptures: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description An id: return the objects older than it. */
+                starting_after?: string;
+                /** @description An id: return the objects newer than it. */
+                ending_before?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                "created[gte]"?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                "created[lte]"?: string;
+                status?: "pending" | "succeeded" | "failed";
+                payment?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: a page of capture objects, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["Capture"][];
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14559,6 +15131,42 @@ export interface operations {
             };
         };
     };
+    captureCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaptureCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     captureSucceededWebhook: {
         parameters: {
             query?: never;
@@ -15543,6 +16151,7 @@ export const idempotentOperations: readonly string[] = [
     "POST /v1/test-helpers/webhook-endpoints/{id}/send",
     "POST /v1/payments",
     "POST /v1/refunds",
+    "POST /v1/payments/{id}/capture",
     "POST /v1/connector-accounts",
     "POST /v1/test-helpers/payments/{id}/resolve",
     "POST /v1/test-helpers/balance/fund",

@@ -197,10 +197,10 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 
 /** The catalogued types `trigger` cannot cause, and why. */
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
-  'payment.authorized': 'needs manual capture on POST /v1/payments, which comes with the capture routes',
+  'payment.authorized': 'needs an order with capture_method manual; no recipe yet',
   'payment.canceled': 'needs POST /v1/payments/{id}/cancel, which comes with the capture routes',
-  'capture.succeeded': 'needs POST /v1/payments/{id}/capture, which comes with the capture routes',
-  'capture.failed': 'needs POST /v1/payments/{id}/capture, which comes with the capture routes',
+  'capture.succeeded': 'needs an authorised manual payment to capture; no recipe yet',
+  'capture.failed': 'needs an authorised manual payment to capture; no recipe yet',
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',

@@ -75,6 +75,8 @@ export const CRASH_POINTS = [
   'payment_connector_answered',
   'refund_created',
   'refund_connector_answered',
+  'capture_created',
+  'capture_connector_answered',
   'mandate_created',
   'mandate_connector_answered',
   'payout_submitted',

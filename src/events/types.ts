@@ -61,6 +61,7 @@ export const EVENT_TYPES = {
   'refund.succeeded': on('refund', 'The refund succeeded (final): the money went back to the customer.'),
   'refund.failed': on('refund', 'The refund failed (final): its amount returns to the available balance and to what the payment can still refund.'),
 
+  'capture.created': on('capture', 'A capture was created (pending): its amount is taken from the authorisation, and it goes to the processor.'),
   'capture.succeeded': on('capture', "The capture succeeded (final): its amount is added to the payment's amount_captured and booked like a payment."),
   'capture.failed': on('capture', 'The capture failed (final): failure_code says why (capture_declined, authorization_expired…); nothing was taken.'),
 

@@ -12,7 +12,7 @@ import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db, Executor, Tx } from '../storage/db.js';
 import type { RequestContext } from './context.js';
 import { ApiError } from './errors.js';
-import { parseId, type IdPrefix } from './ids.js';
+import { newId, parseId, type IdPrefix } from './ids.js';
 import { notFound } from './lookup.js';
 import { planPage, toPage, type ListParams, type Page } from './pagination.js';
 
@@ -141,4 +141,9 @@ export function tenantReads<T extends TenantTable, V, Q extends ListParams>(reso
     retrieve: async (db: Db, ctx: RequestContext, id: string): Promise<V> => view(await loadOne(db, ctx, resource, id)),
     list: (db: Db, ctx: RequestContext, query: Q): Promise<Page<V>> => listPage(db, ctx, resource, query, filters(query), view),
   };
+}
+
+/** The columns that make a new row the caller's: its account and mode, a fresh id, created now. */
+export function newOwnedRow(ctx: Pick<RequestContext, 'accountId' | 'livemode'>, prefix: IdPrefix, now: Date) {
+  return { accountId: ctx.accountId, id: newId(prefix).uuid, livemode: ctx.livemode, createdAt: now, updatedAt: now };
 }

@@ -65,7 +65,7 @@ export async function askStatus<S extends { kind: string }>(
   row: MovementRow,
 ): Promise<{ report: S | { kind: 'not_found' }; attempt: Attempt } | undefined> {
   const request = { reference: toPublicId(kind.prefix, row.id), connectorReference: name === row.connector ? row.connectorReference : null };
-  const guarded = await callConnector<S | { kind: 'not_found' }>(call, name, (c, signal) => kind.status(c, request, signal), `${kind.object}.status`);
+  const guarded = await callConnector<S | { kind: 'not_found' }>(call, name, (c, signal) => kind.status(c, request, signal, row), `${kind.object}.status`);
   if ('skipped' in guarded || guarded.result.kind === 'error') return undefined;
   return { report: guarded.result as S | { kind: 'not_found' }, attempt: attemptFor(kind, name, guarded) };
 }

@@ -15,7 +15,7 @@ export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
-  object: 'payment' | 'refund' | 'payout' | 'mandate';
+  object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture';
   prefix: IdPrefix;
   /** Its table, transition table with effects, view, and how reports move it: data the engine applies (report.ts). */
   rules: AnyRules & { table: MovementTable };
@@ -34,7 +34,7 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
   /** The movement itself (charge, refund, payout, mandate set-up), idempotent by our id at the processor. */
   send(connector: Connector, request: Request, signal: AbortSignal): Promise<State | ConnectorError>;
   /** The processor's view of it; a connector that cannot hold this kind answers not_found. */
-  status(connector: Connector, request: StatusRequest, signal: AbortSignal): Promise<Report<State>>;
+  status(connector: Connector, request: StatusRequest, signal: AbortSignal, row: Row): Promise<Report<State>>;
   attempt(state: State): AttemptReading;
   fromState(connector: string, state: State): Update;
   /** No connector acted on it: every one refused or failed before the processor's books. */
@@ -89,6 +89,11 @@ export function moneyViewHead<O extends string, R extends { id: string; livemode
   row: R,
 ) {
   return { ...viewHead(prefix, object, row), amount: row.amount, currency: row.currency };
+}
+
+/** Where it went: the connector that took it and the processor's own id of it. */
+export function connectorView<C extends string | null>(row: { connector: C; connectorReference: string | null }) {
+  return { connector: row.connector, connector_reference: row.connectorReference };
 }
 
 /** …and the ones it closes with. */

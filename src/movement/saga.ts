@@ -67,6 +67,15 @@ export function abandonAfterMs(rt: Runtime, routeLength: number): number {
   return sendDeadlineMs(rt) + routeMs + margin;
 }
 
+/**
+ * When the worker first checks a movement resumed by sending (a refund, a capture): past the last
+ * moment a retry of its request may send it, and that call's time; sent again then if the request
+ * never got an answer.
+ */
+export function resendCheckAt(rt: Runtime, now: Date): Date {
+  return new Date(now.getTime() + sendDeadlineMs(rt) + rt.config.connectorTimeoutMs);
+}
+
 /** A resumed request may start sending only this long after the movement was created. */
 export function sendDeadlineMs(rt: Runtime): number {
   return rt.idempotencyLockTimeoutS * 1000 + rt.config.statusCheckIntervalMs;

@@ -31,7 +31,9 @@ export type Resource =
   | 'payout'
   | 'connector_account'
   | 'customer'
-  | 'payment_method';
+  | 'payment_method'
+  | 'authorized_payment'
+  | 'capture';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
 export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_order: (id) => [`/v1/payment-orders/${id}`],
@@ -47,6 +49,8 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   connector_account: (id) => [`/v1/connector-accounts/${id}`],
   customer: (id) => [`/v1/customers/${id}`],
   payment_method: (id) => [`/v1/payment-methods/${id}`],
+  authorized_payment: (id) => [`/v1/payments/${id}`],
+  capture: (id) => [`/v1/captures/${id}`],
 };
 
 /** Distinct amounts per principal, so a balance that mixed tenants or modes would show. */
@@ -106,6 +110,13 @@ export class World {
     // Live mode has no pending card (the test helpers refuse live keys whatever the object): a settled one stands in.
     pending_payment: async (me) => (isLive(me) ? this.pay(me, 'pending_payment', LIVE_CARD, 'succeeded') : this.pay(me, 'pending_payment', CARDS.pending, 'pending')),
     refund: async (me) => this.made(me, 'refund', await this.as(me, 'POST', '/v1/refunds', { payment: await this.make.payment(me), amount: 100 })),
+    authorized_payment: async (me) => {
+      const order = await this.made(me, 'payment_order', await this.as(me, 'POST', '/v1/payment-orders', orderBody({ amount: AMOUNTS[me], capture_method: 'manual', metadata: { owner: me } })));
+      const res = await this.as(me, 'POST', '/v1/payments', { payment_order: order, payment_method: cardMethod(isLive(me) ? LIVE_CARD : CARDS.success) });
+      expect(res.body.status, res.text).toBe('requires_capture');
+      return this.made(me, 'authorized_payment', res);
+    },
+    capture: async (me) => this.made(me, 'capture', await this.as(me, 'POST', `/v1/payments/${await this.make.authorized_payment(me)}/capture`, { amount: 100 })),
     mandate: async (me) => this.made(me, 'mandate', await this.as(me, 'POST', '/v1/mandates', mandateBody('sepa_core', '0000', { metadata: { owner: me } }))),
     pending_mandate: async (me) => this.made(me, 'pending_mandate', await this.as(me, 'POST', '/v1/mandates', mandateBody('sepa_core', '0003', { metadata: { owner: me } }))),
     // The 0003 account keeps a payout in transit, were it ever sent (no worker runs here).
@@ -265,6 +276,10 @@ export const ROUTES: Route[] = [
   },
   { route: 'GET /v1/refunds', kind: 'list', resource: 'refund', ok: 200, filter: (w, them) => `payment=${first(w, them, 'payment')}` },
   { route: 'GET /v1/refunds/:id', kind: 'read', resource: 'refund', ok: 200 },
+  { route: 'GET /v1/captures', kind: 'list', resource: 'capture', ok: 200, filter: (w, them) => `payment=${first(w, them, 'authorized_payment')}` },
+  { route: 'GET /v1/captures/:id', kind: 'read', resource: 'capture', ok: 200 },
+  // After the reads: the capture it makes is nobody's listed object.
+  { route: 'POST /v1/payments/:id/capture', kind: 'write', resource: 'authorized_payment', ok: 201, body: () => ({ amount: 100 }) },
   { route: 'GET /v1/routing', kind: 'account', ok: 200 },
   { route: 'PUT /v1/routing', kind: 'account', ok: 200, body: (_w, me) => ({ rules: [{ connectors: [{ name: isLive(me) ? 'lab_live' : 'simulator_b' }] }] }) },
   { route: 'GET /v1/balance', kind: 'account', ok: 200 },

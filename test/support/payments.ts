@@ -71,14 +71,15 @@ export function inProcessSimulators() {
 const accepted = async (r: { reference: string }) => ({ kind: 'succeeded' as const, connectorReference: `lab_${r.reference}` });
 
 /**
- * A live-mode connector standing for a real processor (none exists here): cards succeed at once,
+ * A live-mode connector standing for a real processor (none exists here): cards succeed at once
+ * (or are authorised, and captured at once),
  * debits wait at the bank, mandates activate (pending for the 0003 ending), payouts stay in transit.
  */
 export const labLive: Connector = {
   name: 'lab_live',
   modes: ['live'],
   paymentMethodTypes: ['card', 'mandate'],
-  charge: async (r) => ({ kind: r.mandate ? 'pending' : 'succeeded', connectorReference: `lab_${r.reference}` }),
+  charge: async (r) => ({ kind: r.mandate ? 'pending' : r.captureMethod === 'manual' ? 'authorized' : 'succeeded', connectorReference: `lab_${r.reference}` }),
   chargeStatus: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
   refund: accepted,
   refundStatus: accepted,
@@ -86,6 +87,9 @@ export const labLive: Connector = {
   mandateStatus: async (r) => ({ kind: 'active', connectorReference: `lab_${r.reference}` }),
   cancelMandate: async (r) => ({ kind: 'revoked', by: 'merchant', connectorReference: `lab_${r.reference}` }),
   payout: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
+  capture: accepted,
+  captureStatus: accepted,
+  cancelAuthorization: async (r) => ({ kind: 'canceled', connectorReference: `lab_${r.paymentReference}` }),
   payoutStatus: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
   parseWebhook: () => {
     throw new Error('no webhooks');

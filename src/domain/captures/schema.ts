@@ -1,6 +1,6 @@
 // The capture object (cap_…) as the API shows it: one capture of a manual payment's authorisation.
 import { Type, type Static } from 'typebox';
-import { Amount, MetadataView, Versioned } from '../../kernel/schemas.js';
+import { Amount, IdFilter, ListQuery, Metadata, MetadataView, OneOf, Versioned } from '../../kernel/schemas.js';
 import { CAPTURE_FAILURE_CODES } from '../../connectors/types.js';
 import { CAPTURE_STATUSES } from './state.js';
 
@@ -24,3 +24,18 @@ export const Capture = Type.Object(
   { $id: 'Capture', title: 'Capture' },
 );
 export type CaptureView = Static<typeof Capture>;
+
+export const CapturePaymentBody = Type.Object(
+  {
+    amount: Type.Optional(Type.Integer({ minimum: 1, description: 'What to capture, in minor units; default: all the authorisation still holds (amount_capturable).' })),
+    final_capture: Type.Optional(
+      Type.Boolean({ description: 'The last capture (default): the processor releases what the authorisation still holds. false leaves the rest for later captures, where the connector takes several (multiple_captures).' }),
+    ),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CapturePaymentBody = Static<typeof CapturePaymentBody>;
+
+export const ListCapturesQuery = ListQuery({ status: OneOf(CAPTURE_STATUSES), payment: IdFilter });
+export type ListCapturesQuery = Static<typeof ListCapturesQuery>;

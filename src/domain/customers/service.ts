@@ -5,14 +5,14 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { customers } from '../../storage/schema.js';
-import { newId, toPublicId } from '../../kernel/ids.js';
+import { toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { isDatabaseError, UNIQUE_VIOLATION } from '../../storage/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, newOwnedRow, tenantReads } from '../../kernel/tenant.js';
 import { detachPaymentMethodsOf } from '../payment-methods/service.js';
 import type { CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from './schema.js';
 import { CUSTOMERS, customerView, type CustomerRow } from './store.js';
@@ -36,15 +36,11 @@ export async function createCustomer(db: Db, ctx: RequestContext, input: CreateC
       const [row] = await tx
         .insert(customers)
         .values({
-          accountId: ctx.accountId,
-          id: newId('cus').uuid,
-          livemode: ctx.livemode,
+          ...newOwnedRow(ctx, 'cus', now),
           email: input.email,
           name: input.name ?? null,
           reference: input.reference ?? null,
           metadata: input.metadata ?? {},
-          createdAt: now,
-          updatedAt: now,
         })
         .returning();
       const view = customerView(row!);

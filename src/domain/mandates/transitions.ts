@@ -6,7 +6,7 @@ import type { Executor } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import { bankAccountViewOfRow } from '../bank-accounts/columns.js';
 import { systemContext } from '../../events/service.js';
-import { attemptsView, unbookedFailure, viewHead, viewTail } from '../../movement/kind.js';
+import { attemptsView, connectorView, unbookedFailure, viewHead, viewTail } from '../../movement/kind.js';
 import type { MandateFailureCode } from '../../connectors/types.js';
 import type { MandateView } from './schema.js';
 import { mandateStates, type MandateGroup, type MandateStatus } from './state.js';
@@ -24,8 +24,7 @@ export function mandateView(row: MandateRow): MandateView {
     max_amount: row.maxAmount,
     customer: { email: row.customerEmail, name: row.customerName ?? '' },
     bank_account: bankAccountViewOfRow(row),
-    connector: row.connector,
-    connector_reference: row.connectorReference,
+    ...connectorView(row),
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode as MandateFailureCode | null,
     failure_message: row.failureMessage,

@@ -5,14 +5,14 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods } from '../../storage/schema.js';
-import { newId, toPublicId } from '../../kernel/ids.js';
+import { toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { idParam } from '../../kernel/pagination.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import type { CardSummary } from '../payments/cards.js';
 import { lockCustomerForUse } from '../customers/store.js';
 import type { CardFunding, ListPaymentMethodsQuery, PaymentMethodView, UpdatePaymentMethodBody } from './schema.js';
@@ -74,9 +74,7 @@ export async function attachPaymentMethod(tx: Executor, ctx: RequestContext, inp
   const [row] = await tx
     .insert(paymentMethods)
     .values({
-      accountId: ctx.accountId,
-      id: newId('pm').uuid,
-      livemode: ctx.livemode,
+      ...newOwnedRow(ctx, 'pm', now),
       customerId: input.customerId,
       usage: input.usage,
       status: input.status,
@@ -90,8 +88,6 @@ export async function attachPaymentMethod(tx: Executor, ctx: RequestContext, inp
       vaultRecordId: input.vaultRecordId,
       failureCode: input.failureCode ?? null,
       metadata: input.metadata ?? {},
-      createdAt: now,
-      updatedAt: now,
     })
     .returning();
   await recordEvent(tx, ctx, 'payment_method.attached', paymentMethodView(row!), now);

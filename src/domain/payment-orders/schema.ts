@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { PAYMENT_ORDER_STATUSES } from './state.js';
+import { CAPTURE_METHODS } from '../../connectors/types.js';
 
 const CustomerUrl = (description: string, example: string) =>
   Type.String({ minLength: 1, maxLength: 2048, description: `${description} An absolute URL; https in live mode.`, examples: [example] });
@@ -20,6 +21,9 @@ export const CreatePaymentOrderBody = Type.Object(
       { additionalProperties: false, description: 'Who pays: `email` (and `name`), or `id` of a customer (cus_), whose email and name the order copies.' },
     ),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
+    capture_method: Type.Optional(
+      Type.String({ enum: [...CAPTURE_METHODS], description: 'How its payments take the money: at once (automatic, the default), or authorised to be captured later (manual; docs/authorise-and-capture.md).' }),
+    ),
     metadata: Type.Optional(Metadata),
     expires_at: Type.Optional(
       Type.String({ format: 'date-time', description: 'When an unpaid order expires: in the future, at most 30 days ahead. Default: 24 hours after creation.' }),
@@ -52,6 +56,7 @@ export const PaymentOrder = Type.Object(
       name: Type.Union([Type.String(), Type.Null()]),
     }),
     description: Type.Union([Type.String(), Type.Null()]),
+    capture_method: Type.String({ enum: [...CAPTURE_METHODS] }),
     metadata: MetadataView,
     expires_at: Timestamp,
     checkout_url: Type.Union([Type.String(), Type.Null()], {

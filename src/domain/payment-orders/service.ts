@@ -38,6 +38,7 @@ export function paymentOrderView(row: Row): PaymentOrderView {
     reference: row.reference,
     customer: { id: row.customerId === null ? null : toPublicId('cus', row.customerId), email: row.customerEmail, name: row.customerName },
     description: row.description,
+    capture_method: row.captureMethod,
     metadata: row.metadata,
     expires_at: row.expiresAt.toISOString(),
     checkout_url: row.checkoutUrl,
@@ -117,7 +118,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, custome
     ...newCheckout(publicUrl),
     successUrl: input.success_url === undefined ? null : customerUrl(input.success_url, 'success_url', ctx.livemode),
     cancelUrl: input.cancel_url === undefined ? null : customerUrl(input.cancel_url, 'cancel_url', ctx.livemode),
-    captureMethod: 'automatic',
+    captureMethod: (input.capture_method ?? 'automatic') as Row['captureMethod'],
     version: 1,
     createdAt: now,
     updatedAt: now,
@@ -139,6 +140,8 @@ export async function tryCreatePaymentOrderAtOnce(
 ): Promise<Outcome | undefined> {
   // An order naming a customer reads it (and locks it against a concurrent delete): the general path.
   if (input.customer.id !== undefined) return undefined;
+  // The one statement inserts the default capture method only.
+  if (input.capture_method === 'manual') return undefined;
   let row: Row;
   try {
     row = newOrderRow(ctx, input, typedCustomer(input.customer), expiry(input.expires_at, now), now, publicUrl);

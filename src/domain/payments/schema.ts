@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Amount, IdFilter, ListQuery, Metadata, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
-import { PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
+import { CAPTURE_METHODS, PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
 
@@ -90,6 +90,11 @@ export const Payment = Type.Object(
     amount: Amount,
     currency: Type.String(),
     amount_refunded: Type.Integer({ minimum: 0, description: 'Sum of the pending and succeeded refunds.' }),
+    capture_method: Type.String({ enum: [...CAPTURE_METHODS], description: "automatic: taken when authorised; manual: held until captured (docs/authorise-and-capture.md)." }),
+    amount_capturable: Type.Integer({ minimum: 0, description: 'What the authorisation still holds for captures (requires_capture); 0 otherwise.' }),
+    amount_captured: Type.Integer({ minimum: 0, description: 'What was taken: the amount once an automatic payment succeeded, the sum of succeeded captures of a manual one.' }),
+    capture_before: Type.Union([Timestamp, Type.Null()], { description: 'When the authorisation lapses (requires_capture); null otherwise.' }),
+    cancellation_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why a canceled payment was voided (expired: its authorisation lapsed).' }),
     payment_order: Type.String(),
     payment_method: Type.Union([
       Type.Object({

@@ -11,7 +11,7 @@ import type { RequestContext } from '../../kernel/context.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';
-import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
+import { attemptsView, connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
@@ -25,10 +25,14 @@ export function paymentView(row: PaymentRow): PaymentView {
   return {
     ...moneyViewHead('pay', 'payment', row),
     amount_refunded: row.amountRefunded,
+    capture_method: row.captureMethod,
+    amount_capturable: row.amountCapturable,
+    amount_captured: row.amountCaptured,
+    capture_before: row.captureBefore?.toISOString() ?? null,
+    cancellation_reason: row.cancellationReason,
     payment_order: toPublicId('ord', row.paymentOrderId),
     payment_method: methodView(row.paymentMethod),
-    connector: row.connector,
-    connector_reference: row.connectorReference,
+    ...connectorView(row),
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
@@ -112,7 +116,8 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
     async succeeded(tx, ctx, payment, now) {
       await orderFollows(tx, ctx, payment, now, 'paid');
       // No fee and T+0 unless onboarding set terms: then the entry is paymentSucceeded's, to available.
-      await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
+      // A manual payment's captures were booked one by one (src/domain/captures/transitions.ts).
+      if (payment.captureMethod === 'automatic') await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
     },
@@ -132,7 +137,8 @@ const ACTION_CLOSED = { customerAction: null, nextActionUrl: null, actionExpires
 async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {
   const order = await lockPaymentOrder(tx, { ...ctx, accountId: payment.accountId, livemode: payment.livemode }, payment.paymentOrderId);
   if (!order || !paymentOrderStates.is(order.status, 'awaitingPayment')) return;
-  if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amount });
+  // Paid with what was captured: all of it for an automatic payment, its captures' sum for a manual one.
+  if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amountCaptured });
   else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
 }
 

@@ -9,7 +9,7 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { lockAvailableBalance, payoutPaid, payoutReturned } from '../../ledger/journal.js';
 import { bookReleasedPayout } from '../terms/booking.js';
-import { attemptsView, moneyViewHead, viewTail } from '../../movement/kind.js';
+import { attemptsView, connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import type { PayoutFailureCode } from '../../connectors/types.js';
 import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutGroup, type PayoutStatus } from './state.js';
@@ -24,8 +24,7 @@ export function payoutView(row: PayoutRow): PayoutView {
     beneficiary: toPublicId('ben', row.beneficiaryId),
     reference: row.reference,
     description: row.description,
-    connector: row.connector,
-    connector_reference: row.connectorReference,
+    ...connectorView(row),
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode as PayoutFailureCode | null,
     failure_message: row.failureMessage,

@@ -12,12 +12,12 @@ import { paymentStates } from '../payments/state.js';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
-import { newId, parseId } from '../../kernel/ids.js';
+import { parseId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
-import { type Resource, tenantReads } from '../../kernel/tenant.js';
+import { newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { lockAvailableBalance, refundCreated } from '../../ledger/journal.js';
 import { drawPending, lockPending } from '../../ledger/settlement.js';
 import type { PaymentRow } from '../payments/transitions.js';
@@ -30,6 +30,7 @@ import { refundKind, refundRequest } from './kind.js';
 import type { RefundRow } from './transitions.js';
 import type { RefundRequest } from '../../connectors/types.js';
 import { runMovement } from '../../movement/engine.js';
+import { resendCheckAt } from '../../movement/saga.js';
 import { planted } from '../../kernel/plants.js';
 
 const REFUNDS: Resource<typeof refunds> = { table: refunds, prefix: 'ref', name: 'refund' };
@@ -61,12 +62,13 @@ async function admitRefund(tx: Executor, rt: Runtime, ctx: RequestContext, input
   const payment = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, paymentUuid);
   if (!payment) return undefined;
   paymentStates.require(payment.status, 'captured', 'refund');
-  const remaining = payment.amount - payment.amountRefunded;
+  // Refunds draw on captured money only: all of an automatic payment, a manual one's captures.
+  const remaining = payment.amountCaptured - payment.amountRefunded;
   const amount = input.amount ?? remaining;
   if ((remaining <= 0 || amount > remaining) && !planted('refund-skips-sum-check')) {
     throw new ApiError('amount_above_refundable', {
       param: 'amount',
-      message: `The amount (${amount}) is above what remains refundable on ${input.payment}: ${remaining} ${payment.currency} of ${payment.amount}.`,
+      message: `The amount (${amount}) is above what remains refundable on ${input.payment}: ${remaining} ${payment.currency} of ${payment.amountCaptured} captured.`,
     });
   }
   // The refund is paid out of pending money first, then out of the available balance: money
@@ -83,13 +85,12 @@ async function admitRefund(tx: Executor, rt: Runtime, ctx: RequestContext, input
     });
   }
   await drawPending(tx, pending.rows, fromPending);
-  const { uuid } = newId('ref');
+  const owned = newOwnedRow(ctx, 'ref', now);
+  const uuid = owned.id;
   const [row] = await tx
     .insert(refunds)
     .values({
-      accountId: ctx.accountId,
-      id: uuid,
-      livemode: ctx.livemode,
+      ...owned,
       paymentId: payment.id,
       status: 'pending',
       amount,
@@ -97,9 +98,7 @@ async function admitRefund(tx: Executor, rt: Runtime, ctx: RequestContext, input
       reason: input.reason ?? null,
       connector: payment.connector!,
       metadata: input.metadata ?? {},
-      nextStatusCheckAt: new Date(now.getTime() + rt.idempotencyLockTimeoutS * 1000 + rt.config.connectorTimeoutMs + rt.config.statusCheckIntervalMs),
-      createdAt: now,
-      updatedAt: now,
+      nextStatusCheckAt: resendCheckAt(rt, now),
     })
     .returning();
   await tx

@@ -9,7 +9,7 @@ import { refundFailed } from '../../ledger/journal.js';
 import { bookSucceededRefund } from '../terms/booking.js';
 import type { RefundFailureCode } from '../../connectors/types.js';
 import type { RefundView } from './schema.js';
-import { moneyViewHead, viewTail } from '../../movement/kind.js';
+import { connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import { refundStates, type RefundStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
@@ -21,8 +21,7 @@ export function refundView(row: RefundRow): RefundView {
     ...moneyViewHead('ref', 'refund', row),
     payment: toPublicId('pay', row.paymentId),
     reason: row.reason as RefundView['reason'],
-    connector: row.connector,
-    connector_reference: row.connectorReference,
+    ...connectorView(row),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
     ...viewTail(row),

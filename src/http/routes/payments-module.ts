@@ -12,6 +12,7 @@ import { Balance, BalanceTransaction } from '../../ledger/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { registerPaymentRoutes } from './payments.js';
 import { registerRefundRoutes } from './refunds.js';
+import { registerCaptureRoutes } from './captures.js';
 import { registerRoutingRoutes } from './routing.js';
 import { registerBalanceRoutes } from './balance.js';
 import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
@@ -30,6 +31,7 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Run
   registerPaymentRoutes(app, db, rt, config);
   registerPaymentActionRoutes(app, db, rt);
   registerRefundRoutes(app, db, rt);
+  registerCaptureRoutes(app, db, rt);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);
   registerConnectorWebhookRoutes(app, db, rt, limiter && { limiter, config });

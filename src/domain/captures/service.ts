@@ -1,0 +1,110 @@
+// Captures of a manual payment's authorisation, on the movement engine like refunds: (1) lock the
+// payment, check it is authorised, unexpired and holds the amount, insert the capture `pending`
+// and take its amount from amount_capturable (so concurrent captures never take more than the
+// authorisation holds); (2) call the payment's connector with the capture id as idempotency key;
+// (3) apply the answer (transitions.ts). A processor that confirms later (Adyen) leaves it pending
+// until its notification or the worker's check.
+import { and, eq } from 'drizzle-orm';
+import type { Db, Executor } from '../../storage/db.js';
+import { captures, payments } from '../../storage/schema.js';
+import { parseId } from '../../kernel/ids.js';
+import { ApiError } from '../../kernel/errors.js';
+import type { Outcome, RequestContext } from '../../kernel/context.js';
+import { notFound } from '../../kernel/lookup.js';
+import { lockRow } from '../../movement/apply.js';
+import { runMovement } from '../../movement/engine.js';
+import { resendCheckAt } from '../../movement/saga.js';
+import type { CaptureRequest } from '../../connectors/types.js';
+import type { Runtime } from '../../runtime.js';
+import { routingFor } from '../routing/targets.js';
+import { paymentStates } from '../payments/state.js';
+import type { PaymentRow } from '../payments/transitions.js';
+import { captureKind, captureRequest } from './kind.js';
+import { captureView, savePayment, type CaptureRow } from './transitions.js';
+import type { CapturePaymentBody, ListCapturesQuery } from './schema.js';
+import type { CaptureStatus } from './state.js';
+import { idParam } from '../../kernel/pagination.js';
+import { newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+
+export function capturePayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: CapturePaymentBody): Promise<Outcome> {
+  const paymentUuid = parseId('pay', id);
+  return runMovement<CaptureRow, CaptureRequest>(db, rt, captureKind, ctx, {
+    resend: (row) => captureRequest(db, row),
+    plan: async () => {
+      const routing = await routingFor(db, rt, ctx);
+      const several = (connector: string) => routing.targets.find((t) => t.key === connector)?.capabilities?.multiple_captures === true;
+      return {
+        admit: async (tx, now) => (paymentUuid ? admitCapture(tx, rt, ctx, paymentUuid, input, several, now) : undefined),
+        missing: async () => {
+          const missing = await notFound(db, ctx, payments, paymentUuid, 'payment', id);
+          return new ApiError('resource_missing', { param: 'id', message: missing.message });
+        },
+        request: (row) => captureRequest(db, row),
+      };
+    },
+  });
+}
+
+/**
+ * The admit rule of a capture, in phase 1's transaction: the payment locked and authorised, its
+ * authorisation not lapsed, no final capture on its way, the amount within what it holds, a
+ * partial capture that is not the last only where the connector takes several.
+ */
+async function admitCapture(
+  tx: Executor,
+  rt: Runtime,
+  ctx: RequestContext,
+  paymentUuid: string,
+  input: CapturePaymentBody,
+  several: (connector: string) => boolean,
+  now: Date,
+): Promise<CaptureRow | undefined> {
+  const payment = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, paymentUuid);
+  if (!payment) return undefined;
+  paymentStates.require(payment.status, 'authorized', 'capture');
+  if (payment.captureBefore !== null && payment.captureBefore <= now) {
+    throw new ApiError('authorization_expired', { message: `The authorisation lapsed at ${payment.captureBefore.toISOString()}; nothing can be captured.` });
+  }
+  const [finalOnItsWay] = await tx
+    .select({ id: captures.id })
+    .from(captures)
+    .where(and(eq(captures.accountId, ctx.accountId), eq(captures.livemode, ctx.livemode), eq(captures.paymentId, payment.id), eq(captures.status, 'pending'), eq(captures.finalCapture, true)));
+  const capturable = finalOnItsWay ? 0 : payment.amountCapturable;
+  const amount = input.amount ?? capturable;
+  if (capturable <= 0 || amount > capturable) {
+    throw new ApiError('amount_above_capturable', {
+      param: 'amount',
+      message: `The amount (${amount}) is above what the authorisation still holds: ${capturable} ${payment.currency}.`,
+    });
+  }
+  const finalCapture = input.final_capture ?? true;
+  if (!finalCapture && !several(payment.connector!)) {
+    throw new ApiError('capture_not_supported', {
+      param: 'final_capture',
+      message: `${payment.connector} captures an authorisation once: capture with final_capture true (what is left is released).`,
+    });
+  }
+  const [row] = await tx
+    .insert(captures)
+    .values({
+      ...newOwnedRow(ctx, 'cap', now),
+      paymentId: payment.id,
+      status: 'pending',
+      amount,
+      currency: payment.currency,
+      finalCapture,
+      connector: payment.connector!,
+      metadata: input.metadata ?? {},
+      nextStatusCheckAt: resendCheckAt(rt, now),
+    })
+    .returning();
+  await savePayment(tx, payment, now, { amountCapturable: payment.amountCapturable - amount });
+  return row!;
+}
+
+const CAPTURES: Resource<typeof captures> = { table: captures, prefix: 'cap', name: 'capture' };
+
+export const { retrieve: retrieveCapture, list: listCaptures } = tenantReads(CAPTURES, captureView, (q: ListCapturesQuery) => {
+  const paymentUuid = q.payment ? idParam('pay', 'payment', q.payment) : undefined;
+  return [q.status ? eq(captures.status, q.status as CaptureStatus) : undefined, paymentUuid ? eq(captures.paymentId, paymentUuid) : undefined];
+});
