@@ -8002,7 +8002,10 @@ export interface operations {
                 "idempotency-key"?: string;
             };
             path: {
-                /** @description The payment (pay_…). */
+                /**
+                 * @description The payment (pay_…).
+                 * @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa
+                 */
                 id: string;
             };
             cookie?: never;

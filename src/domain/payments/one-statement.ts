@@ -268,6 +268,8 @@ export async function finishSucceededAtOnce(
     failureCode: null,
     failureMessage: null,
     nextStatusCheckAt: null,
+    // An automatic payment's success captures it all (the statement writes the same).
+    amountCaptured: payment.amount,
     version: payment.version + 1,
     updatedAt: now,
   };

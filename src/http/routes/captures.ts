@@ -23,7 +23,7 @@ export function registerCaptureRoutes(app: App, db: Db, rt: Runtime) {
         summary: 'Capture an authorised payment, fully or in part',
         description:
           'Takes money a manual payment holds (status requires_capture): the whole amount_capturable by default. Concurrent captures never take more than the authorisation holds (422 amount_above_capturable). The answer is the capture (cap_): succeeded, failed, or pending where the processor confirms later.',
-        params: Type.Object({ id: Type.String({ description: 'The payment (pay_…).' }) }),
+        params: Type.Object({ id: Type.String({ description: 'The payment (pay_…).', examples: ['pay_01jd8x3v0pe7wbz0m4k6f2n9qa'] }) }),
         body: CapturePaymentBody,
         headers: IdempotencyHeader(true),
         response: {
