@@ -16,6 +16,8 @@ export interface Capabilities {
   refunds: boolean;
   /** The processor may ask for the customer (3-D Secure, a redirect). */
   customer_actions: boolean;
+  /** Verifies a card to be saved with a zero-amount authorisation (POST /v1/payment-methods). */
+  card_verification: boolean;
   mandate_schemes: MandateScheme[];
   payouts: boolean;
   currencies: string[];
@@ -77,7 +79,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: stripeAmountLimit,
-    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    capabilities: { card_payments: true, refunds: true, customer_actions: true, card_verification: false, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
     credentials: [
       {
         name: 'secret_key',
@@ -95,7 +97,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: adyenAmountLimit,
-    capabilities: { card_payments: true, refunds: true, customer_actions: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
+    capabilities: { card_payments: true, refunds: true, customer_actions: true, card_verification: false, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
     capabilityCredentials: { payouts: ['payout_api_key', 'balance_account_id'] },
     credentials: [
       { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
@@ -137,6 +139,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
       // Not offered by this connector yet (docs/processors.md, GoCardless): refund a debit in GoCardless's dashboard.
       refunds: false,
       customer_actions: false,
+      card_verification: false,
       mandate_schemes: [...MANDATE_SCHEMES],
       payouts: false,
       currencies: [...new Set(MANDATE_SCHEMES.map((s) => SCHEME_CURRENCIES[s]))].sort(),
@@ -160,6 +163,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
         card_payments: true,
         refunds: true,
         customer_actions: false,
+        card_verification: true,
         mandate_schemes: [...MANDATE_SCHEMES],
         payouts: true,
         currencies: ALL_CURRENCIES,
@@ -201,6 +205,7 @@ export function implementedCapabilities(c: Connector): Capabilities {
     card_payments: c.paymentMethodTypes.includes('card'),
     refunds: true,
     customer_actions: c.completeAction !== undefined,
+    card_verification: c.verifyCard !== undefined,
     mandate_schemes: mandates ? [...MANDATE_SCHEMES] : [],
     payouts: typeof c.payout === 'function',
     currencies: ALL_CURRENCIES,

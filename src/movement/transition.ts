@@ -27,6 +27,8 @@ export interface Transitions<Row extends MovementRow, Status extends string, O e
   view(row: Row): { id: string } & Record<string, unknown>;
   /** What else moves when the row reaches a status, in the same transaction, before its event. */
   effects?: Partial<Record<Status, Effect<Row>>>;
+  /** The event a move to a status writes when it is not `<object>.<status>`; null: none (a payment method is announced once, when attached). */
+  events?: Partial<Record<Status, EventType | null>>;
 }
 
 /** Writes `set` on the locked row, a new version unless told it is no new fact (a check rescheduled); no status change, no event. */
@@ -60,7 +62,8 @@ export async function moveTo<Row extends MovementRow, Status extends string, O e
   t.states.assert(row.status as Status, to, operation);
   const after = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
   await t.effects?.[to]?.(tx, ctx, after, now, row);
-  await recordEvent(tx, ctx, statusEvent<O, Status>(t.object, to), t.view(after), now);
+  const event = t.events && to in t.events ? t.events[to] : statusEvent<O, Status>(t.object, to);
+  if (event) await recordEvent(tx, ctx, event, t.view(after), now);
   return after;
 }
 

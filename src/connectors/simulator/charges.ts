@@ -10,8 +10,10 @@ import { movesMoney, simError, type SimResponse } from './wire.js';
 
 function isChargeRequest(body: unknown): body is SimChargeRequest {
   const b = body as SimChargeRequest;
+  // A verification authorises the card for nothing: a zero amount, and a card.
+  const verifies = b?.verification === true && b.amount_minor === 0 && b.mandate_id === undefined && movesMoney({ ...b, amount_minor: 1 });
   return (
-    movesMoney(body) &&
+    (movesMoney(body) || verifies) &&
     // A direct debit names its mandate instead of a card.
     ((typeof b.mandate_id === 'string' && b.card === undefined) ||
       (typeof b.card?.pan === 'string' &&
@@ -78,6 +80,7 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     const now = this.p.now();
     const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
     const charge = this.newCharge(body);
+    if (body.verification) charge.network_transaction_id = this.p.nextId('ntx');
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');

@@ -1,7 +1,17 @@
 // The simulator connector: one instance per simulated processor, reaching it in process (the
 // default) or over HTTP (SIMULATOR_URL, a server from `npm run simulator`). It builds the
 // processor's requests, reads its answers through transformers.ts and verifies its webhooks.
-import { beforeAbort, TransportError, WebhookVerificationError, type ChargeResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import {
+  beforeAbort,
+  TransportError,
+  WebhookVerificationError,
+  type ChargeResult,
+  type ChargeStatusResult,
+  type Connector,
+  type InboundEvent,
+  type InboundWebhook,
+  type VerificationStatusResult,
+} from '../types.js';
 import type { ChallengeResult, TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';
@@ -18,6 +28,7 @@ import {
   refundStatusAnswer,
   toChargeRequest,
   toRefundRequest,
+  toVerificationRequest,
 } from './transformers.js';
 import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
 
@@ -66,6 +77,16 @@ const challengeAnswer =
     return { kind: 'answered', returnUrl: typeof returnUrl === 'string' ? returnUrl : null };
   };
 
+/** A verification is a zero-amount charge: its state as a charge's, with the network transaction id a success carries. */
+const verificationAnswer =
+  (read: (status: number, body: unknown) => ChargeStatusResult) =>
+  (status: number, body: unknown): VerificationStatusResult => {
+    const state = read(status, body);
+    if (state.kind === 'reversed') return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, message: state.message };
+    if (state.kind !== 'succeeded') return state;
+    return { ...state, networkTransactionId: (body as SimCharge).network_transaction_id ?? null };
+  };
+
 const CHARGE_STATE_OF = { succeeded: 'CAPTURED', failed: 'REFUSED' } as const;
 const MANDATE_STATE_OF = { active: 'ACTIVE', failed: 'REJECTED', revoked: 'REVOKED_BY_PAYER' } as const;
 const PAYOUT_STATE_OF = { paid: 'PAID', failed: 'REJECTED', returned: 'RETURNED' } as const;
@@ -97,6 +118,9 @@ export function createSimulatorConnector(opts: {
     chargeStatus: (request, signal) => ask(signal, chargeStatusAnswer, 'GET', ['charges', request.reference]),
     refund: (request, signal) => ask(signal, refundAnswer, 'POST', ['refunds'], toRefundRequest(request)),
     refundStatus: (request, signal) => ask(signal, refundStatusAnswer, 'GET', ['refunds', request.reference]),
+    verifyCard: (request, signal) =>
+      ask(signal, verificationAnswer(chargeAnswer), 'POST', ['charges'], toVerificationRequest(request)) as ReturnType<NonNullable<Connector['verifyCard']>>,
+    verificationStatus: (request, signal) => ask(signal, verificationAnswer(chargeStatusAnswer), 'GET', ['charges', request.reference]),
     setupMandate: (request, signal) => ask(signal, mandateAnswer, 'POST', ['mandates'], toMandateRequest(request)),
     mandateStatus: (request, signal) => ask(signal, mandateStatusAnswer, 'GET', ['mandates', request.reference]),
     cancelMandate: (request, signal) => ask(signal, mandateStatusAnswer, 'POST', ['mandates', request.reference, 'cancel'], {}),

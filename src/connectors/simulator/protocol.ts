@@ -39,6 +39,8 @@ export interface SimChargeRequest {
   mandate_id?: string;
   /** Where the cardholder goes after a 3-D Secure challenge; without it, a card that needs one is refused AUTHENTICATION_REQUIRED. */
   return_url?: string;
+  /** An account verification: amount_minor 0, the card authorised and nothing charged. */
+  verification?: boolean;
 }
 
 export interface SimCharge {
@@ -55,6 +57,8 @@ export interface SimCharge {
   /** 3-D Secure: the return_url of the request, and the challenge's secret id (AWAITING_AUTHENTICATION). */
   return_url?: string | null;
   challenge_id?: string;
+  /** Verifications: the card scheme's id of this customer-initiated authorisation. */
+  network_transaction_id?: string;
 }
 
 /**
