@@ -2,7 +2,7 @@
 // simulated processor, active with payment_method.attached and its network transaction id kept
 // inside, declined → failed with its sealed card erased, a 3-D Secure card without a way back →
 // failed authentication_required, each validation error, tenancy, idempotent replay, and a request
-// killed between the phases resumed by its retry without verifying twice.
+// dying between the phases (in-process crash points) resumed by its retry without verifying twice.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
@@ -93,4 +93,23 @@ describe('POST /v1/payment-methods', () => {
     expect(saved.status).toBe(404);
     expect(await h.query(sql`SELECT 1 FROM payment_methods WHERE customer_id IN (${parseId('cus', c.id)}, ${parseId('cus', foreign.id)})`)).toEqual([]);
   });
+
+  for (const point of ['payment_method_created', 'payment_method_connector_answered'] as const) {
+    it(`a request that dies at ${point} is resumed by its retry: one method, verified once, attached once`, async () => {
+      const c = await newCustomer(api);
+      const key = `pm-crash-${point}-${c.id}`;
+      const body = { customer: c.id, card: card(), usage: 'off_session' };
+      const crashed = await h.service.crashingAt(point, () => save(body, key));
+      expect(crashed.status).toBe(500);
+      const [left] = await h.query(sql`SELECT id, status FROM payment_methods WHERE customer_id = ${parseId('cus', c.id)}`);
+      expect(left).toMatchObject({ status: 'pending' });
+      const retried = await save(body, key);
+      expect(retried.status, retried.text).toBe(201);
+      expect(retried.body).toMatchObject({ status: 'active', customer: c.id });
+      expect(await h.query(sql`SELECT 1 FROM payment_methods WHERE customer_id = ${parseId('cus', c.id)}`)).toHaveLength(1);
+      const sent = ['simulator_a', 'simulator_b'].reduce((n, name) => n + (h.service.simulator(name).chargeRequests.get(retried.body.id) ?? 0), 0);
+      expect(sent).toBe(1);
+      expect((await eventsOf(retried.body.id)).map((e) => e.type)).toEqual(['payment_method.attached']);
+    });
+  }
 });
