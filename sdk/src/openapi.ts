@@ -867,7 +867,7 @@ export interface paths {
         put?: never;
         /**
          * Save a card for a customer without paying
-         * @description Verifies the card with a zero-amount authorisation at a connector of the route (routed as a payment of 0 in `currency`) and answers 201 with the method: `active` (payment_method.attached), or `failed` with `failure_code` (nothing usable is saved). The card number is sealed in the vault; the CVC is sent to the processor and never stored.
+         * @description Verifies the card with a zero-amount authorisation at a connector of the route (routed as a payment of 0 in `currency`) and answers 201 with the method: `active` (payment_method.attached), `requires_action` with `next_action` (3-D Secure: send the customer to next_action.url; they come back to return_url and the method is then active or failed), or `failed` with `failure_code` (nothing usable is saved). The card number is sealed in the vault; the CVC is sent to the processor and never stored.
          */
         post: operations["createPaymentMethod"];
         delete?: never;
@@ -3920,6 +3920,7 @@ export interface components {
                 /** @enum {string} */
                 type: "redirect_to_url";
                 url: string;
+                return_url: string;
             } | null;
             metadata: {
                 [key: string]: string;
@@ -12790,6 +12791,11 @@ export interface operations {
                      * @enum {string}
                      */
                     usage: "on_session" | "off_session";
+                    /**
+                     * @description Where the customer comes back to after 3-D Secure, with `payment_method=pm_…` appended. An absolute URL; https in live mode. Without it a card whose issuer needs the customer fails `authentication_required`.
+                     * @example https://shop.example.com/cards/saved
+                     */
+                    return_url?: string;
                     /**
                      * @description The currency of the zero-amount authorisation, routed as a payment of 0 would be. Default: the first currency the card routing rules name, else USD.
                      * @example EUR

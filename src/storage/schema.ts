@@ -575,6 +575,8 @@ export const paymentMethods = pgTable(
     nextAction: jsonb('next_action').$type<{ url: string; method: 'GET' | 'POST'; data?: Record<string, string> }>(),
     /** The merchant's return_url, where the customer goes once back from 3-D Secure. */
     returnUrl: text('return_url'),
+    /** Opens the return endpoint of this verification (the customer's browser carries no API key); null without return_url. */
+    actionToken: text('action_token'),
     /** When the worker next asks the connector about a verification left pending. */
     nextStatusCheckAt: ts('next_status_check_at'),
     ...versioned(),

@@ -1,6 +1,7 @@
 // Saving a card without paying (POST /v1/payment-methods): the zero-amount verification at a
 // simulated processor, active with payment_method.attached and its network transaction id kept
-// inside, declined → failed with its sealed card erased, a 3-D Secure card without a way back →
+// inside, declined → failed with its sealed card erased, a 3-D Secure card: requires_action, then
+// completed or failed through the challenge page and our return endpoint, or without a way back
 // failed authentication_required, each validation error, tenancy, idempotent replay, and a request
 // dying between the phases (in-process crash points) resumed by its retry without verifying twice.
 import { sql } from 'drizzle-orm';
@@ -8,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { expectError } from '../support/helpers.js';
 import { newCustomer } from '../support/customers.js';
+import { answerChallenge, browse, CHALLENGE_CARD } from '../support/payments.actions.js';
 import { parseId } from '../../src/kernel/ids.js';
 
 const h = useService();
@@ -55,6 +57,37 @@ describe('POST /v1/payment-methods', () => {
     expect(res.body).toMatchObject({ status: 'failed', failure_code: 'authentication_required' });
   });
 
+  for (const outcome of ['completed', 'failed'] as const) {
+    it(`3-D Secure ${outcome}: requires_action with next_action, then through the return endpoint to ${outcome === 'completed' ? 'active' : 'failed'}`, async () => {
+      const c = await newCustomer(api);
+      const res = await save({ customer: c.id, card: card(CHALLENGE_CARD), usage: 'off_session', return_url: 'https://shop.example.com/cards?step=2' });
+      expect(res.status, res.text).toBe(201);
+      expect(res.body).toMatchObject({ status: 'requires_action', next_action: { type: 'redirect_to_url', return_url: 'https://shop.example.com/cards?step=2' } });
+      expect(await eventsOf(res.body.id)).toEqual([]);
+      const back = await answerChallenge(res.body.next_action.url, outcome);
+      expect(back).toMatch(new RegExp(`/v1/payment-methods/${res.body.id}/return/`));
+      const landed = await browse(back);
+      expect(landed.status).toBe(303);
+      const merchant = new URL(landed.location!);
+      expect(Object.fromEntries(merchant.searchParams)).toEqual({ step: '2', payment_method: res.body.id });
+      const after = (await api.get(`/v1/payment-methods/${res.body.id}`)).body;
+      const row = await rowOf(res.body.id);
+      if (outcome === 'completed') {
+        expect(after).toMatchObject({ status: 'active', next_action: null, failure_code: null });
+        expect(row.network_transaction_id).toMatch(/ntx_/);
+        expect((await eventsOf(res.body.id)).map((e) => e.type)).toEqual(['payment_method.attached']);
+      } else {
+        expect(after).toMatchObject({ status: 'failed', next_action: null, failure_code: 'authentication_failed' });
+        expect(row.vault_record_id).toBeNull();
+        expect(await eventsOf(res.body.id)).toEqual([]);
+      }
+      // Back again (a reload): nothing changes; a wrong token is a 404.
+      expect((await browse(back)).status).toBe(303);
+      expect((await api.get(`/v1/payment-methods/${res.body.id}`)).body.version).toBe(after.version);
+      expect((await browse(back.replace(/return\/[^/]+$/, 'return/wrong-token'))).status).toBe(404);
+    });
+  }
+
   it('replays the stored answer for the same key and card, and refuses the key with another card', async () => {
     const c = await newCustomer(api);
     const body = { customer: c.id, card: card(), usage: 'off_session' };
@@ -79,6 +112,7 @@ describe('POST /v1/payment-methods', () => {
     expectError(await save({ ...ok, customer: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa' }), 400, 'parameter_invalid', { param: 'customer' });
     expectError(await save({ ...ok, card: { ...card(), cvc: '1' } }), 400, 'parameter_invalid');
     expectError(await save({ ...ok, currency: 'usd' }), 400, 'parameter_invalid', { param: 'currency' });
+    expectError(await save({ ...ok, return_url: 'not a url' }), 400, 'parameter_invalid', { param: 'return_url' });
     expect(await h.query(sql`SELECT 1 FROM payment_methods WHERE customer_id = ${parseId('cus', c.id)}`)).toEqual([]);
   });
 

@@ -41,7 +41,7 @@ export function paymentMethodView(row: PaymentMethodRow): PaymentMethodView {
       funding: row.cardFunding as CardFunding | null,
     },
     failure_code: row.failureCode,
-    next_action: row.status === 'requires_action' && row.nextAction ? { type: 'redirect_to_url', url: row.nextAction.url } : null,
+    next_action: row.status === 'requires_action' && row.nextAction ? { type: 'redirect_to_url', url: row.nextAction.url, return_url: row.returnUrl ?? '' } : null,
     metadata: row.metadata,
     version: row.version,
     created_at: row.createdAt.toISOString(),

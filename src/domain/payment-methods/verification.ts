@@ -6,6 +6,7 @@
 // `requires_action`, or `failed` (its sealed card erased at once: a declined card saves nothing
 // usable). A retry with the same Idempotency-Key resumes a request interrupted between phases.
 // docs/customers.md tells the whole story.
+import crypto from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods } from '../../storage/schema.js';
@@ -21,6 +22,7 @@ import { onlySimulated, routingFor, type Routing } from '../routing/targets.js';
 import { planMovementRoute } from '../routing/planner.js';
 import { requireTestCard, summarizeCard, validateCard } from '../payments/cards.js';
 import { lockCustomerForUse } from '../customers/store.js';
+import { customerUrl } from '../../kernel/customer-urls.js';
 import type { CreatePaymentMethodBody } from './schema.js';
 import type { PaymentMethodRow } from './service.js';
 import type { PaymentMethodUsage } from './state.js';
@@ -51,8 +53,14 @@ function verificationRoute(rt: Runtime, routing: Routing, currency: string): str
   return route;
 }
 
-function verificationRequest(row: PaymentMethodRow, card: CardDetails): CardVerificationRequest {
-  return { reference: toPublicId('pm', row.id), currency: row.currency!, card, usage: row.usage };
+/** The return endpoint of a verification: where the processor sends the customer back after 3-D Secure (actions.ts). */
+export function verificationReturnUrl(base: string, row: Pick<PaymentMethodRow, 'id' | 'actionToken'>): string {
+  return `${base}/v1/payment-methods/${toPublicId('pm', row.id)}/return/${row.actionToken}`;
+}
+
+function verificationRequest(rt: Runtime, row: PaymentMethodRow, card: CardDetails): CardVerificationRequest {
+  const request = { reference: toPublicId('pm', row.id), currency: row.currency!, card, usage: row.usage };
+  return row.actionToken === null ? request : { ...request, returnUrl: verificationReturnUrl(rt.publicUrl(), row) };
 }
 
 export async function createPaymentMethod(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentMethodBody): Promise<Outcome> {
@@ -60,18 +68,19 @@ export async function createPaymentMethod(db: Db, rt: Runtime, ctx: RequestConte
   const card: CardDetails = { number: input.card.number, expMonth: input.card.exp_month, expYear: input.card.exp_year, cvc: input.card.cvc };
   const resuming = ctx.idempotency?.recoveryPoint !== undefined;
   validateCard(card, ctx.livemode, rt.now(), { resuming, param: 'card' });
+  const returnUrl = input.return_url === undefined ? null : customerUrl(input.return_url, 'return_url', ctx.livemode);
   const outcome = await runMovement<PaymentMethodRow, CardVerificationRequest>(db, rt, verificationKind, ctx, {
     // The retry carries the same card (its Idempotency-Key fingerprint covers it): the CVC is never kept to send again.
-    resend: async (row) => verificationRequest(row, card),
+    resend: async (row) => verificationRequest(rt, row, card),
     plan: async () => {
       const routing = await routingFor(db, rt, ctx);
       const currency = input.currency ?? defaultCurrency(routing);
       const route = verificationRoute(rt, routing, currency);
       requireTestCard(card, ctx.livemode, onlySimulated(routing, route), 'card');
       return {
-        admit: (tx, now) => insertPending(tx, rt, ctx, { customerId, card, usage: input.usage as PaymentMethodUsage, currency, route, metadata: input.metadata }, now),
+        admit: (tx, now) => insertPending(tx, rt, ctx, { customerId, card, usage: input.usage as PaymentMethodUsage, currency, route, returnUrl, metadata: input.metadata }, now),
         missing: async () => new ApiError('resource_missing', { param: 'customer', message: `No such customer: '${input.customer}'.` }),
-        request: (row) => verificationRequest(row, card),
+        request: (row) => verificationRequest(rt, row, card),
       };
     },
   });
@@ -85,6 +94,7 @@ interface PendingInput {
   usage: PaymentMethodUsage;
   currency: string;
   route: string[];
+  returnUrl: string | null;
   metadata?: Record<string, string>;
 }
 
@@ -113,6 +123,8 @@ async function insertPending(tx: Executor, rt: Runtime, ctx: RequestContext, inp
       vaultRecordId,
       currency: input.currency,
       route: input.route,
+      returnUrl: input.returnUrl,
+      actionToken: input.returnUrl === null ? null : crypto.randomBytes(24).toString('base64url'),
       metadata: input.metadata ?? {},
       // Only a verification abandoned by a crashed request is still without a connector by then.
       nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, input.route.length)),
@@ -132,7 +144,11 @@ async function eraseIfFailed(db: Db, rt: Runtime, ctx: RequestContext, outcome: 
   if (outcome.status !== 201 || outcome.replayed) return;
   const view = JSON.parse(outcome.body) as { id?: string; status?: string };
   const uuid = view.status === 'failed' && view.id ? parseId('pm', view.id) : undefined;
-  if (!uuid) return;
+  if (uuid) await eraseFailedCard(db, rt, ctx, uuid);
+}
+
+/** Erases the sealed card of a method whose verification failed (here, or on the customer's return from 3-D Secure). */
+export async function eraseFailedCard(db: Db, rt: Runtime, ctx: Pick<RequestContext, 'accountId' | 'livemode'>, uuid: string): Promise<void> {
   await db.transaction(async (tx) => {
     const own = and(eq(paymentMethods.accountId, ctx.accountId), eq(paymentMethods.livemode, ctx.livemode), eq(paymentMethods.id, uuid));
     const [row] = await tx.select().from(paymentMethods).where(own).for('update');

@@ -7,6 +7,7 @@ import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentMethodBody, ListPaymentMethodsQuery, UpdatePaymentMethodBody } from '../../domain/payment-methods/schema.js';
 import { createPaymentMethod } from '../../domain/payment-methods/verification.js';
+import { returnFromVerification } from '../../domain/payment-methods/actions.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import { detachPaymentMethod, listPaymentMethods, retrievePaymentMethod, updatePaymentMethod } from '../../domain/payment-methods/service.js';
 import type { Runtime } from '../../runtime.js';
@@ -28,8 +29,10 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
         summary: 'Save a card for a customer without paying',
         description:
           'Verifies the card with a zero-amount authorisation at a connector of the route (routed as a payment of 0 in `currency`) ' +
-          'and answers 201 with the method: `active` (payment_method.attached), or `failed` with `failure_code` (nothing usable is ' +
-          'saved). The card number is sealed in the vault; the CVC is sent to the processor and never stored.',
+          'and answers 201 with the method: `active` (payment_method.attached), `requires_action` with `next_action` (3-D Secure: ' +
+          'send the customer to next_action.url; they come back to return_url and the method is then active or failed), or ' +
+          '`failed` with `failure_code` (nothing usable is saved). The card number is sealed in the vault; the CVC is sent to the ' +
+          'processor and never stored.',
         body: CreatePaymentMethodBody,
         headers: IdempotencyHeader(true),
         response: { 201: PaymentMethodRef, ...errorResponses('resource_missing', 'routing_no_match', 'processor_unavailable') },
@@ -37,6 +40,22 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
     },
     async (req, reply) => sendOutcome(reply, await createPaymentMethod(db, rt, req.ctx, req.body)),
   );
+
+  app.register(async (scope) => {
+    // Processors may post their form back; its fields are never read as an outcome (the processor is asked).
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, _body, done) => done(null, {}));
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/v1/payment-methods/:id/return/:token',
+      config: { auth: false },
+      // Not part of the API (processors send the customer here, at the URL we gave them): docs/customers.md describes it.
+      schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 1, maxLength: 128 }) }) },
+      handler: async (req, reply) => {
+        const { id, token } = req.params as { id: string; token: string };
+        return reply.redirect(await returnFromVerification(db, rt, id, token), 303);
+      },
+    });
+  });
 
   registerReadRoutes(app, {
     path: '/v1/payment-methods', tags, schema: 'PaymentMethod', names: ['payment method', 'payment methods'], idExample: PAYMENT_METHOD_ID_EXAMPLE,
