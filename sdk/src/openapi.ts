@@ -1697,7 +1697,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment_method.attached
-         * @description A card was saved for a customer; status says whether it is usable (active) or its verification needs the customer or failed.
+         * @description A card was saved for a customer and is usable (active): its verification succeeded (POST /v1/payment-methods, written when it becomes active, after 3-D Secure if asked).
          */
         post: operations["paymentMethodAttachedWebhook"];
         delete?: never;
@@ -2923,7 +2923,7 @@ export interface components {
         };
         /**
          * PaymentMethodAttachedEvent
-         * @description A card was saved for a customer; status says whether it is usable (active) or its verification needs the customer or failed.
+         * @description A card was saved for a customer and is usable (active): its verification succeeded (POST /v1/payment-methods, written when it becomes active, after 3-D Secure if asked).
          */
         PaymentMethodAttachedEvent: {
             /**
