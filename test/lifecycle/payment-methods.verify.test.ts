@@ -3,17 +3,22 @@
 // inside, declined → failed with its sealed card erased, a 3-D Secure card: requires_action, then
 // completed or failed through the challenge page and our return endpoint, or without a way back
 // failed authentication_required, each validation error, tenancy, idempotent replay, and a request
-// dying between the phases (in-process crash points) resumed by its retry without verifying twice.
+// dying between the phases (in-process crash points) resumed by its retry without verifying twice,
+// or, with no retry, finished by the worker.
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { useService } from '../support/fixtures.js';
-import { expectError } from '../support/helpers.js';
+import { useDatabase, useService } from '../support/fixtures.js';
+import { expectError, testClock } from '../support/helpers.js';
 import { newCustomer } from '../support/customers.js';
 import { answerChallenge, browse, CHALLENGE_CARD } from '../support/payments.actions.js';
 import { parseId } from '../../src/kernel/ids.js';
 
-const h = useService();
+const db = useDatabase();
+const h = useService({ on: db });
 const { api } = h;
+/** A service with its own clock, for the worker's checks of verifications no retry finished. */
+const clock = testClock();
+const clocked = useService({ on: db, clock });
 const nextYear = new Date().getUTCFullYear() + 1;
 const card = (number = '4242424242424242', extra: Record<string, unknown> = {}) => ({ number, exp_month: 12, exp_year: nextYear, cvc: '123', ...extra });
 const save = (body: Record<string, unknown>, key = `pm-${Math.random()}`) => api.post('/v1/payment-methods', body, { idempotencyKey: key });
@@ -146,4 +151,25 @@ describe('POST /v1/payment-methods', () => {
       expect((await eventsOf(retried.body.id)).map((e) => e.type)).toEqual(['payment_method.attached']);
     });
   }
+
+  it('the worker finishes a verification no retry came for: adopted where the processor holds it, failed (card erased) where none does', async () => {
+    clock.set(Date.now());
+    const c = await newCustomer(clocked.api);
+    const body = (number: string) => ({ customer: c.id, card: card(number), usage: 'off_session' });
+    const answered = await clocked.service.crashingAt('payment_method_connector_answered', () => clocked.api.post('/v1/payment-methods', body('4242424242424242'), { idempotencyKey: `w1-${c.id}` }));
+    expect(answered.status).toBe(500);
+    const nowhere = await clocked.service.crashingAt('payment_method_created', () => clocked.api.post('/v1/payment-methods', body('4242424242424242'), { idempotencyKey: `w2-${c.id}` }));
+    expect(nowhere.status).toBe(500);
+    const rows = await h.query(sql`SELECT id, status, connector FROM payment_methods WHERE customer_id = ${parseId('cus', c.id)} ORDER BY created_at, id`);
+    expect(rows.map((r) => r.status)).toEqual(['pending', 'pending']);
+    clock.advance(60 * 60_000);
+    await clocked.service.runWorker();
+    const after = await h.query(sql`SELECT id, status, failure_code, vault_record_id, network_transaction_id FROM payment_methods WHERE customer_id = ${parseId('cus', c.id)}`);
+    const held = after.find((r) => r.status === 'active');
+    const lost = after.find((r) => r.status === 'failed');
+    expect(held?.network_transaction_id).toMatch(/ntx_/);
+    expect(lost).toMatchObject({ failure_code: 'processing_error', vault_record_id: null });
+    const attached = await h.query(sql`SELECT object_id FROM events WHERE type = 'payment_method.attached' AND data->'object'->>'customer' = ${c.id}`);
+    expect(attached).toHaveLength(1);
+  });
 });
