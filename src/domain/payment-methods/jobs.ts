@@ -8,21 +8,14 @@ import type { Db } from '../../storage/db.js';
 import { paymentMethods } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
 import { systemContext } from '../../events/service.js';
-import { abandonAfterMs } from '../../movement/saga.js';
-import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
+import { checkAll, checkNeverResent, claimPendingChecks } from '../../movement/worker.js';
 import type { PaymentMethodRow } from './service.js';
 import { ABANDONED_VERIFICATION, unbookedVerification } from './transitions.js';
 import { verificationKind } from './kind.js';
 import { eraseFailedCard } from './verification.js';
 
 async function checkVerification(db: Db, rt: Runtime, row: PaymentMethodRow): Promise<void> {
-  await checkMovement(db, rt, verificationKind, row, {
-    overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
-    whenNowhere: 'abandon',
-    whenUnknown: 'fail',
-    unbooked: unbookedVerification,
-    abandoned: ABANDONED_VERIFICATION,
-  });
+  await checkNeverResent(db, rt, verificationKind, row, { unbooked: unbookedVerification, abandoned: ABANDONED_VERIFICATION });
   await eraseFailedCard(db, rt, systemContext(row.accountId, row.livemode), row.id);
 }
 
