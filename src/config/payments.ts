@@ -79,6 +79,8 @@ export const CRASH_POINTS = [
   'capture_connector_answered',
   'mandate_created',
   'mandate_connector_answered',
+  'payment_method_created',
+  'payment_method_connector_answered',
   'payout_submitted',
   'payout_connector_answered',
 ] as const;

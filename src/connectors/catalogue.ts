@@ -20,6 +20,8 @@ export interface Capabilities {
   multiple_captures: boolean;
   /** The processor may ask for the customer (3-D Secure, a redirect). */
   customer_actions: boolean;
+  /** Verifies a card to be saved with a zero-amount authorisation (POST /v1/payment-methods). */
+  card_verification: boolean;
   mandate_schemes: MandateScheme[];
   payouts: boolean;
   currencies: string[];
@@ -83,7 +85,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     amountLimit: stripeAmountLimit,
     // Stripe captures a PaymentIntent once (a partial capture releases the rest); several captures
     // need its multicapture feature (request_multicapture), which this connector does not ask for.
-    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: false, customer_actions: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: false, customer_actions: true, card_verification: false, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
     credentials: [
       {
         name: 'secret_key',
@@ -101,7 +103,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: adyenAmountLimit,
-    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
+    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true, card_verification: false, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
     capabilityCredentials: { payouts: ['payout_api_key', 'balance_account_id'] },
     credentials: [
       { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
@@ -146,6 +148,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
       manual_capture: false,
       multiple_captures: false,
       customer_actions: false,
+      card_verification: false,
       mandate_schemes: [...MANDATE_SCHEMES],
       payouts: false,
       currencies: [...new Set(MANDATE_SCHEMES.map((s) => SCHEME_CURRENCIES[s]))].sort(),
@@ -171,6 +174,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
         manual_capture: true,
         multiple_captures: true,
         customer_actions: false,
+        card_verification: true,
         mandate_schemes: [...MANDATE_SCHEMES],
         payouts: true,
         currencies: ALL_CURRENCIES,
@@ -215,6 +219,7 @@ export function implementedCapabilities(c: Connector): Capabilities {
     // What a connector sends cannot say whether its processor takes several captures: only a catalogue entry promises it.
     multiple_captures: false,
     customer_actions: c.completeAction !== undefined,
+    card_verification: c.verifyCard !== undefined,
     mandate_schemes: mandates ? [...MANDATE_SCHEMES] : [],
     payouts: typeof c.payout === 'function',
     currencies: ALL_CURRENCIES,

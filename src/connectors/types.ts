@@ -140,6 +140,28 @@ export interface StatusRequest {
   connectorReference: string | null;
 }
 
+// ---- card verification (saving a card without paying) ----
+
+export interface CardVerificationRequest {
+  /** Our payment method id (pm_…): the processor's idempotency key, so a repeated call verifies once. */
+  reference: string;
+  currency: string;
+  card: CardDetails;
+  /** Whether the merchant may later charge it without the customer (the first of a stored-credential series). */
+  usage: 'on_session' | 'off_session';
+  /** The service's own return endpoint for this method; as for charges, absent means no customer action is possible. */
+  returnUrl?: string;
+}
+
+export type VerificationState =
+  /** The card scheme's id of this customer-initiated verification, when the processor gives one (merchant-initiated payments quote it). */
+  | { kind: 'succeeded'; connectorReference: string; networkTransactionId: string | null }
+  | Taken<'pending'>
+  | Refused<'declined', PaymentFailureCode>
+  | { kind: 'requires_action'; connectorReference: string; action: CustomerAction };
+export type VerificationResult = Answer<VerificationState>;
+export type VerificationStatusResult = StatusAnswer<VerificationState>;
+
 // ---- mandates (direct debit) ----
 
 export const MANDATE_SCHEMES = ['sepa_core', 'bacs', 'ach'] as const;
@@ -277,6 +299,9 @@ export interface Connector {
   readonly replaysSendsForMs?: number;
   /** The plain-text body the processor expects in answer to a webhook it sent (Adyen: `[accepted]`); unset: our JSON receipt. */
   readonly webhookAcknowledgement?: string;
+  /** Card processors: an account-verification (zero-amount) authorisation of a card to be saved (idempotent by `reference`). */
+  verifyCard?(request: CardVerificationRequest, signal: AbortSignal): Promise<VerificationResult>;
+  verificationStatus?(request: StatusRequest, signal: AbortSignal): Promise<VerificationStatusResult>;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
   setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
   mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;

@@ -90,7 +90,7 @@ export const EVENT_TYPES = {
     'The customer was deleted (DELETE /v1/customers/{id}); data.object is its last state. Every payment method it held was detached first, in the same transaction (one payment_method.detached each).',
   ),
 
-  'payment_method.attached': on('payment_method', "A card was saved for a customer; status says whether it is usable (active) or its verification needs the customer or failed."),
+  'payment_method.attached': on('payment_method', "A card was saved for a customer and is usable (active): its verification succeeded (POST /v1/payment-methods, written when it becomes active, after 3-D Secure if asked)."),
   'payment_method.updated': on('payment_method', "A saved card's expiry or metadata changed."),
   'payment_method.detached': on(
     'payment_method',

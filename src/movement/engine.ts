@@ -89,7 +89,8 @@ export async function runMovement<Row extends MovementRow, Request>(
   const row = await db.transaction(async (tx) => {
     const admitted = await admission.admit(tx, now);
     if (!admitted) return undefined;
-    await recordEvent(tx, ctx, createdEventOf(kind), kind.rules.view(admitted) as { id: string }, now);
+    const created = kind.createdEvent === undefined ? createdEventOf(kind) : kind.createdEvent;
+    if (created) await recordEvent(tx, ctx, created, kind.rules.view(admitted) as { id: string }, now);
     await setRecoveryPoint(tx, ctx, recoveryPointOf(kind, admitted.id));
     return admitted;
   });

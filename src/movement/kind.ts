@@ -5,6 +5,7 @@
 import type { Attempt } from '../connectors/router.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
 import { toPublicId, type IdPrefix } from '../kernel/ids.js';
+import type { EventType } from '../events/types.js';
 import type { AnyRules } from './report.js';
 import type { MovementRow, MovementTable } from './row.js';
 
@@ -15,8 +16,10 @@ export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
-  object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture';
+  object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'payment_method';
   prefix: IdPrefix;
+  /** The event phase 1 writes when it is not `<object>.created`; null: none (a payment method is announced when attached). */
+  createdEvent?: EventType | null;
   /** Its table, transition table with effects, view, and how reports move it: data the engine applies (report.ts). */
   rules: AnyRules & { table: MovementTable };
   /** How a connector that cannot tell whether it holds it names it in the 503 of a resumed request. */

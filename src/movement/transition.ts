@@ -25,10 +25,13 @@ export interface Transitions<Row extends MovementRow, Status extends string, O e
   table: MovementTable & { version: PgColumn };
   states: StateMachine<Status>;
   view(row: Row): { id: string } & Record<string, unknown>;
-  /** The event a status writes where it is not `<object>.<status>` (a payment's requires_capture: payment.authorized). */
-  events?: Partial<Record<Status, EventType>>;
   /** What else moves when the row reaches a status, in the same transaction, before its event. */
   effects?: Partial<Record<Status, Effect<Row>>>;
+  /**
+   * The event a move to a status writes when it is not `<object>.<status>` (a payment's
+   * requires_capture: payment.authorized); null: none (a payment method is announced once, when attached).
+   */
+  events?: Partial<Record<Status, EventType | null>>;
 }
 
 /** Writes `set` on the locked row, a new version unless told it is no new fact (a check rescheduled); no status change, no event. */
@@ -62,7 +65,8 @@ export async function moveTo<Row extends MovementRow, Status extends string, O e
   t.states.assert(row.status as Status, to, operation);
   const after = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
   await t.effects?.[to]?.(tx, ctx, after, now, row);
-  await recordEvent(tx, ctx, t.events?.[to] ?? statusEvent<O, Status>(t.object, to), t.view(after), now);
+  const event = t.events && to in t.events ? t.events[to] : statusEvent<O, Status>(t.object, to);
+  if (event) await recordEvent(tx, ctx, event, t.view(after), now);
   return after;
 }
 

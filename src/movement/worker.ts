@@ -13,6 +13,7 @@ import { applyState, applyUpdate } from './apply.js';
 import { askStatus, fromExecution, locate, replaySend, routeCall } from './calls.js';
 import type { AnyKind } from './kind.js';
 import type { MovementRow, MovementTable } from './row.js';
+import { abandonAfterMs } from './saga.js';
 
 export interface ClaimQuery<Row> {
   table: MovementTable;
@@ -83,6 +84,22 @@ export interface CheckPolicy {
    * processor answered and the check left the movement where it was.
    */
   expired?: unknown;
+}
+
+/**
+ * The check of a movement the worker never sends again (a mandate's set-up, a card verification:
+ * its request held what is not stored): adopted where a connector holds it; once its request is
+ * certainly over, abandoned where none does, and failed where its connector has no record of it.
+ */
+export function checkNeverResent(
+  db: Db,
+  rt: Runtime,
+  kind: AnyKind,
+  row: MovementRow & { route: string[] },
+  outcomes: { unbooked: (connector: string) => unknown; abandoned: unknown },
+): Promise<void> {
+  const overdue = rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length);
+  return checkMovement(db, rt, kind, row, { overdue, whenNowhere: 'abandon', whenUnknown: 'fail', ...outcomes });
 }
 
 /** Verifies one claimed movement with its processor(s) and applies what they say. */

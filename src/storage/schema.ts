@@ -594,7 +594,7 @@ export const paymentMethods = pgTable(
     ...objectKey(),
     customerId: uuid('customer_id').notNull(),
     usage: text('usage', { enum: ['on_session', 'off_session'] }).notNull(),
-    status: text('status', { enum: ['active', 'requires_action', 'failed', 'detached'] }).notNull(),
+    status: text('status', { enum: ['pending', 'active', 'requires_action', 'failed', 'detached'] }).notNull(),
     cardBrand: text('card_brand').notNull(),
     cardLast4: text('card_last4').notNull(),
     cardExpMonth: integer('card_exp_month').notNull(),
@@ -605,14 +605,31 @@ export const paymentMethods = pgTable(
     networkTransactionId: text('network_transaction_id'),
     /** The vault's record holding the card; null once erased (detached) or before the vault holds it. */
     vaultRecordId: text('vault_record_id'),
-    failureCode: text('failure_code'),
     metadata: metadata(),
     detachedAt: ts('detached_at'),
+    // The verification of a card saved without paying (src/domain/payment-methods/verification.ts),
+    // a movement like a payment: its route, the connector that answered, every call, the outcome.
+    // Empty for a card saved while paying.
+    ...routed(),
+    // Cards saved before verifications existed, or while paying, have no route.
+    route: text('route').array().notNull().default(sql`'{}'::text[]`),
+    /** The currency the zero-amount authorisation was routed and sent in; null for a card saved while paying. */
+    currency: text('currency'),
+    /** 3-D Secure: where the customer goes, while requires_action. */
+    nextAction: jsonb('next_action').$type<{ url: string; method: 'GET' | 'POST'; data?: Record<string, string> }>(),
+    /** The merchant's return_url, where the customer goes once back from 3-D Secure. */
+    returnUrl: text('return_url'),
+    /** Opens the return endpoint of this verification (the customer's browser carries no API key); null without return_url. */
+    actionToken: text('action_token'),
+    /** When the worker next asks the connector about a verification left pending. */
+    nextStatusCheckAt: ts('next_status_check_at'),
     ...versioned(),
   },
   (t) => [
     ...objectIndexes('payment_methods', t),
     index('payment_methods_customer_idx').on(t.accountId, t.livemode, t.customerId),
+    // Processors report by our id alone.
+    uniqueIndex('payment_methods_id_key').on(t.id),
   ],
 );
 

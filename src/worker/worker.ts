@@ -9,6 +9,7 @@ import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
+import { runVerificationChecks } from '../domain/payment-methods/jobs.js';
 import { runSettlements } from '../domain/terms/settlement-job.js';
 import { resealConnectorAccounts } from '../connectors/account-credentials.js';
 import type { WebhookConfig } from '../config.js';
@@ -74,6 +75,8 @@ export async function runWorkerOnce(
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
+  /** Pending card verifications checked (src/domain/payment-methods/jobs.ts). */
+  cardVerifications?: number;
   /** Connector accounts whose credentials were sealed again with the active encryption key. */
   resealedConnectorAccounts?: number;
   /** Pending payouts sent to their bank, processing ones verified. */
@@ -94,6 +97,7 @@ export async function runWorkerOnce(
     ? {
         statusChecks: await runStatusChecks(deps.db, deps.payments),
         mandates: await runMandateJobs(deps.db, deps.payments, now),
+        cardVerifications: await runVerificationChecks(deps.db, deps.payments),
         resealedConnectorAccounts: await resealConnectorAccounts(deps.db, deps.payments.encryptor),
       }
     : {};

@@ -81,11 +81,12 @@ describe('the connector catalogue', () => {
       manual_capture: false,
       multiple_captures: false,
       customer_actions: false,
+      card_verification: false,
       mandate_schemes: ['sepa_core', 'bacs', 'ach'],
       payouts: false,
       currencies: ['EUR', 'GBP', 'USD'],
     });
-    expect(byName.simulator_a).toMatchObject({ modes: ['test'], credential_fields: [], routable: true, capabilities: { card_payments: true, payouts: true, manual_capture: true, multiple_captures: true } });
+    expect(byName.simulator_a).toMatchObject({ modes: ['test'], credential_fields: [], routable: true, capabilities: { card_payments: true, payouts: true, manual_capture: true, multiple_captures: true, card_verification: true } });
     expect((await live.get('/v1/connectors')).body).toEqual(res.body);
     expect((await client(service.url).get('/v1/connectors')).body.error.code).toBe('api_key_missing');
     expect((await client(service.url, `sk_test_${'A'.repeat(40)}`).get('/v1/connectors')).body.error.code).toBe('api_key_invalid');

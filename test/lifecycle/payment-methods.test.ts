@@ -140,7 +140,7 @@ describe('payment methods over HTTP', () => {
     expectError(await api.get(`/v1/payment-methods/${c.id}`), 404, 'resource_missing');
     expectError(await api.post('/v1/payment-methods/pm_nope/detach'), 404, 'resource_missing');
     expect((await api.get(`/v1/payment-methods/${pm.id}`)).body).toMatchObject({ status: 'active', version: 1 });
-    // Saving a card through the API is not offered yet: the collection answers reads only.
-    expectError(await api.post('/v1/payment-methods', { customer: c.id }), 405, 'method_not_allowed');
+    // Saving a card needs the card (payment-methods.verify.test.ts covers the rest).
+    expectError(await api.post('/v1/payment-methods', { customer: c.id }), 400, 'parameter_missing', { param: 'card' });
   });
 });

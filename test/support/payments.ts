@@ -71,7 +71,7 @@ export function inProcessSimulators() {
 const accepted = async (r: { reference: string }) => ({ kind: 'succeeded' as const, connectorReference: `lab_${r.reference}` });
 
 /**
- * A live-mode connector standing for a real processor (none exists here): cards succeed at once
+ * A live-mode connector standing for a real processor (none exists here): cards succeed (and verify) at once
  * (or are authorised, and captured at once),
  * debits wait at the bank, mandates activate (pending for the 0003 ending), payouts stay in transit.
  */
@@ -83,6 +83,8 @@ export const labLive: Connector = {
   chargeStatus: async (r) => ({ kind: 'pending', connectorReference: `lab_${r.reference}` }),
   refund: accepted,
   refundStatus: accepted,
+  verifyCard: async (r) => ({ kind: 'succeeded', connectorReference: `lab_${r.reference}`, networkTransactionId: `lab_ntx_${r.reference}` }),
+  verificationStatus: async (r) => ({ kind: 'succeeded', connectorReference: `lab_${r.reference}`, networkTransactionId: `lab_ntx_${r.reference}` }),
   setupMandate: async (r) => ({ kind: r.account.secret.endsWith('0003') ? 'pending' : 'active', connectorReference: `lab_${r.reference}` }),
   mandateStatus: async (r) => ({ kind: 'active', connectorReference: `lab_${r.reference}` }),
   cancelMandate: async (r) => ({ kind: 'revoked', by: 'merchant', connectorReference: `lab_${r.reference}` }),

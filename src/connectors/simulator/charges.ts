@@ -11,8 +11,10 @@ import { voidCharge } from './captures.js';
 
 function isChargeRequest(body: unknown): body is SimChargeRequest {
   const b = body as SimChargeRequest;
+  // A verification authorises the card for nothing: a zero amount, and a card.
+  const verifies = b?.verification === true && b.amount_minor === 0 && b.mandate_id === undefined && movesMoney({ ...b, amount_minor: 1 });
   return (
-    movesMoney(body) &&
+    (movesMoney(body) || verifies) &&
     // A direct debit names its mandate instead of a card.
     ((typeof b.mandate_id === 'string' && b.card === undefined) ||
       (typeof b.card?.pan === 'string' &&
@@ -84,6 +86,7 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     const manual = made.capture === 'MANUAL';
     // Every success card authorises under manual capture; one of them has its captures declined.
     const charge: SimCharge = manual ? { ...made, state: 'AUTHORISED', ...(card?.captureDeclined ? { capture_declines: true } : {}) } : made;
+    if (body.verification) charge.network_transaction_id = this.p.nextId('ntx');
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');

@@ -1,7 +1,17 @@
 // The simulator connector: one instance per simulated processor, reaching it in process (the
 // default) or over HTTP (SIMULATOR_URL, a server from `npm run simulator`). It builds the
 // processor's requests, reads its answers through transformers.ts and verifies its webhooks.
-import { beforeAbort, TransportError, WebhookVerificationError, type ChargeResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import {
+  beforeAbort,
+  TransportError,
+  WebhookVerificationError,
+  type ChargeResult,
+  type ChargeStatusResult,
+  type Connector,
+  type InboundEvent,
+  type InboundWebhook,
+  type VerificationStatusResult,
+} from '../types.js';
 import type { ChallengeResult, TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';
@@ -18,6 +28,7 @@ import {
   refundStatusAnswer,
   toChargeRequest,
   toRefundRequest,
+  toVerificationRequest,
 } from './transformers.js';
 import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
 import { cancelAnswer, cancelPath, captureAnswer, captureStatusAnswer, toCaptureRequest } from './capture-transformers.js';
@@ -67,6 +78,17 @@ const challengeAnswer =
     return { kind: 'answered', returnUrl: typeof returnUrl === 'string' ? returnUrl : null };
   };
 
+/** A verification is a zero-amount charge: its state as a charge's, with the network transaction id a success carries. */
+const verificationAnswer =
+  (read: (status: number, body: unknown) => ChargeStatusResult) =>
+  (status: number, body: unknown): VerificationStatusResult => {
+    const state = read(status, body);
+    if (state.kind === 'reversed') return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, message: state.message };
+    // A verification is never captured: an authorisation is its success.
+    if (state.kind !== 'succeeded' && state.kind !== 'authorized') return state;
+    return { kind: 'succeeded', connectorReference: state.connectorReference, networkTransactionId: (body as SimCharge).network_transaction_id ?? null };
+  };
+
 const CHARGE_STATE_OF = { succeeded: 'CAPTURED', failed: 'REFUSED' } as const;
 const MANDATE_STATE_OF = { active: 'ACTIVE', failed: 'REJECTED', revoked: 'REVOKED_BY_PAYER' } as const;
 const PAYOUT_STATE_OF = { paid: 'PAID', failed: 'REJECTED', returned: 'RETURNED' } as const;
@@ -101,6 +123,9 @@ export function createSimulatorConnector(opts: {
     capture: (request, signal) => ask(signal, captureAnswer, 'POST', ['captures'], toCaptureRequest(request)),
     captureStatus: (request, signal) => ask(signal, captureStatusAnswer, 'GET', ['captures', request.reference]),
     cancelAuthorization: (request, signal) => ask(signal, cancelAnswer, 'POST', cancelPath(request), {}),
+    verifyCard: (request, signal) =>
+      ask(signal, verificationAnswer(chargeAnswer), 'POST', ['charges'], toVerificationRequest(request)) as ReturnType<NonNullable<Connector['verifyCard']>>,
+    verificationStatus: (request, signal) => ask(signal, verificationAnswer(chargeStatusAnswer), 'GET', ['charges', request.reference]),
     setupMandate: (request, signal) => ask(signal, mandateAnswer, 'POST', ['mandates'], toMandateRequest(request)),
     mandateStatus: (request, signal) => ask(signal, mandateStatusAnswer, 'GET', ['mandates', request.reference]),
     cancelMandate: (request, signal) => ask(signal, mandateStatusAnswer, 'POST', ['mandates', request.reference, 'cancel'], {}),

@@ -42,6 +42,8 @@ export interface SimChargeRequest {
   return_url?: string;
   /** MANUAL: authorise only, captured later by POST /{processor}/captures (default AUTOMATIC). */
   capture?: 'AUTOMATIC' | 'MANUAL';
+  /** An account verification: amount_minor 0, the card authorised and nothing charged. */
+  verification?: boolean;
 }
 
 export interface SimCharge {
@@ -63,6 +65,8 @@ export interface SimCharge {
   captured_minor?: number;
   /** The card whose captures the issuer refuses (docs/test-mode.md). */
   capture_declines?: boolean;
+  /** Verifications: the card scheme's id of this customer-initiated authorisation. */
+  network_transaction_id?: string;
 }
 
 // ---- captures of a manual charge ----

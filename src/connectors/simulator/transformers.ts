@@ -3,6 +3,7 @@
 // here until it is given a meaning.
 import {
   DEFAULT_CAPTURE_WINDOW_MS,
+  type CardVerificationRequest,
   type ChargeRequest,
   type ChargeState,
   type InboundEvent,
@@ -66,6 +67,11 @@ const FAILURE_OF_REFUND_REFUSAL = {
   CHARGE_NOT_CAPTURED: 'charge_not_refundable',
   AMOUNT_EXCEEDS_CHARGE: 'amount_above_refundable',
 } as const satisfies Record<SimRefundRefusal, RefundFailureCode>;
+
+/** A verification as the simulator takes it: a zero-amount charge of the card, flagged. */
+export function toVerificationRequest(request: CardVerificationRequest): SimChargeRequest {
+  return { ...toChargeRequest({ reference: request.reference, amount: 0, currency: request.currency, card: request.card, returnUrl: request.returnUrl }), verification: true };
+}
 
 export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
   return {

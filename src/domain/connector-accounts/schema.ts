@@ -105,6 +105,7 @@ export const ConnectorSchema = Type.Object(
       manual_capture: Type.Boolean({ description: 'Authorise now, capture later (capture_method manual), and void an authorisation.' }),
       multiple_captures: Type.Boolean({ description: 'Several partial captures of one authorisation (final_capture false).' }),
       customer_actions: Type.Boolean({ description: 'The processor may ask for the customer (3-D Secure, a redirect).' }),
+      card_verification: Type.Boolean({ description: 'Verifies a card to be saved without paying (POST /v1/payment-methods).' }),
       mandate_schemes: Type.Array(Type.String()),
       payouts: Type.Boolean(),
       currencies: Type.Array(Type.String(), { description: 'The currencies the service sends to it; the processor account may accept fewer.' }),

@@ -13,24 +13,17 @@ import { and, eq, lte } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { mandates } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
-import { abandonAfterMs } from '../../movement/saga.js';
-import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
+import { checkAll, checkNeverResent, claimPendingChecks } from '../../movement/worker.js';
 import { ABANDONED_MANDATE, expireMandate, unbookedMandate, type MandateRow } from './transitions.js';
 import { mandateKind } from './kind.js';
 
 const DAY_MS = 86_400_000;
 
 function checkMandate(db: Db, rt: Runtime, row: MandateRow): Promise<void> {
-  return checkMovement(db, rt, mandateKind, row, {
-    overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
-    whenNowhere: 'abandon',
-    // A processor that has no record of a mandate it was sent may still be registering it; once
-    // overdue it is not, and waiting longer would leave the mandate pending forever (found by the
-    // simulation, sim/: seed 1 with 100 steps).
-    whenUnknown: 'fail',
-    unbooked: unbookedMandate,
-    abandoned: ABANDONED_MANDATE,
-  });
+  // A processor that has no record of a mandate it was sent may still be registering it; once
+  // overdue it is not, and waiting longer would leave the mandate pending forever (found by the
+  // simulation, sim/: seed 1 with 100 steps): it fails.
+  return checkNeverResent(db, rt, mandateKind, row, { unbooked: unbookedMandate, abandoned: ABANDONED_MANDATE });
 }
 
 /** Expires, in batches, the active mandates unused since before `now` minus the dormancy period. */

@@ -1,7 +1,8 @@
 // Request and response schemas of saved payment methods. The object never carries the card number,
 // the CVC or the network transaction id (kept for merchant-initiated payments only).
 import { Type, type Static } from 'typebox';
-import { IdFilter, ListQuery, Metadata, MetadataView, OneOf, Versioned } from '../../kernel/schemas.js';
+import { Currency, IdFilter, ListQuery, Metadata, MetadataView, OneOf, Versioned } from '../../kernel/schemas.js';
+import { CardInput } from '../payments/schema.js';
 import { CARD_BRANDS } from '../payments/cards.js';
 import { PAYMENT_METHOD_STATUSES, PAYMENT_METHOD_USAGES } from './state.js';
 
@@ -10,6 +11,28 @@ export type CardFunding = (typeof CARD_FUNDINGS)[number];
 
 const ExpMonth = Type.Integer({ minimum: 1, maximum: 12 });
 const ExpYear = Type.Integer({ minimum: 2000, maximum: 2099, description: 'Four digits.' });
+
+export const CreatePaymentMethodBody = Type.Object(
+  {
+    customer: Type.String({ maxLength: 64, description: 'The customer (cus_) to save the card for.', examples: ['cus_01jd8x3v0pe7wbz0m4k6f2n9qa'] }),
+    card: CardInput,
+    usage: Type.String({ enum: [...PAYMENT_METHOD_USAGES], description: '`off_session`: the merchant may later charge it without the customer.' }),
+    return_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          'Where the customer comes back to after 3-D Secure, with `payment_method=pm_…` appended. An absolute URL; https in live mode. ' +
+          'Without it a card whose issuer needs the customer fails `authentication_required`.',
+        examples: ['https://shop.example.com/cards/saved'],
+      }),
+    ),
+    currency: Type.Optional({ ...Currency, description: 'The currency of the zero-amount authorisation, routed as a payment of 0 would be. Default: the first currency the card routing rules name, else USD.' }),
+    metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentMethodBody = Static<typeof CreatePaymentMethodBody>;
 
 export const UpdatePaymentMethodBody = Type.Object(
   {
@@ -48,6 +71,9 @@ export const PaymentMethod = Type.Object(
       funding: Type.Union([Type.String({ enum: [...CARD_FUNDINGS] }), Type.Null()], { description: 'When the processor told it.' }),
     }),
     failure_code: Type.Union([Type.String(), Type.Null()], { description: 'Why the verification of a `failed` method failed.' }),
+    next_action: Type.Union([Type.Object({ type: Type.Literal('redirect_to_url'), url: Type.String(), return_url: Type.String() }), Type.Null()], {
+      description: 'While `requires_action`: where to send the customer (3-D Secure).',
+    }),
     metadata: MetadataView,
     ...Versioned(),
   },

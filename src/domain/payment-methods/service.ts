@@ -41,6 +41,7 @@ export function paymentMethodView(row: PaymentMethodRow): PaymentMethodView {
       funding: row.cardFunding as CardFunding | null,
     },
     failure_code: row.failureCode,
+    next_action: row.status === 'requires_action' && row.nextAction ? { type: 'redirect_to_url', url: row.nextAction.url, return_url: row.returnUrl ?? '' } : null,
     metadata: row.metadata,
     version: row.version,
     created_at: row.createdAt.toISOString(),
@@ -55,7 +56,7 @@ export interface AttachPaymentMethodInput {
   card: CardSummary & { funding?: CardFunding | null };
   vaultRecordId: string | null;
   networkTransactionId: string | null;
-  status: Exclude<PaymentMethodStatus, 'detached'>;
+  status: Exclude<PaymentMethodStatus, 'detached' | 'pending'>;
   failureCode?: string | null;
   metadata?: Record<string, string>;
 }

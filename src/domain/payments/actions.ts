@@ -19,7 +19,7 @@ import { systemContext } from '../../events/service.js';
 import { paymentKind } from './kind.js';
 import type { PaymentRow } from './transitions.js';
 
-function sameSecret(given: string, held: string | null): boolean {
+export function sameSecret(given: string, held: string | null): boolean {
   if (held === null) return false;
   const a = Buffer.from(given);
   const b = Buffer.from(held);
@@ -90,6 +90,7 @@ export async function answerSimulatorChallenge(
   const answer = await controls.answerChallenge(reference, challengeId, outcome, AbortSignal.timeout(rt.config.connectorTimeoutMs));
   if (answer.kind === 'not_found') return undefined;
   if (answer.kind === 'error') throw new ApiError('processor_unavailable', { message: `The simulated processor ${name} could not take the answer; retry.` });
-  const ours = answer.returnUrl !== null && answer.returnUrl.startsWith(`${rt.publicUrl()}/v1/payments/`);
+  // A payment's return endpoint, or a card verification's (src/domain/payment-methods/actions.ts).
+  const ours = answer.returnUrl !== null && [`${rt.publicUrl()}/v1/payments/`, `${rt.publicUrl()}/v1/payment-methods/`].some((p) => answer.returnUrl!.startsWith(p));
   return { next: ours ? answer.returnUrl : null };
 }

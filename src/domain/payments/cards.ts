@@ -46,7 +46,8 @@ export function cardBrand(number: string): CardBrand {
   return 'unknown';
 }
 
-const PARAM = 'payment_method.card';
+/** Where a payment's card is in its request; POST /v1/payment-methods has it at `card`. */
+const CARD_PARAM = 'payment_method.card';
 
 /**
  * Validates card data beyond its shape (the request schema checks digits and ranges): the Luhn
@@ -57,7 +58,8 @@ const PARAM = 'payment_method.card';
  * check then, and the charge may already be booked; a retry that crosses the end of the expiry
  * month must resume it, not store a permanent 400 as the key's answer.
  */
-export function validateCard(card: CardDetails, livemode: boolean, now: Date, opts: { resuming?: boolean } = {}): void {
+export function validateCard(card: CardDetails, livemode: boolean, now: Date, opts: { resuming?: boolean; param?: string } = {}): void {
+  const PARAM = opts.param ?? CARD_PARAM;
   if (!luhnValid(card.number)) {
     throw new ApiError('parameter_invalid', { param: `${PARAM}.number`, message: `${PARAM}.number is not a valid card number (checksum).` });
   }
@@ -89,16 +91,19 @@ export function summarizeCard(card: CardDetails, key: Buffer, accountId: string)
 }
 
 /**
- * What the idempotency fingerprint sees of a payment request: the card number and CVC replaced by
+ * What the idempotency fingerprint sees of a payment request (or of a card saved without paying): the card number and CVC replaced by
  * keyed digests, so that the stored request fingerprint is no unkeyed hash of card data.
  */
 export function redactCardForFingerprint(key: Buffer) {
+  const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
+  const redact = (card: Record<string, unknown>) => ({ ...card, number: digest(card.number), cvc: digest(card.cvc) });
   return (body: unknown): unknown => {
-    const card = (body as { payment_method?: { card?: Record<string, unknown> } } | undefined)?.payment_method?.card;
+    const b = body as { payment_method?: { card?: Record<string, unknown> }; card?: Record<string, unknown> } | undefined;
+    // POST /v1/payment-methods carries its card at the top.
+    if (b?.card && typeof b.card === 'object') return { ...b, card: redact(b.card) };
+    const card = b?.payment_method?.card;
     if (!card || typeof card !== 'object') return body;
-    const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
-    const b = body as { payment_method: Record<string, unknown> };
-    return { ...b, payment_method: { ...b.payment_method, card: { ...card, number: digest(card.number), cvc: digest(card.cvc) } } };
+    return { ...b, payment_method: { ...b!.payment_method, card: redact(card) } };
   };
 }
 
@@ -108,7 +113,7 @@ export function redactCardForFingerprint(key: Buffer) {
  * sandbox (a test-mode connector account) takes any valid number, and that processor's own test
  * cards apply there.
  */
-export function requireTestCard(card: CardDetails, livemode: boolean, onlySimulated: boolean): void {
+export function requireTestCard(card: CardDetails, livemode: boolean, onlySimulated: boolean, PARAM = CARD_PARAM): void {
   if (livemode || !onlySimulated || Object.hasOwn(TEST_CARDS, card.number)) return;
   throw new ApiError('parameter_invalid', {
     param: `${PARAM}.number`,

@@ -6,7 +6,7 @@ import { CAPTURE_METHODS, PAYMENT_FAILURE_CODES } from '../../connectors/types.j
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
 
-const CardInput = Type.Object(
+export const CardInput = Type.Object(
   {
     number: Type.String({ pattern: '^[0-9]{12,19}$', description: 'The card number, digits only. Never stored, logged or returned.', examples: ['4242424242424242'] }),
     exp_month: Type.Integer({ minimum: 1, maximum: 12 }),

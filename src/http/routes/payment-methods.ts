@@ -1,12 +1,14 @@
-// HTTP surface of saved payment methods: read, update and detach. Saving a card (POST
-// /v1/payment-methods, or while paying) is not offered yet: methods are created inside the service
-// only (attachPaymentMethod, src/domain/payment-methods/service.ts).
+// HTTP surface of saved payment methods: save a card without paying (verified by a zero-amount
+// authorisation, src/domain/payment-methods/verification.ts), read, update and detach.
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
-import { ListPaymentMethodsQuery, UpdatePaymentMethodBody } from '../../domain/payment-methods/schema.js';
+import { CreatePaymentMethodBody, ListPaymentMethodsQuery, UpdatePaymentMethodBody } from '../../domain/payment-methods/schema.js';
+import { createPaymentMethod } from '../../domain/payment-methods/verification.js';
+import { returnFromVerification } from '../../domain/payment-methods/actions.js';
+import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import { detachPaymentMethod, listPaymentMethods, retrievePaymentMethod, updatePaymentMethod } from '../../domain/payment-methods/service.js';
 import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
@@ -16,7 +18,45 @@ const tags = ['payment methods'];
 const PAYMENT_METHOD_ID_EXAMPLE = 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa';
 const PaymentMethodId = IdParam(PAYMENT_METHOD_ID_EXAMPLE);
 
-export function registerPaymentMethodRoutes(app: App, db: Db, rt: Pick<Runtime, 'now'>) {
+export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
+  app.post(
+    '/v1/payment-methods',
+    {
+      config: { idempotency: 'required', idempotencyDeferred: true, idempotencyFingerprint: redactCardForFingerprint(rt.fingerprintKey) },
+      schema: {
+        tags,
+        operationId: 'createPaymentMethod',
+        summary: 'Save a card for a customer without paying',
+        description:
+          'Verifies the card with a zero-amount authorisation at a connector of the route (routed as a payment of 0 in `currency`) ' +
+          'and answers 201 with the method: `active` (payment_method.attached), `requires_action` with `next_action` (3-D Secure: ' +
+          'send the customer to next_action.url; they come back to return_url and the method is then active or failed), or ' +
+          '`failed` with `failure_code` (nothing usable is saved). The card number is sealed in the vault; the CVC is sent to the ' +
+          'processor and never stored.',
+        body: CreatePaymentMethodBody,
+        headers: IdempotencyHeader(true),
+        response: { 201: PaymentMethodRef, ...errorResponses('resource_missing', 'routing_no_match', 'processor_unavailable') },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await createPaymentMethod(db, rt, req.ctx, req.body)),
+  );
+
+  app.register(async (scope) => {
+    // Processors may post their form back; its fields are never read as an outcome (the processor is asked).
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, _body, done) => done(null, {}));
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/v1/payment-methods/:id/return/:token',
+      config: { auth: false },
+      // Not part of the API (processors send the customer here, at the URL we gave them): docs/customers.md describes it.
+      schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 1, maxLength: 128 }) }) },
+      handler: async (req, reply) => {
+        const { id, token } = req.params as { id: string; token: string };
+        return reply.redirect(await returnFromVerification(db, rt, id, token), 303);
+      },
+    });
+  });
+
   registerReadRoutes(app, {
     path: '/v1/payment-methods', tags, schema: 'PaymentMethod', names: ['payment method', 'payment methods'], idExample: PAYMENT_METHOD_ID_EXAMPLE,
     query: ListPaymentMethodsQuery, retrieve: (ctx, id) => retrievePaymentMethod(db, ctx, id), list: (ctx, query) => listPaymentMethods(db, ctx, query),

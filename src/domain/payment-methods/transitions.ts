@@ -1,0 +1,45 @@
+// A card verification's states as the engine applies them (src/movement/report.ts): the payment
+// method is the movement's row, pending while the zero-amount authorisation is at the processor.
+// Becoming active announces it (payment_method.attached); a failure, or a wait for the customer,
+// announces nothing: a declined card saves nothing usable.
+import type { PaymentFailureCode } from '../../connectors/types.js';
+import type { ReportRules } from '../../movement/report.js';
+import { unbookedFailure } from '../../movement/kind.js';
+import { paymentMethods } from '../../storage/schema.js';
+import { paymentMethodView, type PaymentMethodRow } from './service.js';
+import { paymentMethodStates, type PaymentMethodStatus } from './state.js';
+
+export type VerificationUpdate =
+  | { kind: 'active'; connector: string; connectorReference: string; networkTransactionId: string | null }
+  | { kind: 'pending'; connector: string; connectorReference: string | null }
+  | { kind: 'requires_action'; connector: string; connectorReference: string; action: NonNullable<PaymentMethodRow['nextAction']> }
+  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
+
+export const ABANDONED_VERIFICATION: VerificationUpdate = {
+  kind: 'failed',
+  connector: null,
+  connectorReference: null,
+  failureCode: 'processing_error',
+  failureMessage: 'The request that saved the card ended before any connector verified it; save the card again.',
+};
+
+/** A verification sent without an answer whose processor still has no record of it once overdue. */
+export const unbookedVerification = (connector: string): VerificationUpdate => unbookedFailure(connector, 'the verification', 'verified');
+
+export const VERIFICATION_RULES: ReportRules<PaymentMethodRow, PaymentMethodStatus, 'payment_method', 'changeable' | 'verifying', VerificationUpdate> = {
+  object: 'payment_method',
+  table: paymentMethods,
+  states: paymentMethodStates,
+  view: paymentMethodView,
+  events: { active: 'payment_method.attached', requires_action: null, failed: null },
+  open: 'verifying',
+  working: 'pending',
+  firstWhen: 'no_connector',
+  acceptanceEvent: false,
+  check: 'nextStatusCheckAt',
+  columns: {
+    active: (update) => ({ networkTransactionId: (update as Extract<VerificationUpdate, { kind: 'active' }>).networkTransactionId, nextAction: null }),
+    requires_action: (update) => ({ nextAction: (update as Extract<VerificationUpdate, { kind: 'requires_action' }>).action }),
+    failed: () => ({ nextAction: null }),
+  },
+};
