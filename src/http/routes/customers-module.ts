@@ -8,7 +8,7 @@ import type { Runtime } from '../../runtime.js';
 import { registerCustomerRoutes } from './customers.js';
 import { registerPaymentMethodRoutes } from './payment-methods.js';
 
-export function registerCustomersModule(app: App, db: Db, rt: Pick<Runtime, 'now'>): void {
+export function registerCustomersModule(app: App, db: Db, rt: Pick<Runtime, 'now' | 'vault'>): void {
   for (const schema of [Customer, DeletedCustomer, PaymentMethod]) {
     app.addSchema(schema);
     addSharedSchema(schema);

@@ -16,7 +16,7 @@ const tags = ['payment methods'];
 const PAYMENT_METHOD_ID_EXAMPLE = 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa';
 const PaymentMethodId = IdParam(PAYMENT_METHOD_ID_EXAMPLE);
 
-export function registerPaymentMethodRoutes(app: App, db: Db, rt: Pick<Runtime, 'now'>) {
+export function registerPaymentMethodRoutes(app: App, db: Db, rt: Pick<Runtime, 'now' | 'vault'>) {
   registerReadRoutes(app, {
     path: '/v1/payment-methods', tags, schema: 'PaymentMethod', names: ['payment method', 'payment methods'], idExample: PAYMENT_METHOD_ID_EXAMPLE,
     query: ListPaymentMethodsQuery, retrieve: (ctx, id) => retrievePaymentMethod(db, ctx, id), list: (ctx, query) => listPaymentMethods(db, ctx, query),
@@ -56,6 +56,6 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Pick<Runtime, 
         response: { 200: PaymentMethodRef, ...errorResponses('resource_missing', 'payment_method_detached') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await detachPaymentMethod(db, req.ctx, req.params.id, rt.now())),
+    async (req, reply) => sendOutcome(reply, await detachPaymentMethod(db, rt.vault, req.ctx, req.params.id, rt.now())),
   );
 }
