@@ -3351,6 +3351,8 @@ export interface components {
                 /** @description The last four characters of the mandate's account. */
                 last4: string;
             };
+            /** @description The payment method (pm_…) the card was saved as, once a payment with `setup_future_usage` succeeded; null otherwise. */
+            payment_method_saved: string | null;
             /** @description The connector that took the payment; null while none has. */
             connector: string | null;
             /** @description The processor's own id for the charge. */
@@ -6857,6 +6859,13 @@ export interface operations {
                      * @example https://shop.example.com/checkout/done
                      */
                     return_url?: string;
+                    /** @description The customer (cus_…) the card is saved for; needs `setup_future_usage`. */
+                    customer?: string;
+                    /**
+                     * @description Card payments: save the card for `customer` once the payment succeeded (`payment_method_saved`). `on_session`: the customer will be present to pay again; `off_session`: the merchant may also charge it without the customer (subscriptions, top-ups, no-shows).
+                     * @enum {string}
+                     */
+                    setup_future_usage?: "on_session" | "off_session";
                     /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
                     metadata?: {
                         [key: string]: string;

@@ -74,6 +74,13 @@ export interface ChargeRequest {
    * redirect flow, and answers `declined` with `authentication_required` if the customer is needed.
    */
   returnUrl?: string;
+  /**
+   * Card payments that save the card (docs/customers.md): the first, customer-initiated payment of
+   * a stored-credential series, flagged so (Stripe `setup_future_usage`, Adyen
+   * `recurringProcessingModel` with `shopperInteraction: "Ecommerce"`), whose answer names the card
+   * scheme's network transaction id (`ChargeState` succeeded).
+   */
+  storedCredential?: { kind: 'first'; usage: 'on_session' | 'off_session' };
 }
 
 /** Where the processor needs the customer (3-D Secure, a bank redirect): the page to send them to. */
@@ -100,7 +107,9 @@ type Answer<State> = State | ConnectorError;
 type StatusAnswer<State> = State | { kind: 'not_found' } | ConnectorError;
 
 export type ChargeState =
-  | Taken<'succeeded' | 'pending'>
+  /** `networkTransactionId`: the card scheme's id of a customer-initiated card payment, when the processor gives it (kept on a saved card for later merchant-initiated payments). */
+  | (Taken<'succeeded'> & { networkTransactionId?: string })
+  | Taken<'pending'>
   | Refused<'declined', PaymentFailureCode>
   /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction }

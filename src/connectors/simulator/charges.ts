@@ -77,7 +77,8 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     }
     const now = this.p.now();
     const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
-    const charge = this.newCharge(body);
+    // As a card scheme does for every card payment: the id a later merchant-initiated payment cites.
+    const charge = { ...this.newCharge(body), network_transaction_id: `simntid_${crypto.randomBytes(12).toString('hex')}` };
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');

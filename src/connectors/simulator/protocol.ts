@@ -55,6 +55,8 @@ export interface SimCharge {
   /** 3-D Secure: the return_url of the request, and the challenge's secret id (AWAITING_AUTHENTICATION). */
   return_url?: string | null;
   challenge_id?: string;
+  /** Card charges: the card scheme's network transaction id, for merchant-initiated payments to cite. */
+  network_transaction_id?: string;
 }
 
 /**

@@ -27,6 +27,8 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   fromState: (connector, state) =>
     state.kind === 'requires_action'
       ? { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action }
+      : state.kind === 'succeeded' && state.networkTransactionId !== undefined
+      ? { kind: 'succeeded', connector, connectorReference: state.connectorReference, networkTransactionId: state.networkTransactionId }
       : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',

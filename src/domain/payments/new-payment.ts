@@ -16,6 +16,7 @@ import { summarizeCard, validateCard } from './cards.js';
 import { returnEndpointUrl, type PaymentRow } from './transitions.js';
 import type { CreatePaymentBody } from './schema.js';
 import { NEW_PAYMENT_STATUS } from './state.js';
+import { storedCredentialOf } from './saving.js';
 
 type OrderRow = PaymentOrderRow;
 
@@ -112,7 +113,7 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
 
 /** `publicUrl`: the service's PUBLIC_BASE_URL, base of our return endpoint given to the processor. */
 export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: string): ChargeRequest {
-  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method };
+  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, ...method, ...storedCredentialOf(row) };
   return row.actionToken === null ? request : { ...request, returnUrl: returnEndpointUrl(publicUrl, row) };
 }
 

@@ -178,7 +178,7 @@ export async function tryCreateCardPaymentAtOnce(
 ): Promise<{ created: CommittedPayment; card: CardDetails } | undefined> {
   const deferred = ctx.deferredIdempotency;
   // A payment that may need its customer back keeps to the general path, which stores its return_url.
-  if (!deferred || input.payment_method.type !== 'card' || input.return_url !== undefined) return undefined;
+  if (!deferred || input.payment_method.type !== 'card' || input.return_url !== undefined || input.customer !== undefined || input.setup_future_usage !== undefined) return undefined;
   const now = rt.now();
   let card: CardDetails;
   try {

@@ -5,6 +5,7 @@ import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
+import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';
 
 const CardInput = Type.Object(
   {
@@ -61,12 +62,27 @@ export const CreatePaymentBody = Type.Object(
         examples: ['https://shop.example.com/checkout/done'],
       }),
     ),
+    customer: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'The customer (cus_…) the card is saved for; needs `setup_future_usage`.' }),
+    ),
+    setup_future_usage: Type.Optional(
+      Type.String({
+        enum: [...PAYMENT_METHOD_USAGES],
+        description:
+          'Card payments: save the card for `customer` once the payment succeeded (`payment_method_saved`). `on_session`: the customer will be present to pay again; ' +
+          '`off_session`: the merchant may also charge it without the customer (subscriptions, top-ups, no-shows).',
+      }),
+    ),
     metadata: Type.Optional(Metadata),
   },
   {
     additionalProperties: false,
     ...bodyExamples({
       card: { summary: 'Pay with a test card', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } } } },
+      save: {
+        summary: 'Pay with a card and save it for the customer',
+        value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } }, customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', setup_future_usage: 'off_session' },
+      },
       mandate: { summary: 'Debit an active mandate', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'mandate', mandate: 'mdt_01jd8x3v0pe7wbz0m4k6f2n9qa' } } },
     }),
   },
@@ -109,6 +125,9 @@ export const Payment = Type.Object(
         last4: Type.String({ description: "The last four characters of the mandate's account." }),
       }),
     ]),
+    payment_method_saved: Type.Union([Type.String(), Type.Null()], {
+      description: 'The payment method (pm_…) the card was saved as, once a payment with `setup_future_usage` succeeded; null otherwise.',
+    }),
     connector: Type.Union([Type.String(), Type.Null()], { description: 'The connector that took the payment; null while none has.' }),
     connector_reference: Type.Union([Type.String(), Type.Null()], { description: "The processor's own id for the charge." }),
     attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),

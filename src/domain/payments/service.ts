@@ -38,6 +38,7 @@ import {
   routeAvailable,
 } from './new-payment.js';
 import { paymentKind } from './kind.js';
+import { saveRequestOf, sealForSaving } from './saving.js';
 import { applyState } from '../../movement/apply.js';
 import { askStatus } from '../../movement/calls.js';
 import { runMovement, type Admission } from '../../movement/engine.js';
@@ -75,6 +76,7 @@ export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: C
 /** The fresh path of a payment: its method and return URL checked, routing read, then its admit rule. */
 async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Admission<PaymentRow, ChargeRequest>> {
   const method = methodOf(input, ctx.livemode, rt.now(), false);
+  const save = saveRequestOf(input);
   const returnUrl = returnUrlOf(input, ctx.livemode);
   const orderUuid = parseId('ord', input.payment_order);
   const routing = await routingFor(db, rt, ctx);
@@ -107,7 +109,9 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (!routeAvailable(rt, route)) {
         throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
       }
-      const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, (method as { card: CardDetails }).card);
+      const card = (method as { card: CardDetails }).card;
+      const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, card);
+      if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
       const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;

@@ -18,6 +18,7 @@ import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
+import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 
@@ -27,6 +28,7 @@ export function paymentView(row: PaymentRow): PaymentView {
     amount_refunded: row.amountRefunded,
     payment_order: toPublicId('ord', row.paymentOrderId),
     payment_method: methodView(row.paymentMethod),
+    payment_method_saved: savedMethodOf(row),
     connector: row.connector,
     connector_reference: row.connectorReference,
     attempts: attemptsView(row.attempts),
@@ -50,7 +52,8 @@ function methodView(stored: Record<string, unknown>): PaymentView['payment_metho
 
 /** What is known about a payment now, in the terms of our own states. */
 export type PaymentUpdate =
-  | { kind: 'succeeded'; connector: string; connectorReference: string }
+  /** `networkTransactionId`: the card scheme's id of the payment, kept on the card it saves (saving.ts). */
+  | { kind: 'succeeded'; connector: string; connectorReference: string; networkTransactionId?: string }
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
@@ -88,7 +91,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
         nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
       };
     },
-    succeeded: () => ACTION_CLOSED,
+    succeeded: (update, row) => ({ ...ACTION_CLOSED, ...networkTransactionColumns(update, row) }),
     failed: () => ACTION_CLOSED,
   },
   effects: {
@@ -98,6 +101,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
+      return saveCardOf(tx, ctx, payment);
     },
     async failed(tx, ctx, payment, now, before) {
       // A succeeded payment whose money came back: its booking is reversed, even if that takes
@@ -105,6 +109,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       // (docs/processors.md, GoCardless).
       if (paymentStates.is(before.status, 'captured')) await paymentReversed(tx, ledgerEntry('payment', payment, now));
       else await orderFollows(tx, ctx, payment, now, 'open');
+      await eraseUnsavedCard(ctx, tx, payment);
     },
   },
 };
