@@ -49,6 +49,9 @@ export interface AdyenConnectorOptions {
 }
 
 /** Where this account's Checkout requests go: configuration, or Adyen's endpoint for the mode — never tenant input beyond the validated prefix. */
+/** Adyen's model for the first payment of a series: the customer pays again present, or the merchant charges later (docs/customers.md). */
+const FIRST_OF_SERIES = { on_session: 'CardOnFile', off_session: 'UnscheduledCardOnFile' } as const;
+
 export function adyenCheckoutBase(opts: Pick<AdyenConnectorOptions, 'livemode' | 'liveUrlPrefix' | 'checkoutBaseUrl'>): string {
   if (opts.checkoutBaseUrl) return `${opts.checkoutBaseUrl}/${ADYEN_API_VERSION}`;
   if (!opts.livemode) return TEST_BASE;
@@ -89,6 +92,10 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
         merchantAccount: opts.merchantAccount,
         paymentMethod: { type: 'scheme', number, expiryMonth: pad2(expMonth), expiryYear: String(expYear), cvc },
         shopperInteraction: 'Ecommerce',
+        // The first, customer-initiated payment of a stored-credential series (the card is kept in
+        // our vault, not Adyen's: no storePaymentMethod); its networkTxReference is what later
+        // merchant-initiated payments cite.
+        ...(request.storedCredential?.kind === 'first' ? { recurringProcessingModel: FIRST_OF_SERIES[request.storedCredential.usage] } : {}),
         // With a return URL, 3-D Secure by redirect (a page the service can send the customer to);
         // without one, no authentication at all: an issuer that insists declines (Authentication required).
         returnUrl: request.returnUrl ?? opts.publicUrl(),

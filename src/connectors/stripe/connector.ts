@@ -71,6 +71,9 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         allowed_payment_method_types: ['card'],
         payment_method_data: { type: 'card', card: { number, exp_month: expMonth, exp_year: expYear, cvc } } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
         metadata: { [PAYMENT_KEY]: request.reference },
+        // The first payment of a stored-credential series says so, and its charge's network
+        // transaction id (payment_method_details.card) is what later merchant-initiated payments cite.
+        ...(request.storedCredential?.kind === 'first' ? { setup_future_usage: request.storedCredential.usage, expand: ['latest_charge'] } : {}),
         // 3-D Secure: a redirect back to our return endpoint; without one, Stripe must not start it.
         ...(request.returnUrl === undefined ? { error_on_requires_action: true } : { return_url: request.returnUrl }),
       };

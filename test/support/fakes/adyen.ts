@@ -214,6 +214,12 @@ export class FakeAdyen extends FakeProcessor<Fault> {
       const post = number === ADYEN_CARDS.threeDSPost ? { method: 'POST', data: { MD: pspReference, PaReq: 'BQABAgA...', TermUrl: body.returnUrl } } : {};
       return answer('RedirectShopper', { additionalData, action: { ...action, url: `${action.url}?psp=${pspReference}`, ...post } });
     }
+    // A stored-credential series: the card scheme's id comes back (networkTxReference), as with
+    // Adyen's additional data setting for it; its first payment is customer-initiated.
+    if (body.recurringProcessingModel !== undefined && body.shopperInteraction === 'Ecommerce') {
+      const networkTxReference = String(crypto.randomInt(1e13, 2e14));
+      return answer('Authorised', { additionalData: { ...example('post-payments-card-direct-200').additionalData, networkTxReference } });
+    }
     return answer('Authorised', { additionalData: example('post-payments-card-direct-200').additionalData });
   }
 

@@ -126,6 +126,9 @@ export class FakeStripe extends FakeProcessor<Fault> {
     if (!params.amount || !params.currency || params.confirm !== 'true' || params.payment_method_data?.type !== 'card' || !card?.number) {
       return error(400, 'invalid_request_error', 'amount, currency, confirm=true and payment_method_data[card] are required here.', { code: 'parameter_missing' });
     }
+    if (params.setup_future_usage !== undefined && !['on_session', 'off_session'].includes(params.setup_future_usage)) {
+      return error(400, 'invalid_request_error', `Invalid setup_future_usage: must be one of on_session, off_session`, { code: 'parameter_invalid_string', param: 'setup_future_usage' });
+    }
     const id = `pi_${crypto.randomBytes(12).toString('hex')}`;
     const intent: Obj = {
       ...structuredClone(examples.payment_intent),
@@ -154,8 +157,8 @@ export class FakeStripe extends FakeProcessor<Fault> {
     }
     if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
     if (processing) Object.assign(intent, { status: 'processing' });
-    else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
-    return { status: 200, body: strip(intent) };
+    else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount, _charge: chargeOf(intent, card) });
+    return { status: 200, body: expanded(intent, params) };
   }
 
   /**
@@ -205,6 +208,26 @@ export function stripeEvent(type: string, object: Obj, secret: string, timestamp
   const body = JSON.stringify({ id: `evt_${crypto.randomBytes(12).toString('hex')}`, object: 'event', api_version: null, created: timestamp, type, data: { object }, livemode: object.livemode ?? false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
   const signature = new Stripe('sk_test_fake').webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
   return { body, signature };
+}
+
+/** A succeeded intent's charge as Stripe shows it expanded: its card details with the scheme's network transaction id. */
+function chargeOf(intent: Obj, card: Obj): Obj {
+  const number = String(card.number);
+  return {
+    id: intent.latest_charge,
+    object: 'charge',
+    amount: intent.amount,
+    currency: intent.currency,
+    payment_intent: intent.id,
+    status: 'succeeded',
+    payment_method_details: { type: 'card', card: { brand: 'visa', last4: number.slice(-4), exp_month: Number(card.exp_month), exp_year: Number(card.exp_year), network_transaction_id: `${crypto.randomInt(1e13, 2e14)}` } },
+  };
+}
+
+/** The intent as answered, its latest_charge expanded when the request asked for it (expand[]=latest_charge). */
+function expanded(intent: Obj, params: Obj): Obj {
+  const asks = Object.values(params.expand ?? {}).includes('latest_charge');
+  return asks && intent._charge ? { ...strip(intent), latest_charge: intent._charge } : strip(intent);
 }
 
 /** The object as Stripe shows it, without the fake's own bookkeeping. */
