@@ -9,6 +9,7 @@ import { expectError } from '../support/helpers.js';
 import { contextOf, newCustomer, testVault } from '../support/customers.js';
 import { CARDS, cardMethod, newOrder, pay } from '../support/payments.js';
 import { parseId } from '../../src/kernel/ids.js';
+import { answerChallenge, browse, MERCHANT_RETURN, payWithChallenge } from '../support/payments.actions.js';
 
 const h = useService();
 const { api } = h;
@@ -52,6 +53,23 @@ describe('saving a card while paying', () => {
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ wrapped_key: null });
     expect(records[0]!.erased_at).not.toBeNull();
+  });
+
+  it('a payment waiting for 3-D Secure saves the card once the customer completes it, and nothing when they fail it', async () => {
+    const c = await newCustomer(api);
+    for (const outcome of ['completed', 'failed'] as const) {
+      const { payment } = await payWithChallenge(api, { return_url: MERCHANT_RETURN, customer: c.id, setup_future_usage: 'on_session' });
+      expect(payment).toMatchObject({ status: 'requires_action', payment_method_saved: null });
+      expect((await browse(await answerChallenge(payment.next_action.url, outcome))).status).toBe(303);
+      const after = (await api.get(`/v1/payments/${payment.id}`)).body;
+      if (outcome === 'completed') {
+        expect(after).toMatchObject({ status: 'succeeded', payment_method_saved: expect.stringMatching(/^pm_/) });
+        expect((await api.get(`/v1/payment-methods/${after.payment_method_saved}`)).body).toMatchObject({ customer: c.id, usage: 'on_session', status: 'active' });
+      } else {
+        expect(after).toMatchObject({ status: 'failed', payment_method_saved: null });
+      }
+    }
+    expect((await api.get(`/v1/payment-methods?customer=${c.id}`)).body.data).toHaveLength(1);
   });
 
   it('a payment without saving keeps nothing in the vault and names no method', async () => {
