@@ -81,6 +81,13 @@ export interface ChargeRequest {
    * scheme's network transaction id (`ChargeState` succeeded).
    */
   storedCredential?: { kind: 'first'; usage: 'on_session' | 'off_session' };
+  /**
+   * A merchant-initiated payment with a saved card (the customer absent, `card.cvc` empty): the
+   * network transaction id of the customer-initiated payment that set the card up, and why the
+   * merchant charges it. Connectors send their processor's merchant-initiated flags; no customer
+   * action can follow (no returnUrl).
+   */
+  merchantInitiated?: { networkTransactionId: string | null; reason: 'unscheduled' | 'subscription' };
 }
 
 /** Where the processor needs the customer (3-D Secure, a bank redirect): the page to send them to. */

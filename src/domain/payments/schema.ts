@@ -34,18 +34,36 @@ export const MandateMethodInput = Type.Object(
   { additionalProperties: false, $id: 'MandatePaymentMethodInput', title: 'MandatePaymentMethodInput' },
 );
 
+export const SavedCardMethodInput = Type.Object(
+  {
+    type: Type.Literal('saved_card', { description: "A card the customer saved (docs/customers.md), kept in the service's vault." }),
+    saved_card: Type.Object(
+      {
+        id: Type.String({ minLength: 1, maxLength: 64, description: 'The saved payment method (pm_…), active.' }),
+        cvc: Type.Optional(Type.String({ pattern: '^[0-9]{3,4}$', description: 'The CVC collected again from a present customer. Never stored, logged or returned.' })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: 'SavedCardPaymentMethodInput', title: 'SavedCardPaymentMethodInput' },
+);
+
 /**
  * One of the methods, told apart by `type` (a discriminator, so generated clients get a tagged
  * union, and the validator checks the branch `type` names — its errors name that branch's fields).
  */
-const PaymentMethodInput = Type.Unsafe<Static<typeof CardMethodInput> | Static<typeof MandateMethodInput>>({
+const PaymentMethodInput = Type.Unsafe<Static<typeof CardMethodInput> | Static<typeof MandateMethodInput> | Static<typeof SavedCardMethodInput>>({
   type: 'object',
-  oneOf: [Type.Ref('CardPaymentMethodInput'), Type.Ref('MandatePaymentMethodInput')],
+  oneOf: [Type.Ref('CardPaymentMethodInput'), Type.Ref('MandatePaymentMethodInput'), Type.Ref('SavedCardPaymentMethodInput')],
   discriminator: {
     propertyName: 'type',
-    mapping: { card: '#/components/schemas/CardPaymentMethodInput', mandate: '#/components/schemas/MandatePaymentMethodInput' },
+    mapping: {
+      card: '#/components/schemas/CardPaymentMethodInput',
+      mandate: '#/components/schemas/MandatePaymentMethodInput',
+      saved_card: '#/components/schemas/SavedCardPaymentMethodInput',
+    },
   },
-  description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`.',
+  description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`. `saved_card`: a saved card, give `saved_card`.',
 });
 
 export const CreatePaymentBody = Type.Object(
@@ -73,6 +91,10 @@ export const CreatePaymentBody = Type.Object(
           '`off_session`: the merchant may also charge it without the customer (subscriptions, top-ups, no-shows).',
       }),
     ),
+    off_session: Type.Optional(
+      Type.Boolean({ description: 'With a `saved_card` saved for off_session: a merchant-initiated payment, the customer absent (never a customer action: a processor asking for 3-D Secure fails it authentication_required).' }),
+    ),
+    off_session_reason: Type.Optional(Type.String({ enum: ['unscheduled', 'subscription'], description: 'Why the merchant charges the absent customer; default `unscheduled`.' })),
     metadata: Type.Optional(Metadata),
   },
   {
@@ -82,6 +104,10 @@ export const CreatePaymentBody = Type.Object(
       save: {
         summary: 'Pay with a card and save it for the customer',
         value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } }, customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', setup_future_usage: 'off_session' },
+      },
+      off_session: {
+        summary: 'Charge a saved card without the customer',
+        value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'saved_card', saved_card: { id: 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa' } }, off_session: true, off_session_reason: 'subscription' },
       },
       mandate: { summary: 'Debit an active mandate', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'mandate', mandate: 'mdt_01jd8x3v0pe7wbz0m4k6f2n9qa' } } },
     }),

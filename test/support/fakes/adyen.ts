@@ -193,6 +193,12 @@ export class FakeAdyen extends FakeProcessor<Fault> {
   }
 
   private pay(body: Obj): Answer {
+    // Merchant-initiated with card details: Adyen needs the model and the first payment's networkTxReference.
+    if (body.shopperInteraction === 'ContAuth') {
+      if (!['UnscheduledCardOnFile', 'Subscription', 'CardOnFile'].includes(body.recurringProcessingModel)) return serviceError(422, 'generic-422', 'ContAuth needs a recurringProcessingModel.');
+      if (!/^\w{8,}$/.test(body.paymentMethod.networkPaymentReference ?? '')) return serviceError(422, 'generic-422', 'A ContAuth payment with card details needs paymentMethod.networkPaymentReference.');
+      if (body.paymentMethod.cvc !== undefined) return serviceError(422, 'generic-422', 'A ContAuth payment takes no CVC.');
+    } else if (body.paymentMethod.networkPaymentReference !== undefined) return serviceError(422, 'generic-422', 'networkPaymentReference goes with shopperInteraction ContAuth.');
     const pspReference = psp();
     const number: string = body.paymentMethod.number;
     const payment: FakePayment = { pspReference, reference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount, resultCode: 'Authorised', refunded: 0, body };
