@@ -24,7 +24,7 @@ export function describeContract(title: string, harness: ProcessorHarness, setti
       processor = await harness.connect(h.api, h.url);
       await routeThrough(h.api, processor);
     });
-    const context = (): ScenarioContext => ({ api: h.api, harness, processor, url: h.url, query: (statement) => h.query(statement) });
+    const context = (): ScenarioContext => ({ api: h.api, harness, processor, url: h.url, query: (statement) => h.query(statement), saving: { db: h.db, owner: { accountId: h.tenant.accountId, livemode: false } } });
 
     for (const scenario of [...SCENARIOS, ...SAVED_CARD_SCENARIOS, ...MANDATE_SCENARIOS]) {
       const can = runnable(harness, scenario);
