@@ -1,5 +1,5 @@
 // Saved cards leave no card number in clear and no CVC at all: after payments that save a card
-// (succeeded, declined, pending), a detach and a customer's deletion, every text, json and bytea
+// (succeeded, declined, pending), a payment with a saved card and its CVC, a detach and a customer's deletion, every text, json and bytea
 // column of every table and the service's captured log lines are searched.
 import { describe, expect, it } from 'vitest';
 import { LogCapture } from '../support/helpers.js';
@@ -28,6 +28,9 @@ describe('card data of saved cards', () => {
     for (const p of saved) expect(p.payment_method_saved).toMatch(/^pm_/);
     expect((await save(CARDS.declined, keep.id)).status).toBe('failed');
     expect((await save(CARDS.pending, keep.id)).status).toBe('pending');
+    // Paying with a saved card, the CVC given again, with an Idempotency-Key (its record and fingerprint stored).
+    const again = await api.post('/v1/payments', { payment_order: (await newOrder(api)).id, payment_method: { type: 'saved_card', saved_card: { id: saved[0].payment_method_saved, cvc: CVC } } }, { idempotencyKey: 'saved-cvc-1' });
+    expect(again.body.status, again.text).toBe('succeeded');
     expect((await api.post(`/v1/payment-methods/${saved[1].payment_method_saved}/detach`)).status).toBe(200);
     expect((await api.request('DELETE', `/v1/customers/${gone.id}`)).status).toBe(200);
 

@@ -89,16 +89,20 @@ export function summarizeCard(card: CardDetails, key: Buffer, accountId: string)
 }
 
 /**
- * What the idempotency fingerprint sees of a payment request: the card number and CVC replaced by
- * keyed digests, so that the stored request fingerprint is no unkeyed hash of card data.
+ * What the idempotency fingerprint sees of a payment request: the card number and CVC (a saved
+ * card's CVC given again too) replaced by keyed digests, so that the stored request fingerprint is no unkeyed hash of card data.
  */
 export function redactCardForFingerprint(key: Buffer) {
   return (body: unknown): unknown => {
-    const card = (body as { payment_method?: { card?: Record<string, unknown> } } | undefined)?.payment_method?.card;
-    if (!card || typeof card !== 'object') return body;
+    const method = (body as { payment_method?: { card?: Record<string, unknown>; saved_card?: Record<string, unknown> } } | undefined)?.payment_method;
     const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
     const b = body as { payment_method: Record<string, unknown> };
-    return { ...b, payment_method: { ...b.payment_method, card: { ...card, number: digest(card.number), cvc: digest(card.cvc) } } };
+    const card = method?.card;
+    if (card && typeof card === 'object') return { ...b, payment_method: { ...b.payment_method, card: { ...card, number: digest(card.number), cvc: digest(card.cvc) } } };
+    // A saved card's CVC collected again is card data too.
+    const saved = method?.saved_card;
+    if (saved && typeof saved === 'object' && saved.cvc !== undefined) return { ...b, payment_method: { ...b.payment_method, saved_card: { ...saved, cvc: digest(saved.cvc) } } };
+    return body;
   };
 }
 
