@@ -1995,7 +1995,7 @@ export interface components {
                 /** @enum {string} */
                 type: "validation" | "authentication" | "eligibility" | "processing" | "rate-limit";
                 /** @enum {string} */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_on_session_only" | "payment_method_not_active" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
                 message: string;
                 param?: string;
                 request_id: string;
@@ -3669,6 +3669,20 @@ export interface components {
             /** @description An active mandate (mdt_…) of the order's currency whose max_amount allows the order's amount. */
             mandate: string;
         };
+        /** SavedCardPaymentMethodInput */
+        SavedCardPaymentMethodInput: {
+            /**
+             * @description A card the customer saved (docs/customers.md), kept in the service's vault. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "saved_card";
+            saved_card: {
+                /** @description The saved payment method (pm_…), active. */
+                id: string;
+                /** @description The CVC collected again from a present customer. Never stored, logged or returned. */
+                cvc?: string;
+            };
+        };
         /** Payment */
         Payment: {
             /** @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa */
@@ -3722,6 +3736,8 @@ export interface components {
                 /** @description The last four characters of the mandate's account. */
                 last4: string;
             };
+            /** @description The payment method (pm_…) the card was saved as, once a payment with `setup_future_usage` succeeded; null otherwise. */
+            payment_method_saved: string | null;
             /** @description The connector that took the payment; null while none has. */
             connector: string | null;
             /** @description The processor's own id for the charge. */
@@ -7239,13 +7255,27 @@ export interface operations {
                 "application/json": {
                     /** @description The open payment order to pay (ord_…). */
                     payment_order: string;
-                    /** @description `card`: give `card`. `mandate`: a direct debit, give `mandate`. */
-                    payment_method: components["schemas"]["CardPaymentMethodInput"] | components["schemas"]["MandatePaymentMethodInput"];
+                    /** @description `card`: give `card`. `mandate`: a direct debit, give `mandate`. `saved_card`: a saved card, give `saved_card`. */
+                    payment_method: components["schemas"]["CardPaymentMethodInput"] | components["schemas"]["MandatePaymentMethodInput"] | components["schemas"]["SavedCardPaymentMethodInput"];
                     /**
                      * @description Where the customer comes back to after a customer action (3-D Secure, a redirect), with `payment=pay_…` appended. An absolute URL; https in live mode. Without it a payment whose processor needs the customer fails `authentication_required`.
                      * @example https://shop.example.com/checkout/done
                      */
                     return_url?: string;
+                    /** @description The customer (cus_…) the card is saved for; needs `setup_future_usage`. */
+                    customer?: string;
+                    /**
+                     * @description Card payments: save the card for `customer` once the payment succeeded (`payment_method_saved`). `on_session`: the customer will be present to pay again; `off_session`: the merchant may also charge it without the customer (subscriptions, top-ups, no-shows).
+                     * @enum {string}
+                     */
+                    setup_future_usage?: "on_session" | "off_session";
+                    /** @description With a `saved_card` saved for off_session: a merchant-initiated payment, the customer absent (never a customer action: a processor asking for 3-D Secure fails it authentication_required). */
+                    off_session?: boolean;
+                    /**
+                     * @description Why the merchant charges the absent customer; default `unscheduled`.
+                     * @enum {string}
+                     */
+                    off_session_reason?: "unscheduled" | "subscription";
                     /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
                     metadata?: {
                         [key: string]: string;

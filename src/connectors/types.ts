@@ -80,6 +80,20 @@ export interface ChargeRequest {
    * redirect flow, and answers `declined` with `authentication_required` if the customer is needed.
    */
   returnUrl?: string;
+  /**
+   * Card payments that save the card (docs/customers.md): the first, customer-initiated payment of
+   * a stored-credential series, flagged so (Stripe `setup_future_usage`, Adyen
+   * `recurringProcessingModel` with `shopperInteraction: "Ecommerce"`), whose answer names the card
+   * scheme's network transaction id (`ChargeState` succeeded).
+   */
+  storedCredential?: { kind: 'first'; usage: 'on_session' | 'off_session' };
+  /**
+   * A merchant-initiated payment with a saved card (the customer absent, `card.cvc` empty): the
+   * network transaction id of the customer-initiated payment that set the card up, and why the
+   * merchant charges it. Connectors send their processor's merchant-initiated flags; no customer
+   * action can follow (no returnUrl).
+   */
+  merchantInitiated?: { networkTransactionId: string | null; reason: 'unscheduled' | 'subscription' };
 }
 
 /** Where the processor needs the customer (3-D Secure, a bank redirect): the page to send them to. */
@@ -106,7 +120,9 @@ type Answer<State> = State | ConnectorError;
 type StatusAnswer<State> = State | { kind: 'not_found' } | ConnectorError;
 
 export type ChargeState =
-  | Taken<'succeeded' | 'pending'>
+  /** `networkTransactionId`: the card scheme's id of a customer-initiated card payment, when the processor gives it (kept on a saved card for later merchant-initiated payments). */
+  | (Taken<'succeeded'> & { networkTransactionId?: string })
+  | Taken<'pending'>
   | Refused<'declined', PaymentFailureCode>
   /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction }

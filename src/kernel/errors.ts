@@ -64,6 +64,8 @@ export const ERROR_CATALOGUE = {
   mandate_not_active: eligibility(422, 'The mandate is not active; only an active mandate can be debited.'),
   payouts_not_enabled: eligibility(422, 'Payouts are not enabled for this account in live mode; onboarding enables them.'),
   insufficient_balance: eligibility(422, 'The available balance in this currency is too low for this payout or refund.'),
+  payment_method_on_session_only: eligibility(422, 'The payment method was saved for on_session use: the customer must be present (no off_session payment).'),
+  payment_method_not_active: eligibility(422, 'The payment method is not active (its verification failed or waits for the customer); it cannot be charged.'),
   payment_method_detached: eligibility(422, 'The payment method is detached: its card data is erased and it can no longer be used or changed.'),
   beneficiary_disabled: eligibility(422, 'The beneficiary is disabled and cannot receive payouts.'),
   /** The money's currency is not the one its counterpart works in (a beneficiary's account, a mandate). */

@@ -14,8 +14,12 @@ import type { EventObject, EventStatus, EventType } from '../events/types.js';
 import type { Executor } from '../storage/db.js';
 import type { MovementRow, MovementTable } from './row.js';
 
-/** What moves with a status change: `row` as it now stands, `before` as it stood (a charge-back is a failure of a success). */
-export type Effect<Row> = (tx: Executor, ctx: RequestContext, row: Row, now: Date, before: Row) => Promise<void>;
+/**
+ * What moves with a status change: `row` as it now stands, `before` as it stood (a charge-back is
+ * a failure of a success). An effect that changes the row itself answers it as it then stands,
+ * so that the event shows it (a payment naming the card it saved).
+ */
+export type Effect<Row> = (tx: Executor, ctx: RequestContext, row: Row, now: Date, before: Row) => Promise<void | Row>;
 
 /** The statuses of `Status` that have an event `${O}.${status}` in the catalogue: what `moveTo` may reach. */
 export type EventfulStatus<O extends EventObject, Status extends string> = Extract<Status, EventStatus<O>>;
@@ -63,8 +67,8 @@ export async function moveTo<Row extends MovementRow, Status extends string, O e
   set: Partial<Row> = {},
 ): Promise<Row> {
   t.states.assert(row.status as Status, to, operation);
-  const after = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
-  await t.effects?.[to]?.(tx, ctx, after, now, row);
+  const saved = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
+  const after = (await t.effects?.[to]?.(tx, ctx, saved, now, row)) ?? saved;
   const event = t.events && to in t.events ? t.events[to] : statusEvent<O, Status>(t.object, to);
   if (event) await recordEvent(tx, ctx, event, t.view(after), now);
   return after;

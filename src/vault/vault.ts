@@ -61,6 +61,23 @@ function recordKey(ctx: Tenancy, recordId: string): RecordKey {
 
 const ownRecord = (r: RecordKey) => and(eq(vaultRecords.accountId, r.accountId), eq(vaultRecords.livemode, r.livemode), eq(vaultRecords.id, r.id));
 
+/**
+ * Vault.erase without the keys, which erasing does not need: for the outcome of a payment (its
+ * transition effects run where no runtime is at hand) that erases its in-flight card.
+ */
+export async function eraseRecord(tx: Executor, ctx: Tenancy, recordId: string): Promise<boolean> {
+  const record = recordKey(ctx, recordId);
+  const erased = await tx
+    .update(vaultRecords)
+    .set({ keyId: null, wrappedKey: null, sealedCard: null, erasedAt: sql`now()` })
+    .where(and(ownRecord(record), isNotNull(vaultRecords.wrappedKey)))
+    .returning({ id: vaultRecords.id });
+  if (erased.length > 0) return true;
+  const [exists] = await tx.select({ id: vaultRecords.id }).from(vaultRecords).where(ownRecord(record));
+  if (!exists) throw new VaultError('record_missing', `no vault record ${recordId} for this account and mode`);
+  return false;
+}
+
 export function createVault(keys: readonly EncryptionKey[]): Vault {
   const sealing = createSealing(keys);
   return {
@@ -94,18 +111,7 @@ export function createVault(keys: readonly EncryptionKey[]): Vault {
       return card;
     },
 
-    async erase(tx, ctx, recordId) {
-      const record = recordKey(ctx, recordId);
-      const erased = await tx
-        .update(vaultRecords)
-        .set({ keyId: null, wrappedKey: null, sealedCard: null, erasedAt: sql`now()` })
-        .where(and(ownRecord(record), isNotNull(vaultRecords.wrappedKey)))
-        .returning({ id: vaultRecords.id });
-      if (erased.length > 0) return true;
-      const [exists] = await tx.select({ id: vaultRecords.id }).from(vaultRecords).where(ownRecord(record));
-      if (!exists) throw new VaultError('record_missing', `no vault record ${recordId} for this account and mode`);
-      return false;
-    },
+    erase: eraseRecord,
 
     rotate: (db, opts) => rotateDataKeys(db, sealing, opts),
   };

@@ -58,11 +58,16 @@ describe('the served OpenAPI document', () => {
   it('describes payment_method as a oneOf of named schemas with a discriminator on type', async () => {
     const doc = await served();
     const method = doc.paths['/v1/payments'].post.requestBody.content['application/json'].schema.properties.payment_method;
-    expect(method.oneOf).toEqual([{ $ref: '#/components/schemas/CardPaymentMethodInput' }, { $ref: '#/components/schemas/MandatePaymentMethodInput' }]);
-    expect(method.discriminator).toEqual({ propertyName: 'type', mapping: { card: method.oneOf[0].$ref, mandate: method.oneOf[1].$ref } });
+    expect(method.oneOf).toEqual([
+      { $ref: '#/components/schemas/CardPaymentMethodInput' },
+      { $ref: '#/components/schemas/MandatePaymentMethodInput' },
+      { $ref: '#/components/schemas/SavedCardPaymentMethodInput' },
+    ]);
+    expect(method.discriminator).toEqual({ propertyName: 'type', mapping: { card: method.oneOf[0].$ref, mandate: method.oneOf[1].$ref, saved_card: method.oneOf[2].$ref } });
     const tag = doc.components.schemas.CardPaymentMethodInput.properties.type;
     expect(tag.const ?? tag.enum).toEqual(tag.const ? 'card' : ['card']);
     expect(doc.components.schemas.MandatePaymentMethodInput.required).toEqual(['type', 'mandate']);
+    expect(doc.components.schemas.SavedCardPaymentMethodInput.required).toEqual(['type', 'saved_card']);
   });
 
   it('holds only examples that validate against their own schema', async () => {

@@ -5,7 +5,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { expectError, orderBody } from '../support/helpers.js';
-import { newCustomer, savedCard } from '../support/customers.js';
+import { contextOf, newCustomer, savedCard, testVault } from '../support/customers.js';
+import { parseId } from '../../src/kernel/ids.js';
 
 const h = useService();
 const { api } = h;
@@ -149,6 +150,9 @@ describe('deleting a customer with saved cards', () => {
     const already = await savedCard(h.db, owner(), c.id);
     expect((await api.post(`/v1/payment-methods/${already.id}/detach`)).status).toBe(200);
     const untouched = await savedCard(h.db, owner(), keep.id);
+    const recordsOf = (ids: string[]) => h.query(sql`SELECT vault_record_id FROM payment_methods WHERE id IN (${sql.join(ids.map((id) => sql`${parseId('pm', id)}`), sql`, `)}) ORDER BY id`);
+    const records = (await recordsOf(cards.map((card) => card.id))).map((r) => r.vault_record_id as string);
+    const [kept] = (await recordsOf([untouched.id])).map((r) => r.vault_record_id as string);
 
     const deleted = await api.request('DELETE', `/v1/customers/${c.id}`);
     expect(deleted.status, deleted.text).toBe(200);
@@ -163,6 +167,10 @@ describe('deleting a customer with saved cards', () => {
     const rows = await h.query(sql`SELECT status, vault_record_id, detached_at FROM payment_methods WHERE customer_id = (SELECT id FROM customers WHERE deleted_at IS NOT NULL ORDER BY deleted_at DESC LIMIT 1)`);
     expect(rows).toHaveLength(3);
     for (const row of rows) expect(row).toMatchObject({ status: 'detached', vault_record_id: null });
+    // Their cards are crypto-shredded; the other customer's card is not.
+    const tenancy = contextOf(owner());
+    for (const record of records) await expect(testVault.unseal(h.db, tenancy, record, { type: 'payment', id: 'pay_test' })).rejects.toMatchObject({ code: 'record_erased' });
+    expect((await testVault.unseal(h.db, tenancy, kept!, { type: 'payment', id: 'pay_test' })).number).toBe('4242424242424242');
     // A card cannot be attached to a deleted customer.
     await expect(savedCard(h.db, owner(), c.id)).rejects.toMatchObject({ code: 'resource_missing', param: 'customer' });
   });

@@ -10,25 +10,11 @@ import { LogCapture } from '../support/helpers.js';
 import { newOrder } from '../support/payments.js';
 import { accountFor, ENDINGS, mandateBody, mandateMethod } from '../support/mandates.js';
 import { useService } from '../support/fixtures.js';
+import { everyStoredText } from '../support/stored-text.js';
 
 const logs = new LogCapture();
 const h = useService({ logs });
 const { api } = h;
-
-/** Every text-like column of every table, as text: where a leaked number would sit. */
-async function everyStoredText(): Promise<string> {
-  const columns = await h.query(
-    sql`SELECT table_name, column_name FROM information_schema.columns
-        WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'ARRAY')`,
-  );
-  expect(columns.length).toBeGreaterThan(10);
-  const parts: string[] = [];
-  for (const { table_name, column_name } of columns) {
-    const rows = await h.query(sql.raw(`SELECT "${String(column_name)}"::text AS v FROM "${String(table_name)}" WHERE "${String(column_name)}" IS NOT NULL`));
-    for (const row of rows) parts.push(String(row.v));
-  }
-  return parts.join('\n');
-}
 
 describe('bank account secrets', () => {
   it('are sealed at rest, never in any text column of any table, never returned, never logged', async () => {
@@ -62,7 +48,7 @@ describe('bank account secrets', () => {
       for (const secret of secrets) expect(res.text).not.toContain(secret);
     }
 
-    const stored = await everyStoredText();
+    const stored = await everyStoredText((q) => h.query(q));
     expect(stored).toContain(created[0].bank_account.fingerprint); // the scan does see the mandates
     for (const secret of secrets) expect(stored).not.toContain(secret);
     expect(logs.lines.length).toBeGreaterThan(5);

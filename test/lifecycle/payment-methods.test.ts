@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { expectError } from '../support/helpers.js';
-import { contextOf, newCustomer, savedCard } from '../support/customers.js';
+import { contextOf, newCustomer, savedCard, testVault } from '../support/customers.js';
 import { attachPaymentMethod } from '../../src/domain/payment-methods/service.js';
 import { parseId } from '../../src/kernel/ids.js';
 
@@ -106,7 +106,11 @@ describe('payment methods over HTTP', () => {
 
   it('detaches once (card data erased, event), then answers 422 payment_method_detached to a detach or an update', async () => {
     const c = await newCustomer(api);
-    const pm = await savedCard(h.db, owner(), c.id, { vaultRecordId: 'vault-to-erase' });
+    const pm = await savedCard(h.db, owner(), c.id);
+    const [before] = await h.query(sql`SELECT vault_record_id FROM payment_methods WHERE id = ${parseId('pm', pm.id)}`);
+    const record = before!.vault_record_id as string;
+    const tenancy = contextOf(owner());
+    expect((await testVault.unseal(h.db, tenancy, record, { type: 'payment', id: 'pay_test' })).number).toBe('4242424242424242');
     const res = await api.post(`/v1/payment-methods/${pm.id}/detach`, undefined, { idempotencyKey: 'detach-1' });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ id: pm.id, status: 'detached', customer: c.id, card: pm.card, version: 2 });
@@ -116,6 +120,11 @@ describe('payment methods over HTTP', () => {
     const events = await eventsOf(pm.id);
     expect(events.map((e) => e.type)).toEqual(['payment_method.attached', 'payment_method.detached']);
     expect(events[1]!.request_id).toBe(res.headers.get('request-id'));
+    // Crypto-shredded: the record's data key is gone, so the card can never be unsealed again.
+    await expect(testVault.unseal(h.db, tenancy, record, { type: 'payment', id: 'pay_test' })).rejects.toMatchObject({ code: 'record_erased' });
+    const [shredded] = await h.query(sql`SELECT wrapped_key, sealed_card, erased_at FROM vault_records WHERE id = ${parseId('vr', record)}`);
+    expect(shredded).toMatchObject({ wrapped_key: null, sealed_card: null });
+    expect(shredded!.erased_at).not.toBeNull();
 
     const replay = await api.post(`/v1/payment-methods/${pm.id}/detach`, undefined, { idempotencyKey: 'detach-1' });
     expect(replay.text).toBe(res.text);

@@ -12,6 +12,8 @@ type ResultCode = `${PaymentResponse.ResultCodeEnum}`;
 /** What /payments and /payments/details answer, as this connector reads it. */
 export type PaymentAnswer = Pick<PaymentResponse | PaymentDetailsResponse, 'pspReference' | 'refusalReason' | 'refusalReasonCode' | 'merchantReference'> & {
   resultCode?: ResultCode;
+  /** With the networkTxReference additional data enabled for the account: the card scheme's transaction id. */
+  additionalData?: Record<string, string> | null;
   action?: { type?: string; url?: string; method?: string; data?: Record<string, string> } | null;
 };
 
@@ -63,9 +65,12 @@ export function chargeStateOf(answer: PaymentAnswer, reference: string | null = 
   const declined = (failureCode: PaymentFailureCode, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, failureCode, message });
   const code = answer.resultCode;
   switch (code) {
-    case 'Authorised':
+    case 'Authorised': {
       // Under manualCapture Adyen holds the money until /captures (or /cancels).
-      return manual ? { kind: 'authorized', connectorReference } : { kind: 'succeeded', connectorReference };
+      if (manual) return { kind: 'authorized', connectorReference };
+      const networkTransactionId = answer.additionalData?.networkTxReference;
+      return networkTransactionId ? { kind: 'succeeded', connectorReference, networkTransactionId } : { kind: 'succeeded', connectorReference };
+    }
     case 'Refused':
       return declined(refusalCodeOf(answer), `Adyen refused the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
     case 'Cancelled':

@@ -82,11 +82,11 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     }
     const now = this.p.now();
     const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
-    const made = this.newCharge(body);
+    // As a card scheme does for every card payment (and verification): the id a later merchant-initiated payment cites.
+    const made = { ...this.newCharge(body), network_transaction_id: `simntid_${crypto.randomBytes(12).toString('hex')}` };
     const manual = made.capture === 'MANUAL';
     // Every success card authorises under manual capture; one of them has its captures declined.
     const charge: SimCharge = manual ? { ...made, state: 'AUTHORISED', ...(card?.captureDeclined ? { capture_declines: true } : {}) } : made;
-    if (body.verification) charge.network_transaction_id = this.p.nextId('ntx');
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');

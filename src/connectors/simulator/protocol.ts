@@ -65,7 +65,7 @@ export interface SimCharge {
   captured_minor?: number;
   /** The card whose captures the issuer refuses (docs/test-mode.md). */
   capture_declines?: boolean;
-  /** Verifications: the card scheme's id of this customer-initiated authorisation. */
+  /** Card charges and verifications: the card scheme's network transaction id, for merchant-initiated payments to cite. */
   network_transaction_id?: string;
 }
 

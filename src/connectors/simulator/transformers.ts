@@ -126,7 +126,9 @@ export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeS
   const state: SimChargeState = charge.state;
   switch (state) {
     case 'CAPTURED':
-      return { kind: 'succeeded', connectorReference: charge.charge_id };
+      return charge.network_transaction_id === undefined
+        ? { kind: 'succeeded', connectorReference: charge.charge_id }
+        : { kind: 'succeeded', connectorReference: charge.charge_id, networkTransactionId: charge.network_transaction_id };
     case 'PENDING':
       return { kind: 'pending', connectorReference: charge.charge_id };
     case 'AWAITING_AUTHENTICATION':

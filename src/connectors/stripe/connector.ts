@@ -48,6 +48,11 @@ async function ask<A, R, E = never>(signal: AbortSignal, call: () => Promise<A>,
 const notFound = (err: unknown): { kind: 'not_found' } | undefined =>
   err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing' ? { kind: 'not_found' } : undefined;
 
+/** Stripe's merchant-initiated exemption with the card's network transaction id (docs/customers.md). */
+function mitExemption(networkTransactionId: string | null): Record<string, unknown> {
+  return networkTransactionId === null ? {} : { payment_method_options: { card: { mit_exemption: { network_transaction_id: networkTransactionId } } } };
+}
+
 export function createStripeConnector(opts: StripeConnectorOptions): Connector {
   const stripe = new Stripe(opts.secretKey, clientOptions(opts.apiBaseUrl));
   /** The PaymentIntent of our payment: by its id when we hold it, else by search on our metadata (eventually consistent). */
@@ -71,11 +76,22 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         confirm: true,
         capture_method: request.captureMethod ?? 'automatic',
         allowed_payment_method_types: ['card'],
-        payment_method_data: { type: 'card', card: { number, exp_month: expMonth, exp_year: expYear, cvc } } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
+        // A saved card charged without the customer has no CVC to send.
+        payment_method_data: { type: 'card', card: { number, exp_month: expMonth, exp_year: expYear, ...(cvc ? { cvc } : {}) } } as Stripe.PaymentIntentCreateParams.PaymentMethodData,
         metadata: { [PAYMENT_KEY]: request.reference },
+        // The first payment of a stored-credential series says so, and its charge's network
+        // transaction id (payment_method_details.card) is what later merchant-initiated payments cite.
+        ...(request.storedCredential?.kind === 'first' ? { setup_future_usage: request.storedCredential.usage, expand: ['latest_charge'] } : {}),
         // 3-D Secure: a redirect back to our return endpoint; without one, Stripe must not start it.
-        ...(request.returnUrl === undefined ? { error_on_requires_action: true } : { return_url: request.returnUrl }),
-      };
+        // A merchant-initiated payment is off_session (Stripe then never starts 3-D Secure) and
+        // cites the network transaction id of the card's set-up (mit_exemption: enabled per
+        // account by Stripe, as raw card data is, and not in the SDK's types).
+        ...(request.merchantInitiated
+          ? { off_session: true, ...mitExemption(request.merchantInitiated.networkTransactionId) }
+          : request.returnUrl === undefined
+          ? { error_on_requires_action: true }
+          : { return_url: request.returnUrl }),
+      } as Stripe.PaymentIntentCreateParams;
       const state = await ask(signal, () => stripe.paymentIntents.create(params, { idempotencyKey: request.reference }), chargeStateOf, declineOf);
       // A PaymentIntent that needs a customer nobody will bring is cancelled, so that it can never be completed later.
       if (state.kind === 'declined' && state.failureCode === 'authentication_required' && state.connectorReference) {

@@ -63,11 +63,15 @@ export function failureCodeOf(error: LastError | null | undefined): PaymentFailu
 }
 
 /** Where a PaymentIntent stands, for us; its metadata carries our payment id. */
-export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'last_payment_error' | 'next_action'>): ChargeState {
+export function chargeStateOf(
+  intent: Pick<Stripe.PaymentIntent, 'id' | 'status' | 'last_payment_error' | 'next_action'> & Partial<Pick<Stripe.PaymentIntent, 'latest_charge'>>,
+): ChargeState {
   const connectorReference = intent.id;
   switch (intent.status) {
-    case 'succeeded':
-      return { kind: 'succeeded', connectorReference };
+    case 'succeeded': {
+      const networkTransactionId = networkTransactionIdOf(intent.latest_charge);
+      return networkTransactionId ? { kind: 'succeeded', connectorReference, networkTransactionId } : { kind: 'succeeded', connectorReference };
+    }
     case 'requires_action': {
       const redirect = intent.next_action?.type === 'redirect_to_url' ? intent.next_action.redirect_to_url?.url : undefined;
       if (redirect) return { kind: 'requires_action', connectorReference, action: { url: redirect, method: 'GET' } };
@@ -89,6 +93,12 @@ export function chargeStateOf(intent: Pick<Stripe.PaymentIntent, 'id' | 'status'
       // API version: still moving or not yet known, never failed while money could still move.
       return { kind: 'pending', connectorReference };
   }
+}
+
+/** The card scheme's id of the charge, when the intent came with its charge expanded (`expand: ['latest_charge']`). */
+function networkTransactionIdOf(charge: Stripe.PaymentIntent['latest_charge'] | undefined): string | undefined {
+  if (!charge || typeof charge === 'string') return undefined;
+  return charge.payment_method_details?.card?.network_transaction_id ?? undefined;
 }
 
 export function refundStateOf(refund: Pick<Stripe.Refund, 'id' | 'status' | 'failure_reason'>): RefundState {

@@ -14,6 +14,7 @@ import { recordEvent } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
 import { changeOne, newOwnedRow, tenantReads } from '../../kernel/tenant.js';
 import { detachPaymentMethodsOf } from '../payment-methods/service.js';
+import type { Vault } from '../../vault/vault.js';
 import type { CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from './schema.js';
 import { CUSTOMERS, customerView, type CustomerRow } from './store.js';
 
@@ -85,9 +86,9 @@ export async function updateCustomer(db: Db, ctx: RequestContext, id: string, in
  * methods that name it; its reference is free again. A second DELETE is a 404, as for any
  * customer the API does not show.
  */
-export async function deleteCustomer(db: Db, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
+export async function deleteCustomer(db: Db, vault: Vault, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
   return changeOne(db, ctx, CUSTOMERS, id, async (tx, row) => {
-    await detachPaymentMethodsOf(tx, ctx, row.id, now);
+    await detachPaymentMethodsOf(tx, vault, ctx, row.id, now);
     await saveCustomer(tx, ctx, row, { deletedAt: now }, 'customer.deleted', now);
     return respond(tx, ctx, 200, { id: toPublicId('cus', row.id), object: 'customer', deleted: true });
   });

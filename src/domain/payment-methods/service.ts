@@ -18,6 +18,7 @@ import { lockCustomerForUse } from '../customers/store.js';
 import type { CardFunding, ListPaymentMethodsQuery, PaymentMethodView, UpdatePaymentMethodBody } from './schema.js';
 import { paymentMethodStates, type PaymentMethodStatus, type PaymentMethodUsage } from './state.js';
 import { eraseCardData } from './vault-seam.js';
+import type { Vault } from '../../vault/vault.js';
 
 export type PaymentMethodRow = typeof paymentMethods.$inferSelect;
 
@@ -138,9 +139,9 @@ export async function updatePaymentMethod(db: Db, ctx: RequestContext, id: strin
 }
 
 /** Detaches a locked method: its card data erased in the vault, the method kept as `detached`, with its event. */
-async function detachLocked(tx: Executor, ctx: RequestContext, row: PaymentMethodRow, now: Date): Promise<PaymentMethodRow> {
+async function detachLocked(tx: Executor, vault: Vault, ctx: RequestContext, row: PaymentMethodRow, now: Date): Promise<PaymentMethodRow> {
   paymentMethodStates.assert(row.status, 'detached', 'detach');
-  if (row.vaultRecordId !== null) await eraseCardData(tx, ctx, row.vaultRecordId);
+  if (row.vaultRecordId !== null) await eraseCardData(tx, vault, ctx, row.vaultRecordId);
   return savePaymentMethod(tx, ctx, row, { status: 'detached', vaultRecordId: null, detachedAt: now }, 'payment_method.detached', now);
 }
 
@@ -149,21 +150,21 @@ async function detachLocked(tx: Executor, ctx: RequestContext, row: PaymentMetho
  * detached is an error (422 payment_method_detached), not a quiet repeat: the first answer said
  * it all, and a retry that must see the same answer sends the same Idempotency-Key.
  */
-export async function detachPaymentMethod(db: Db, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
+export async function detachPaymentMethod(db: Db, vault: Vault, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {
   return changeOne(db, ctx, PAYMENT_METHODS, id, async (tx, row) => {
     refuseDetached(row);
-    return respond(tx, ctx, 200, paymentMethodView(await detachLocked(tx, ctx, row, now)));
+    return respond(tx, ctx, 200, paymentMethodView(await detachLocked(tx, vault, ctx, row, now)));
   });
 }
 
 /** Detaches every method a customer still holds (the customer's DELETE), in the caller's transaction; the customer's row is locked by it. */
-export async function detachPaymentMethodsOf(tx: Executor, ctx: RequestContext, customerUuid: string, now: Date): Promise<number> {
+export async function detachPaymentMethodsOf(tx: Executor, vault: Vault, ctx: RequestContext, customerUuid: string, now: Date): Promise<number> {
   const rows = await tx
     .select()
     .from(paymentMethods)
     .where(and(eq(paymentMethods.accountId, ctx.accountId), eq(paymentMethods.livemode, ctx.livemode), eq(paymentMethods.customerId, customerUuid), ne(paymentMethods.status, 'detached')))
     .orderBy(paymentMethods.id)
     .for('update');
-  for (const row of rows) await detachLocked(tx, ctx, row, now);
+  for (const row of rows) await detachLocked(tx, vault, ctx, row, now);
   return rows.length;
 }

@@ -1,13 +1,13 @@
-// Where detaching a payment method erases its card data. The vault (sealed card records with their
-// own data keys, docs/customers.md) is not part of the service yet: this is the one call point it
-// fills in, so that every detach (one method, or all of a deleted customer's) already goes through
-// it, inside the transaction that marks the method detached.
+// Where detaching a payment method erases its card data, inside the transaction that marks the
+// method detached (one method, or all of a deleted customer's): the vault destroys the record's
+// data key (crypto-shredding, docs/vault.md), so the card can never be unsealed again.
 import type { Executor } from '../../storage/db.js';
-import type { RequestContext } from '../../kernel/context.js';
+import type { Tenancy, Vault } from '../../vault/vault.js';
 
 /**
- * Erases the vault record holding a saved card (crypto-shredding: its data key is destroyed).
- * Until the vault lands nothing stores card data under such a record, so there is nothing to erase;
- * the caller clears the method's vault_record_id either way.
+ * Erases the vault record holding a saved card. A record already erased (a payment that failed
+ * erased its in-flight card) is no error; a record of another account or mode is (record_missing).
  */
-export async function eraseCardData(_tx: Executor, _ctx: Pick<RequestContext, 'accountId' | 'livemode'>, _vaultRecordId: string): Promise<void> {}
+export async function eraseCardData(tx: Executor, vault: Vault, ctx: Tenancy, vaultRecordId: string): Promise<void> {
+  await vault.erase(tx, ctx, vaultRecordId);
+}

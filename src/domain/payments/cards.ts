@@ -91,19 +91,23 @@ export function summarizeCard(card: CardDetails, key: Buffer, accountId: string)
 }
 
 /**
- * What the idempotency fingerprint sees of a payment request (or of a card saved without paying): the card number and CVC replaced by
- * keyed digests, so that the stored request fingerprint is no unkeyed hash of card data.
+ * What the idempotency fingerprint sees of a payment request (or of a card saved without paying):
+ * the card number and CVC (a saved card's CVC given again too) replaced by keyed digests, so that
+ * the stored request fingerprint is no unkeyed hash of card data.
  */
 export function redactCardForFingerprint(key: Buffer) {
   const digest = (value: unknown) => crypto.createHmac('sha256', key).update(`idempotency:${String(value)}`).digest('base64url');
   const redact = (card: Record<string, unknown>) => ({ ...card, number: digest(card.number), cvc: digest(card.cvc) });
   return (body: unknown): unknown => {
-    const b = body as { payment_method?: { card?: Record<string, unknown> }; card?: Record<string, unknown> } | undefined;
+    const b = body as { payment_method?: { card?: Record<string, unknown>; saved_card?: Record<string, unknown> }; card?: Record<string, unknown> } | undefined;
     // POST /v1/payment-methods carries its card at the top.
     if (b?.card && typeof b.card === 'object') return { ...b, card: redact(b.card) };
     const card = b?.payment_method?.card;
-    if (!card || typeof card !== 'object') return body;
-    return { ...b, payment_method: { ...b!.payment_method, card: redact(card) } };
+    if (card && typeof card === 'object') return { ...b, payment_method: { ...b!.payment_method, card: redact(card) } };
+    // A saved card's CVC collected again is card data too.
+    const saved = b?.payment_method?.saved_card;
+    if (saved && typeof saved === 'object' && saved.cvc !== undefined) return { ...b, payment_method: { ...b!.payment_method, saved_card: { ...saved, cvc: digest(saved.cvc) } } };
+    return body;
   };
 }
 

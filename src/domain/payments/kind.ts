@@ -30,7 +30,9 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
       ? { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action }
       : state.kind === 'authorized'
         ? { kind: 'authorized', connector, connectorReference: state.connectorReference, captureBefore: state.captureBefore ?? null }
-        : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
+        : state.kind === 'succeeded' && state.networkTransactionId !== undefined
+          ? { kind: 'succeeded', connector, connectorReference: state.connectorReference, networkTransactionId: state.networkTransactionId }
+          : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,

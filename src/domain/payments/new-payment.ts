@@ -16,6 +16,7 @@ import { summarizeCard, validateCard } from './cards.js';
 import { returnEndpointUrl, type PaymentRow } from './transitions.js';
 import type { CreatePaymentBody } from './schema.js';
 import { NEW_PAYMENT_STATUS } from './state.js';
+import { storedCredentialOf } from './saving.js';
 
 type OrderRow = PaymentOrderRow;
 
@@ -26,15 +27,16 @@ export interface CommittedPayment {
 }
 
 /** The payment method as given: a card (checked, in memory only) or a mandate's id. */
-export type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string };
+export type MethodInput = { type: 'card'; card: CardDetails } | { type: 'mandate'; id: string } | { type: 'saved_card'; id: string; cvc?: string };
 
 /** What the connector is sent besides the amount: the card, or the mandate as the processor knows it. */
-export type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate'>;
+export type ChargeMethod = Pick<ChargeRequest, 'card' | 'mandate' | 'merchantInitiated'>;
 
 export function methodOf(input: CreatePaymentBody, livemode: boolean, now: Date, resuming: boolean): MethodInput {
   const method = input.payment_method;
   // The body schema admits each type with its own field alone (a discriminated oneOf).
   if (method.type === 'mandate') return { type: 'mandate', id: method.mandate };
+  if (method.type === 'saved_card') return { type: 'saved_card', id: method.saved_card.id, cvc: method.saved_card.cvc };
   const given = method.card;
   const card = { number: given.number, expMonth: given.exp_month, expYear: given.exp_year, cvc: given.cvc };
   validateCard(card, livemode, now, { resuming });
@@ -47,7 +49,8 @@ export function debitOf(mandate: MandateRow): ChargeMethod {
 
 /** The route for a payment of `order` (routing/planner.ts); a typed 422 when the amount alone leaves it empty. */
 export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type']): string[] {
-  return planMovementRoute(rt, routing, { need: methodType, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order' });
+  // A saved card is a card: any card connector of the route may charge it (the card is in our vault).
+  return planMovementRoute(rt, routing, { need: methodType === 'saved_card' ? 'card' : methodType, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order' });
 }
 
 /** Whether some connector of the route may be tried now (its circuit is not open). */
@@ -117,7 +120,7 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
 
 /** `publicUrl`: the service's PUBLIC_BASE_URL, base of our return endpoint given to the processor. */
 export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: string): ChargeRequest {
-  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method };
+  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method, ...storedCredentialOf(row) };
   return row.actionToken === null ? request : { ...request, returnUrl: returnEndpointUrl(publicUrl, row) };
 }
 

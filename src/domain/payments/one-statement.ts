@@ -171,6 +171,10 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
  * claims the key the general way and takes the general path, which answers whatever stopped this
  * one (bad card, unknown or unpayable order, no route).
  */
+/** Whether the body holds only what a plain card payment takes (saving a card, off-session fields: the general path checks and answers them). */
+const onlyCardFields = (input: CreatePaymentBody) =>
+  input.customer === undefined && input.setup_future_usage === undefined && input.off_session === undefined && input.off_session_reason === undefined;
+
 export async function tryCreateCardPaymentAtOnce(
   db: Db,
   rt: Runtime,
@@ -179,7 +183,7 @@ export async function tryCreateCardPaymentAtOnce(
 ): Promise<{ created: CommittedPayment; card: CardDetails } | undefined> {
   const deferred = ctx.deferredIdempotency;
   // A payment that may need its customer back keeps to the general path, which stores its return_url.
-  if (!deferred || input.payment_method.type !== 'card' || input.return_url !== undefined) return undefined;
+  if (!deferred || input.payment_method.type !== 'card' || input.return_url !== undefined || !onlyCardFields(input)) return undefined;
   const now = rt.now();
   let card: CardDetails;
   try {

@@ -5,6 +5,7 @@ import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { CAPTURE_METHODS, PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
+import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';
 
 export const CardInput = Type.Object(
   {
@@ -33,18 +34,36 @@ export const MandateMethodInput = Type.Object(
   { additionalProperties: false, $id: 'MandatePaymentMethodInput', title: 'MandatePaymentMethodInput' },
 );
 
+export const SavedCardMethodInput = Type.Object(
+  {
+    type: Type.Literal('saved_card', { description: "A card the customer saved (docs/customers.md), kept in the service's vault." }),
+    saved_card: Type.Object(
+      {
+        id: Type.String({ minLength: 1, maxLength: 64, description: 'The saved payment method (pm_…), active.' }),
+        cvc: Type.Optional(Type.String({ pattern: '^[0-9]{3,4}$', description: 'The CVC collected again from a present customer. Never stored, logged or returned.' })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: 'SavedCardPaymentMethodInput', title: 'SavedCardPaymentMethodInput' },
+);
+
 /**
  * One of the methods, told apart by `type` (a discriminator, so generated clients get a tagged
  * union, and the validator checks the branch `type` names — its errors name that branch's fields).
  */
-const PaymentMethodInput = Type.Unsafe<Static<typeof CardMethodInput> | Static<typeof MandateMethodInput>>({
+const PaymentMethodInput = Type.Unsafe<Static<typeof CardMethodInput> | Static<typeof MandateMethodInput> | Static<typeof SavedCardMethodInput>>({
   type: 'object',
-  oneOf: [Type.Ref('CardPaymentMethodInput'), Type.Ref('MandatePaymentMethodInput')],
+  oneOf: [Type.Ref('CardPaymentMethodInput'), Type.Ref('MandatePaymentMethodInput'), Type.Ref('SavedCardPaymentMethodInput')],
   discriminator: {
     propertyName: 'type',
-    mapping: { card: '#/components/schemas/CardPaymentMethodInput', mandate: '#/components/schemas/MandatePaymentMethodInput' },
+    mapping: {
+      card: '#/components/schemas/CardPaymentMethodInput',
+      mandate: '#/components/schemas/MandatePaymentMethodInput',
+      saved_card: '#/components/schemas/SavedCardPaymentMethodInput',
+    },
   },
-  description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`.',
+  description: '`card`: give `card`. `mandate`: a direct debit, give `mandate`. `saved_card`: a saved card, give `saved_card`.',
 });
 
 export const CreatePaymentBody = Type.Object(
@@ -61,12 +80,35 @@ export const CreatePaymentBody = Type.Object(
         examples: ['https://shop.example.com/checkout/done'],
       }),
     ),
+    customer: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'The customer (cus_…) the card is saved for; needs `setup_future_usage`.' }),
+    ),
+    setup_future_usage: Type.Optional(
+      Type.String({
+        enum: [...PAYMENT_METHOD_USAGES],
+        description:
+          'Card payments: save the card for `customer` once the payment succeeded (`payment_method_saved`). `on_session`: the customer will be present to pay again; ' +
+          '`off_session`: the merchant may also charge it without the customer (subscriptions, top-ups, no-shows).',
+      }),
+    ),
+    off_session: Type.Optional(
+      Type.Boolean({ description: 'With a `saved_card` saved for off_session: a merchant-initiated payment, the customer absent (never a customer action: a processor asking for 3-D Secure fails it authentication_required).' }),
+    ),
+    off_session_reason: Type.Optional(Type.String({ enum: ['unscheduled', 'subscription'], description: 'Why the merchant charges the absent customer; default `unscheduled`.' })),
     metadata: Type.Optional(Metadata),
   },
   {
     additionalProperties: false,
     ...bodyExamples({
       card: { summary: 'Pay with a test card', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } } } },
+      save: {
+        summary: 'Pay with a card and save it for the customer',
+        value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } }, customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', setup_future_usage: 'off_session' },
+      },
+      off_session: {
+        summary: 'Charge a saved card without the customer',
+        value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'saved_card', saved_card: { id: 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa' } }, off_session: true, off_session_reason: 'subscription' },
+      },
       mandate: { summary: 'Debit an active mandate', value: { payment_order: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa', payment_method: { type: 'mandate', mandate: 'mdt_01jd8x3v0pe7wbz0m4k6f2n9qa' } } },
     }),
   },
@@ -114,6 +156,9 @@ export const Payment = Type.Object(
         last4: Type.String({ description: "The last four characters of the mandate's account." }),
       }),
     ]),
+    payment_method_saved: Type.Union([Type.String(), Type.Null()], {
+      description: 'The payment method (pm_…) the card was saved as, once a payment with `setup_future_usage` succeeded; null otherwise.',
+    }),
     connector: Type.Union([Type.String(), Type.Null()], { description: 'The connector that took the payment; null while none has.' }),
     connector_reference: Type.Union([Type.String(), Type.Null()], { description: "The processor's own id for the charge." }),
     attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),

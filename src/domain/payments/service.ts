@@ -38,6 +38,8 @@ import {
   routeAvailable,
 } from './new-payment.js';
 import { paymentKind } from './kind.js';
+import { saveRequestOf, sealForSaving } from './saving.js';
+import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, usableSavedCard } from './saved-cards.js';
 import { applyState } from '../../movement/apply.js';
 import { askStatus } from '../../movement/calls.js';
 import { runMovement, type Admission } from '../../movement/engine.js';
@@ -65,7 +67,11 @@ export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: C
     // created, and the processor refuses it if it no longer holds the mandate.
     resend: async (row) => {
       const method = methodOf(input, ctx.livemode, rt.now(), true);
-      const charged = isMandateMethod(row.paymentMethod) ? debitOf(await loadMandate(db, ctx, row.paymentMethod.mandate)) : { card: (method as { card: CardDetails }).card };
+      const charged = isMandateMethod(row.paymentMethod)
+        ? debitOf(await loadMandate(db, ctx, row.paymentMethod.mandate))
+        : savedCardUseOf(row)
+        ? await unsealedCharge(db, rt, ctx, row, (method as { cvc?: string }).cvc)
+        : { card: (method as { card: CardDetails }).card };
       return chargeRequest(row, charged, rt.publicUrl());
     },
     plan: () => planPayment(db, rt, ctx, input),
@@ -75,6 +81,9 @@ export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: C
 /** The fresh path of a payment: its method and return URL checked, routing read, then its admit rule. */
 async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Admission<PaymentRow, ChargeRequest>> {
   const method = methodOf(input, ctx.livemode, rt.now(), false);
+  const save = saveRequestOf(input);
+  const offSession = offSessionOf(input);
+  const saved = method.type === 'saved_card' ? await usableSavedCard(db, ctx, method.id, offSession) : undefined;
   const returnUrl = returnUrlOf(input, ctx.livemode);
   const orderUuid = parseId('ord', input.payment_order);
   const routing = await routingFor(db, rt, ctx);
@@ -107,7 +116,14 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (!routeAvailable(rt, route)) {
         throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
       }
-      const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, (method as { card: CardDetails }).card);
+      if (saved) {
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, savedCardPaymentMethod(saved, offSession), route, input.metadata ?? {}, now, returnUrl)).returning();
+        await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
+        return row!;
+      }
+      const card = (method as { card: CardDetails }).card;
+      const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, card);
+      if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
       const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;
@@ -116,7 +132,8 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       const missing = await notFound(db, ctx, paymentOrders, orderUuid, 'payment order', input.payment_order);
       return new ApiError('resource_missing', { param: 'payment_order', message: missing.message });
     },
-    request: (row) => chargeRequest(row, debited ? debitOf(debited) : { card: (method as { card: CardDetails }).card }, rt.publicUrl()),
+    request: async (row) =>
+      chargeRequest(row, debited ? debitOf(debited) : saved ? await unsealedCharge(db, rt, ctx, row, (method as { cvc?: string }).cvc) : { card: (method as { card: CardDetails }).card }, rt.publicUrl()),
   };
 }
 

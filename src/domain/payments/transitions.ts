@@ -18,6 +18,7 @@ import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
+import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 
@@ -32,6 +33,7 @@ export function paymentView(row: PaymentRow): PaymentView {
     cancellation_reason: row.cancellationReason,
     payment_order: toPublicId('ord', row.paymentOrderId),
     payment_method: methodView(row.paymentMethod),
+    payment_method_saved: savedMethodOf(row),
     ...connectorView(row),
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
@@ -54,7 +56,8 @@ function methodView(stored: Record<string, unknown>): PaymentView['payment_metho
 
 /** What is known about a payment now, in the terms of our own states. */
 export type PaymentUpdate =
-  | { kind: 'succeeded'; connector: string; connectorReference: string }
+  /** `networkTransactionId`: the card scheme's id of the payment, kept on the card it saves (saving.ts). */
+  | { kind: 'succeeded'; connector: string; connectorReference: string; networkTransactionId?: string }
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   /** Manual capture: the processor holds the money (captureBefore: its own deadline, if it said one). */
@@ -109,7 +112,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       captureBefore: (update as Extract<PaymentUpdate, { kind: 'authorized' }>).captureBefore ?? new Date(now.getTime() + DEFAULT_CAPTURE_WINDOW_MS),
     }),
     // What a succeeded automatic payment took is captured (refunds draw on captured money).
-    succeeded: (_update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}) }),
+    succeeded: (update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...networkTransactionColumns(update, row) }),
     failed: () => ACTION_CLOSED,
   },
   effects: {
@@ -120,6 +123,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       if (payment.captureMethod === 'automatic') await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
+      return saveCardOf(tx, ctx, payment);
     },
     async failed(tx, ctx, payment, now, before) {
       // A succeeded payment whose money came back: its booking is reversed, even if that takes
@@ -127,6 +131,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       // (docs/processors.md, GoCardless).
       if (paymentStates.is(before.status, 'captured')) await paymentReversed(tx, ledgerEntry('payment', payment, now));
       else await orderFollows(tx, ctx, payment, now, 'open');
+      await eraseUnsavedCard(ctx, tx, payment);
     },
   },
 };

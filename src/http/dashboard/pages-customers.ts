@@ -72,7 +72,7 @@ export function registerCustomerPages(app: App, deps: DashboardDeps) {
   app.post('/dashboard/payment-methods/:id/detach', async (req, reply) => {
     const { id } = req.params as { id: string };
     const form = formOf(req.body);
-    const detached = await act<PaymentMethodView>(deps, req, form.idem, {}, () => detachPaymentMethod(db, req.ctx, id, rt.now()));
+    const detached = await act<PaymentMethodView>(deps, req, form.idem, {}, () => detachPaymentMethod(db, rt.vault, req.ctx, id, rt.now()));
     return reply.redirect(`/dashboard/customers/${detached.customer}?notice=detached`, 303);
   });
 }

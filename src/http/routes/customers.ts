@@ -14,7 +14,7 @@ const tags = ['customers'];
 const CUSTOMER_ID_EXAMPLE = 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa';
 const CustomerId = IdParam(CUSTOMER_ID_EXAMPLE);
 
-export function registerCustomerRoutes(app: App, db: Db, rt: Pick<Runtime, 'now'>) {
+export function registerCustomerRoutes(app: App, db: Db, rt: Pick<Runtime, 'now' | 'vault'>) {
   app.post(
     '/v1/customers',
     {
@@ -72,6 +72,6 @@ export function registerCustomerRoutes(app: App, db: Db, rt: Pick<Runtime, 'now'
         response: { 200: Type.Ref('DeletedCustomer'), ...errorResponses('resource_missing') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await deleteCustomer(db, req.ctx, req.params.id, rt.now())),
+    async (req, reply) => sendOutcome(reply, await deleteCustomer(db, rt.vault, req.ctx, req.params.id, rt.now())),
   );
 }

@@ -96,6 +96,6 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
         response: { 200: PaymentMethodRef, ...errorResponses('resource_missing', 'payment_method_detached') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await detachPaymentMethod(db, req.ctx, req.params.id, rt.now())),
+    async (req, reply) => sendOutcome(reply, await detachPaymentMethod(db, rt.vault, req.ctx, req.params.id, rt.now())),
   );
 }

@@ -5,7 +5,7 @@ import type { App } from '../types.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../storage/db.js';
 import { addSharedSchema } from '../validation.js';
-import { CardMethodInput, MandateMethodInput, Payment } from '../../domain/payments/schema.js';
+import { CardMethodInput, MandateMethodInput, Payment, SavedCardMethodInput } from '../../domain/payments/schema.js';
 import { Refund } from '../../domain/refunds/schema.js';
 import { Routing } from '../../domain/routing/schema.js';
 import { Balance, BalanceTransaction } from '../../ledger/schema.js';
@@ -24,7 +24,7 @@ import { ConnectorAccount, ConnectorSchema } from '../../domain/connector-accoun
 import type { RateLimiter } from '../rate-limiter.js';
 
 export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Runtime, limiter?: RateLimiter): void {
-  for (const schema of [CardMethodInput, MandateMethodInput, Payment, Refund, Routing, Balance, BalanceTransaction, ConnectorAccount, ConnectorSchema]) {
+  for (const schema of [CardMethodInput, MandateMethodInput, SavedCardMethodInput, Payment, Refund, Routing, Balance, BalanceTransaction, ConnectorAccount, ConnectorSchema]) {
     app.addSchema(schema);
     addSharedSchema(schema);
   }

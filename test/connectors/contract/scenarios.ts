@@ -3,6 +3,9 @@
 // harness by test/connectors/contract.test.ts and, those needing no fake, against a real sandbox
 // by `npm run connectors:smoke`. The crash scenarios (a real process killed) are in
 // test/engine/crash.test.ts. Every tenant routes to the processor first, then to simulator_b.
+import type { SQL } from 'drizzle-orm';
+import type { Db } from '../../../src/storage/db.js';
+import type { Owner } from '../../support/customers.js';
 import { expect } from 'vitest';
 import { orderAndPay, pay, newOrder } from '../../support/payments.js';
 import type { Api } from '../../support/helpers.js';
@@ -17,6 +20,10 @@ export interface ScenarioContext {
   processor: Connected;
   /** The service's URL, against which the customer's browser resolves the relative URLs it is given. */
   url: string;
+  /** The service's database, where the harness runs beside it (fakes), to read what the API never shows. */
+  query?: (statement: SQL) => Promise<Record<string, unknown>[]>;
+  /** The same database and the tenant, to put a saved card of any number in place (test/support/customers.ts). */
+  saving?: { db: Db; owner: Owner };
 }
 
 export interface Scenario {

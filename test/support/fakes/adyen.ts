@@ -214,6 +214,12 @@ export class FakeAdyen extends FakeProcessor<Fault> {
   }
 
   private pay(body: Obj): Answer {
+    // Merchant-initiated with card details: Adyen needs the model and the first payment's networkTxReference.
+    if (body.shopperInteraction === 'ContAuth') {
+      if (!['UnscheduledCardOnFile', 'Subscription', 'CardOnFile'].includes(body.recurringProcessingModel)) return serviceError(422, 'generic-422', 'ContAuth needs a recurringProcessingModel.');
+      if (!/^\w{8,}$/.test(body.paymentMethod.networkPaymentReference ?? '')) return serviceError(422, 'generic-422', 'A ContAuth payment with card details needs paymentMethod.networkPaymentReference.');
+      if (body.paymentMethod.cvc !== undefined) return serviceError(422, 'generic-422', 'A ContAuth payment takes no CVC.');
+    } else if (body.paymentMethod.networkPaymentReference !== undefined) return serviceError(422, 'generic-422', 'networkPaymentReference goes with shopperInteraction ContAuth.');
     const pspReference = psp();
     const number: string = body.paymentMethod.number;
     const payment: FakePayment = { pspReference, reference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount, resultCode: 'Authorised', refunded: 0, body };
@@ -234,6 +240,12 @@ export class FakeAdyen extends FakeProcessor<Fault> {
       const { action, additionalData } = example('post-payments-card-3d-secure-redirect-200');
       const post = number === ADYEN_CARDS.threeDSPost ? { method: 'POST', data: { MD: pspReference, PaReq: 'BQABAgA...', TermUrl: body.returnUrl } } : {};
       return answer('RedirectShopper', { additionalData, action: { ...action, url: `${action.url}?psp=${pspReference}`, ...post } });
+    }
+    // A stored-credential series: the card scheme's id comes back (networkTxReference), as with
+    // Adyen's additional data setting for it; its first payment is customer-initiated.
+    if (body.recurringProcessingModel !== undefined && body.shopperInteraction === 'Ecommerce') {
+      const networkTxReference = String(crypto.randomInt(1e13, 2e14));
+      return answer('Authorised', { additionalData: { ...example('post-payments-card-direct-200').additionalData, networkTxReference } });
     }
     return answer('Authorised', { additionalData: example('post-payments-card-direct-200').additionalData });
   }

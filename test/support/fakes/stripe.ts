@@ -128,6 +128,11 @@ export class FakeStripe extends FakeProcessor<Fault> {
     if (!params.amount || !params.currency || params.confirm !== 'true' || params.payment_method_data?.type !== 'card' || !card?.number) {
       return error(400, 'invalid_request_error', 'amount, currency, confirm=true and payment_method_data[card] are required here.', { code: 'parameter_missing' });
     }
+    if (params.setup_future_usage !== undefined && !['on_session', 'off_session'].includes(params.setup_future_usage)) {
+      return error(400, 'invalid_request_error', `Invalid setup_future_usage: must be one of on_session, off_session`, { code: 'parameter_invalid_string', param: 'setup_future_usage' });
+    }
+    const mitRefusal = refusedMerchantInitiated(params);
+    if (mitRefusal) return error(400, 'invalid_request_error', mitRefusal, { code: 'parameter_invalid' });
     const id = `pi_${crypto.randomBytes(12).toString('hex')}`;
     const intent: Obj = {
       ...structuredClone(examples.payment_intent),
@@ -157,9 +162,9 @@ export class FakeStripe extends FakeProcessor<Fault> {
     if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
     if (processing) Object.assign(intent, { status: 'processing' });
     // capture_method manual: authorised and held until /capture or /cancel.
-    else if (intent.capture_method === 'manual') Object.assign(intent, { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0 });
-    else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
-    return { status: 200, body: strip(intent) };
+    else if (intent.capture_method === 'manual') Object.assign(intent, { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0, _charge: chargeOf(intent, card) });
+    else Object.assign(intent, { status: 'succeeded', amount_received: intent.amount, _charge: chargeOf(intent, card) });
+    return { status: 200, body: expanded(intent, params) };
   }
 
   /**
@@ -168,7 +173,8 @@ export class FakeStripe extends FakeProcessor<Fault> {
    * for Stripe.js (use_stripe_sdk).
    */
   private authenticate(intent: Obj, params: Obj): Answer {
-    if (params.error_on_requires_action === 'true') {
+    // Off session nobody can authenticate: Stripe declines authentication_required.
+    if (params.error_on_requires_action === 'true' || params.off_session === 'true') {
       const error = { type: 'card_error', code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error, latest_charge: null });
       return { status: 402, body: { error: { ...error, payment_intent: strip(intent) } } };
@@ -226,6 +232,39 @@ export function stripeEvent(type: string, object: Obj, secret: string, timestamp
   const body = JSON.stringify({ id: `evt_${crypto.randomBytes(12).toString('hex')}`, object: 'event', api_version: null, created: timestamp, type, data: { object }, livemode: object.livemode ?? false, pending_webhooks: 1, request: { id: null, idempotency_key: null } });
   const signature = new Stripe('sk_test_fake').webhooks.generateTestHeaderString({ payload: body, secret, timestamp });
   return { body, signature };
+}
+
+/**
+ * Why Stripe refuses a merchant-initiated payment with raw card data: off_session needs the
+ * network transaction id of the card's set-up (mit_exemption), and neither can come with a
+ * customer's presence (a return_url, a new series, a CVC) nor without the other.
+ */
+function refusedMerchantInitiated(params: Obj): string | undefined {
+  const ntid = params.payment_method_options?.card?.mit_exemption?.network_transaction_id;
+  if (params.off_session !== 'true') return ntid === undefined ? undefined : 'mit_exemption can only be used with off_session=true.';
+  if (!ntid || !/^\w{8,}$/.test(ntid)) return 'payment_method_options[card][mit_exemption][network_transaction_id] is required to charge raw card data off session.';
+  if (params.return_url || params.setup_future_usage || params.payment_method_data?.card?.cvc) return 'An off_session payment cannot take a return_url, setup_future_usage or a CVC.';
+  return undefined;
+}
+
+/** A succeeded intent's charge as Stripe shows it expanded: its card details with the scheme's network transaction id. */
+function chargeOf(intent: Obj, card: Obj): Obj {
+  const number = String(card.number);
+  return {
+    id: intent.latest_charge,
+    object: 'charge',
+    amount: intent.amount,
+    currency: intent.currency,
+    payment_intent: intent.id,
+    status: 'succeeded',
+    payment_method_details: { type: 'card', card: { brand: 'visa', last4: number.slice(-4), exp_month: Number(card.exp_month), exp_year: Number(card.exp_year), network_transaction_id: `${crypto.randomInt(1e13, 2e14)}` } },
+  };
+}
+
+/** The intent as answered, its latest_charge expanded when the request asked for it (expand[]=latest_charge). */
+function expanded(intent: Obj, params: Obj): Obj {
+  const asks = Object.values(params.expand ?? {}).includes('latest_charge');
+  return asks && intent._charge ? { ...strip(intent), latest_charge: intent._charge } : strip(intent);
 }
 
 /** The object as Stripe shows it, without the fake's own bookkeeping. */
