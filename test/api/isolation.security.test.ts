@@ -32,6 +32,8 @@ const PUBLIC_V1 = new Set([
   'GET /v1/payments/:id/action/:token',
   'GET /v1/payments/:id/return/:token',
   'POST /v1/payments/:id/return/:token',
+  'GET /v1/payment-methods/:id/return/:token',
+  'POST /v1/payment-methods/:id/return/:token',
   'GET /v1/connectors/:name/challenges/:reference/:challenge',
   'POST /v1/connectors/:name/challenges/:reference/:challenge',
 ]);
