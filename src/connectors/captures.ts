@@ -4,26 +4,10 @@
 // where the processor allows it: catalogue capability `multiple_captures`) or void it. Each capture
 // is our own object (cap_…), sent under its id as the processor's idempotency key, like a refund.
 
+import type { CancelFailureCode, CaptureFailureCode } from './failure-codes.js';
+
 export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
 export type CaptureMethod = (typeof CAPTURE_METHODS)[number];
-
-export const CAPTURE_FAILURE_CODES = [
-  /** The issuer or the processor refused to take the money held. */
-  'capture_declined',
-  /** More than the authorisation still holds (what earlier captures left, or nothing after a final one). */
-  'amount_above_capturable',
-  /** The authorisation lapsed or was voided before the capture reached it. */
-  'authorization_expired',
-  'processing_error',
-] as const;
-export type CaptureFailureCode = (typeof CAPTURE_FAILURE_CODES)[number];
-
-export const CANCEL_FAILURE_CODES = [
-  /** Money was captured already: the authorisation can no longer be voided (refund it instead). */
-  'authorization_captured',
-  'processing_error',
-] as const;
-export type CancelFailureCode = (typeof CANCEL_FAILURE_CODES)[number];
 
 export interface CaptureRequest {
   /** Our capture id (cap_…): the processor's idempotency key, so a repeated call never captures twice. */

@@ -3,9 +3,11 @@
 // processor's words (its statuses, error codes, signature scheme) never leave that folder. The
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
+import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
 import type { AuthorizationReport, CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
+export * from './failure-codes.js';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'mandate'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
@@ -18,28 +20,6 @@ export interface CardDetails {
   cvc: string;
 }
 
-export const PAYMENT_FAILURE_CODES = [
-  'card_declined',
-  'insufficient_funds',
-  'expired_card',
-  'incorrect_cvc',
-  /** The processor needs the customer (3-D Secure) but the payment has no return_url. */
-  'authentication_required',
-  /** The customer failed or abandoned the challenge. */
-  'authentication_failed',
-  /** Direct debit: the customer's bank refused the debit (insufficient funds, account closed, disputed). */
-  'debit_declined',
-  /** Direct debit: the processor no longer holds the mandate as active (revoked, expired, cancelled). */
-  'mandate_invalid',
-  /** Direct debit: the payer disputed a debit that had succeeded, and their bank took the money back. */
-  'charged_back',
-  /** No connector could take the payment (errors, open circuits) or a processor refused the request itself. */
-  'processing_error',
-] as const;
-export type PaymentFailureCode = (typeof PAYMENT_FAILURE_CODES)[number];
-
-export const REFUND_FAILURE_CODES = ['charge_not_refundable', 'amount_above_refundable', 'processing_error'] as const;
-export type RefundFailureCode = (typeof REFUND_FAILURE_CODES)[number];
 
 /**
  * Failures of a call, in our words. Retryable ones are certain not to have reached the processor's
@@ -183,15 +163,6 @@ export type VerificationStatusResult = StatusAnswer<VerificationState>;
 export const MANDATE_SCHEMES = ['sepa_core', 'bacs', 'ach'] as const;
 export type MandateScheme = (typeof MANDATE_SCHEMES)[number];
 
-export const MANDATE_FAILURE_CODES = [
-  /** The customer's bank reports the account closed or unable to take direct debits. */
-  'account_closed',
-  /** The customer's bank refused the mandate. */
-  'mandate_declined',
-  /** No connector could set the mandate up (errors, open circuits), or the request ended before one took it. */
-  'processing_error',
-] as const;
-export type MandateFailureCode = (typeof MANDATE_FAILURE_CODES)[number];
 
 /** A bank account in a request to a processor. */
 export interface ConnectorBankAccount {
@@ -226,15 +197,6 @@ export type MandateStatusResult = StatusAnswer<MandateState>;
 
 // ---- payouts (money sent to a beneficiary's bank account) ----
 
-export const PAYOUT_FAILURE_CODES = [
-  /** The beneficiary's bank reports the account closed. */
-  'account_closed',
-  /** The bank refused the payout for another reason. */
-  'payout_declined',
-  /** No connector could take the payout (errors, open circuits), or a processor refused the request itself. */
-  'processing_error',
-] as const;
-export type PayoutFailureCode = (typeof PAYOUT_FAILURE_CODES)[number];
 
 export interface PayoutRequest {
   /** Our payout id (po_…): the processor's idempotency key, so a repeated call never pays twice. */

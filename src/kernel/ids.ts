@@ -44,3 +44,8 @@ export function parseId(prefix: IdPrefix, id: string): string | undefined {
     return undefined;
   }
 }
+
+/** The fields every API object opens with, in the documented order: its public id, its type, its mode. */
+export function objectHead<O extends string>(prefix: IdPrefix, object: O, row: { id: string; livemode: boolean }) {
+  return { id: toPublicId(prefix, row.id), object, livemode: row.livemode };
+}

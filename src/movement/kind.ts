@@ -4,7 +4,7 @@
 // behind, applying every report through one step, the worker's checks and inbound events.
 import type { Attempt } from '../connectors/router.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
-import { toPublicId, type IdPrefix } from '../kernel/ids.js';
+import { type IdPrefix, objectHead, toPublicId } from '../kernel/ids.js';
 import type { EventType } from '../events/types.js';
 import type { AnyRules } from './report.js';
 import type { MovementRow, MovementTable } from './row.js';
@@ -82,7 +82,7 @@ export function reported<K extends string>(
 
 /** The fields every movement's view opens with, in the documented order. */
 export function viewHead<O extends string, R extends { id: string; livemode: boolean; status: string }>(prefix: IdPrefix, object: O, row: R) {
-  return { id: toPublicId(prefix, row.id), object, livemode: row.livemode, status: row.status as R['status'] };
+  return { ...objectHead(prefix, object, row), status: row.status as R['status'] };
 }
 
 /** The opening fields of a movement of money: the head, then its amount and currency. */

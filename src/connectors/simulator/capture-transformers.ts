@@ -5,19 +5,13 @@ import { SIM_CAPTURE_STATES, type SimCapture, type SimCaptureRefusal, type SimCa
 import { answersOf } from './answers.js';
 import { isCharge } from './transformers.js';
 
-const FAILURE_OF_REFUSAL = {
-  CAPTURE_DECLINED: 'capture_declined',
-  AMOUNT_EXCEEDS_AUTHORISATION: 'amount_above_capturable',
-  NOT_AUTHORISED: 'processing_error',
-  AUTHORISATION_VOIDED: 'authorization_expired',
-} as const satisfies Record<SimCaptureRefusal, CaptureFailureCode>;
-
-const MESSAGE_OF_REFUSAL = {
-  CAPTURE_DECLINED: 'The issuer declined the capture.',
-  AMOUNT_EXCEEDS_AUTHORISATION: 'The amount is more than the authorisation still holds.',
-  NOT_AUTHORISED: 'The processor holds no authorisation to capture for this payment.',
-  AUTHORISATION_VOIDED: 'The authorisation was voided before the capture.',
-} as const satisfies Record<SimCaptureRefusal, string>;
+/** Each refusal of a capture: our failure code and what it means. */
+const REFUSALS = {
+  CAPTURE_DECLINED: ['capture_declined', 'The issuer declined the capture.'],
+  AMOUNT_EXCEEDS_AUTHORISATION: ['amount_above_capturable', 'The amount is more than the authorisation still holds.'],
+  NOT_AUTHORISED: ['processing_error', 'The processor holds no authorisation to capture for this payment.'],
+  AUTHORISATION_VOIDED: ['authorization_expired', 'The authorisation was voided before the capture.'],
+} as const satisfies Record<SimCaptureRefusal, readonly [CaptureFailureCode, string]>;
 
 export function toCaptureRequest(request: CaptureRequest): SimCaptureRequest {
   return { merchant_reference: request.reference, charge_reference: request.paymentReference, amount_minor: request.amount, currency: request.currency, final: request.finalCapture };
@@ -29,7 +23,7 @@ function isCapture(body: unknown): body is SimCapture {
     typeof b?.capture_id === 'string' &&
     typeof b.merchant_reference === 'string' &&
     (SIM_CAPTURE_STATES as readonly string[]).includes(b.state) &&
-    (b.refusal == null || Object.hasOwn(FAILURE_OF_REFUSAL, b.refusal))
+    (b.refusal == null || Object.hasOwn(REFUSALS, b.refusal))
   );
 }
 
@@ -40,7 +34,7 @@ export function captureStateOf(capture: SimCapture): CaptureState {
       return { kind: 'succeeded', connectorReference: capture.capture_id };
     case 'CAPTURE_REFUSED': {
       const refusal = capture.refusal ?? 'CAPTURE_DECLINED';
-      return { kind: 'failed', connectorReference: capture.capture_id, failureCode: FAILURE_OF_REFUSAL[refusal], message: MESSAGE_OF_REFUSAL[refusal] };
+      return { kind: 'failed', connectorReference: capture.capture_id, failureCode: REFUSALS[refusal][0], message: REFUSALS[refusal][1] };
     }
     default:
       return state satisfies never;

@@ -19,8 +19,6 @@ import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
 import type { CaptureView } from './schema.js';
 import { captureStates, type CaptureStatus } from './state.js';
 
-export type CaptureRow = typeof captures.$inferSelect;
-
 /** The capture as the API shows it (its schema: schema.ts), keys in the documented order. */
 export function captureView(row: CaptureRow): CaptureView {
   return {
@@ -33,6 +31,8 @@ export function captureView(row: CaptureRow): CaptureView {
     ...viewTail(row),
   };
 }
+
+export type CaptureRow = typeof captures.$inferSelect;
 
 export type CaptureUpdate =
   | { kind: 'succeeded'; connectorReference: string }

@@ -13,8 +13,6 @@ import { mandateStates, type MandateGroup, type MandateStatus } from './state.js
 import { moveTo } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
 
-export type MandateRow = typeof mandates.$inferSelect;
-
 export function mandateView(row: MandateRow): MandateView {
   return {
     ...viewHead('mdt', 'mandate', row),
@@ -34,6 +32,8 @@ export function mandateView(row: MandateRow): MandateView {
     ...viewTail(row),
   };
 }
+
+export type MandateRow = typeof mandates.$inferSelect;
 
 
 export type MandateUpdate =

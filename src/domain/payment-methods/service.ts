@@ -5,7 +5,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods } from '../../storage/schema.js';
-import { toPublicId } from '../../kernel/ids.js';
+import { objectHead, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { idParam } from '../../kernel/pagination.js';
 import { respond } from '../../idempotency/store.js';
@@ -26,9 +26,7 @@ const PAYMENT_METHODS: Resource<typeof paymentMethods> = { table: paymentMethods
 
 export function paymentMethodView(row: PaymentMethodRow): PaymentMethodView {
   return {
-    id: toPublicId('pm', row.id),
-    object: 'payment_method',
-    livemode: row.livemode,
+    ...objectHead('pm', 'payment_method', row),
     type: 'card',
     customer: toPublicId('cus', row.customerId),
     usage: row.usage,

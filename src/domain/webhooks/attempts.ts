@@ -4,7 +4,7 @@ import { webhookEndpointStates } from './state.js';
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../storage/schema.js';
-import { newId, toPublicId } from '../../kernel/ids.js';
+import { newId, objectHead, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
@@ -20,9 +20,7 @@ const ATTEMPTS: Resource<typeof webhookAttempts> = { table: webhookAttempts, pre
 
 export function attemptView(row: AttemptRow): WebhookDeliveryAttemptView {
   return {
-    id: toPublicId('wda', row.id),
-    object: 'webhook_delivery_attempt',
-    livemode: row.livemode,
+    ...objectHead('wda', 'webhook_delivery_attempt', row),
     event: toPublicId('evt', row.eventId),
     event_type: row.eventType,
     webhook_endpoint: toPublicId('we', row.endpointId),
