@@ -43,7 +43,7 @@ export async function returnFromVerification(db: Db, rt: Runtime, id: string, to
   );
   if (!('skipped' in guarded) && guarded.result.kind !== 'error' && guarded.result.kind !== 'not_found') {
     const after = await applyState<PaymentMethodRow>(db, rt, verificationKind, ctx, row.id, connector, guarded.result);
-    if (after?.status === 'failed') await eraseFailedCard(db, rt, ctx, row.id);
+    if (after && paymentMethodStates.is(after.status, 'refused')) await eraseFailedCard(db, rt, ctx, row.id);
   }
   return merchantReturn(row);
 }

@@ -40,7 +40,7 @@ export function paymentMethodView(row: PaymentMethodRow): PaymentMethodView {
       funding: row.cardFunding as CardFunding | null,
     },
     failure_code: row.failureCode,
-    next_action: row.status === 'requires_action' && row.nextAction ? { type: 'redirect_to_url', url: row.nextAction.url, return_url: row.returnUrl ?? '' } : null,
+    next_action: paymentMethodStates.is(row.status, 'withCustomer') && row.nextAction ? { type: 'redirect_to_url', url: row.nextAction.url, return_url: row.returnUrl ?? '' } : null,
     metadata: row.metadata,
     version: row.version,
     created_at: row.createdAt.toISOString(),
@@ -111,7 +111,7 @@ async function savePaymentMethod(tx: Executor, ctx: RequestContext, row: Payment
 
 /** A detached method can be neither used nor changed: its card data is gone. */
 function refuseDetached(row: PaymentMethodRow): void {
-  if (row.status !== 'detached') return;
+  if (!paymentMethodStates.is(row.status, 'erased')) return;
   throw new ApiError('payment_method_detached', { message: `The payment method ${toPublicId('pm', row.id)} is detached: its card data is erased; save the card again.` });
 }
 

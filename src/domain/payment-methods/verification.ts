@@ -25,7 +25,7 @@ import { lockCustomerForUse } from '../customers/store.js';
 import { customerUrl } from '../../kernel/customer-urls.js';
 import type { CreatePaymentMethodBody } from './schema.js';
 import type { PaymentMethodRow } from './service.js';
-import type { PaymentMethodUsage } from './state.js';
+import { paymentMethodStates, type PaymentMethodUsage } from './state.js';
 import { verificationKind } from './kind.js';
 
 /** The currency a verification defaults to when the request names none. */
@@ -143,7 +143,7 @@ async function insertPending(tx: Executor, rt: Runtime, ctx: RequestContext, inp
 async function eraseIfFailed(db: Db, rt: Runtime, ctx: RequestContext, outcome: Outcome): Promise<void> {
   if (outcome.status !== 201 || outcome.replayed) return;
   const view = JSON.parse(outcome.body) as { id?: string; status?: string };
-  const uuid = view.status === 'failed' && view.id ? parseId('pm', view.id) : undefined;
+  const uuid = paymentMethodStates.is(view.status ?? '', 'refused') && view.id ? parseId('pm', view.id) : undefined;
   if (uuid) await eraseFailedCard(db, rt, ctx, uuid);
 }
 
@@ -152,7 +152,7 @@ export async function eraseFailedCard(db: Db, rt: Runtime, ctx: Pick<RequestCont
   await db.transaction(async (tx) => {
     const own = and(eq(paymentMethods.accountId, ctx.accountId), eq(paymentMethods.livemode, ctx.livemode), eq(paymentMethods.id, uuid));
     const [row] = await tx.select().from(paymentMethods).where(own).for('update');
-    if (!row?.vaultRecordId || row.status !== 'failed') return;
+    if (!row?.vaultRecordId || !paymentMethodStates.is(row.status, 'refused')) return;
     await rt.vault.erase(tx, ctx, row.vaultRecordId);
     await tx.update(paymentMethods).set({ vaultRecordId: null }).where(own);
   });

@@ -4,6 +4,7 @@
 // is unsealed — with its audit row naming the payment — only to build the processor request, in a
 // short transaction of its own (none is held across the call). The payment keeps the method's
 // summary and what a merchant-initiated request cites (the network transaction id).
+import { paymentMethodStates } from '../payment-methods/state.js';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { paymentMethods, payments } from '../../storage/schema.js';
@@ -48,8 +49,8 @@ export async function usableSavedCard(db: Db, ctx: RequestContext, id: string, o
     ? await db.select().from(paymentMethods).where(and(eq(paymentMethods.accountId, ctx.accountId), eq(paymentMethods.livemode, ctx.livemode), eq(paymentMethods.id, uuid)))
     : [];
   if (!row) throw new ApiError('resource_missing', { param: PARAM, message: `No such payment method: '${id.slice(0, 64)}'.` });
-  if (row.status === 'detached') throw new ApiError('payment_method_detached', { param: PARAM, message: `The payment method ${id} is detached: its card data is erased; save the card again.` });
-  if (row.status !== 'active' || row.vaultRecordId === null) throw new ApiError('payment_method_not_active', { param: PARAM, message: `The payment method ${id} is ${row.status}; only an active one can be charged.` });
+  if (paymentMethodStates.is(row.status, 'erased')) throw new ApiError('payment_method_detached', { param: PARAM, message: `The payment method ${id} is detached: its card data is erased; save the card again.` });
+  if (!paymentMethodStates.is(row.status, 'chargeable') || row.vaultRecordId === null) throw new ApiError('payment_method_not_active', { param: PARAM, message: `The payment method ${id} is ${row.status}; only an active one can be charged.` });
   if (offSession !== null && row.usage !== 'off_session') {
     throw new ApiError('payment_method_on_session_only', { param: PARAM, message: `The payment method ${id} was saved for on_session use: it cannot be charged off session.` });
   }
