@@ -156,7 +156,7 @@ describe('eligibility', () => {
     expectError(await pay({ ...cardMethod(CARDS.success), mandate: mandate.id }), 400, 'parameter_unknown', { param: 'payment_method.mandate' });
     const unknownType = await pay({ type: 'sepa', mandate: mandate.id });
     expectError(unknownType, 400, 'parameter_invalid', { param: 'payment_method.type' });
-    expect(unknownType.body.error.message).toBe('payment_method.type must be one of: card, mandate.');
+    expect(unknownType.body.error.message).toBe('payment_method.type must be one of: card, mandate, saved_card.');
     expectError(await pay({ mandate: mandate.id }), 400, 'parameter_missing', { param: 'payment_method.type' });
     expectError(await pay('card'), 400, 'parameter_invalid', { param: 'payment_method' });
   });

@@ -36,7 +36,7 @@ describe('POST /v1/payment-methods', () => {
     });
     const row = await rowOf(res.body.id);
     expect(row).toMatchObject({ status: 'active', currency: 'USD', connector: 'simulator_a' });
-    expect(row.network_transaction_id).toMatch(/ntx_/);
+    expect(row.network_transaction_id).toMatch(/simntid_/);
     expect(row.vault_record_id).toMatch(/^vr_/);
     expect((await eventsOf(res.body.id)).map((e) => e.type)).toEqual(['payment_method.attached']);
     expect(res.text).not.toContain('4242424242424242');
@@ -79,7 +79,7 @@ describe('POST /v1/payment-methods', () => {
       const row = await rowOf(res.body.id);
       if (outcome === 'completed') {
         expect(after).toMatchObject({ status: 'active', next_action: null, failure_code: null });
-        expect(row.network_transaction_id).toMatch(/ntx_/);
+        expect(row.network_transaction_id).toMatch(/simntid_/);
         expect((await eventsOf(res.body.id)).map((e) => e.type)).toEqual(['payment_method.attached']);
       } else {
         expect(after).toMatchObject({ status: 'failed', next_action: null, failure_code: 'authentication_failed' });
@@ -167,7 +167,7 @@ describe('POST /v1/payment-methods', () => {
     const after = await h.query(sql`SELECT id, status, failure_code, vault_record_id, network_transaction_id FROM payment_methods WHERE customer_id = ${parseId('cus', c.id)}`);
     const held = after.find((r) => r.status === 'active');
     const lost = after.find((r) => r.status === 'failed');
-    expect(held?.network_transaction_id).toMatch(/ntx_/);
+    expect(held?.network_transaction_id).toMatch(/simntid_/);
     expect(lost).toMatchObject({ failure_code: 'processing_error', vault_record_id: null });
     const attached = await h.query(sql`SELECT object_id FROM events WHERE type = 'payment_method.attached' AND data->'object'->>'customer' = ${c.id}`);
     expect(attached).toHaveLength(1);
