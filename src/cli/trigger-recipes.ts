@@ -198,15 +198,15 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 /** The catalogued types `trigger` cannot cause, and why. */
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'payment.authorized': 'needs an order with capture_method manual; no recipe yet',
-  'payment.canceled': 'needs POST /v1/payments/{id}/cancel, which comes with the capture routes',
+  'payment.canceled': 'needs POST /v1/payments/{id}/cancel (voiding an authorisation), not offered yet',
   'capture.succeeded': 'needs an authorised manual payment to capture; no recipe yet',
   'capture.failed': 'needs an authorised manual payment to capture; no recipe yet',
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',
   'balance.available': 'only when onboarding gave the account a settlement delay (accounts set-settlement), once the delay has passed',
-  'payment_method.attached': 'no API call saves a card yet: payment methods are created only inside the service, until card saving (POST /v1/payment-methods, setup_future_usage) lands',
-  'payment_method.updated': 'no API call saves a card yet: payment methods are created only inside the service, until card saving (POST /v1/payment-methods, setup_future_usage) lands',
-  'payment_method.detached': 'no API call saves a card yet: payment methods are created only inside the service, until card saving (POST /v1/payment-methods, setup_future_usage) lands',
+  'payment_method.attached': 'needs a card saved for a customer (POST /v1/payment-methods, or setup_future_usage on a payment); no recipe yet',
+  'payment_method.updated': 'needs a card saved for a customer (POST /v1/payment-methods, or setup_future_usage on a payment); no recipe yet',
+  'payment_method.detached': 'needs a card saved for a customer (POST /v1/payment-methods, or setup_future_usage on a payment); no recipe yet',
   'webhook_endpoint.test': 'sent, never stored, by POST /v1/test-helpers/webhook-endpoints/{id}/send',
 };
