@@ -199,6 +199,7 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'payment.authorized': 'needs an order with capture_method manual; no recipe yet',
   'payment.canceled': 'needs POST /v1/payments/{id}/cancel (voiding an authorisation), not offered yet',
+  'capture.created': 'needs an authorised manual payment to capture; no recipe yet',
   'capture.succeeded': 'needs an authorised manual payment to capture; no recipe yet',
   'capture.failed': 'needs an authorised manual payment to capture; no recipe yet',
   'refund.pending': 'the simulated processors answer refunds at once',
