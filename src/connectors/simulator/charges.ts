@@ -83,7 +83,9 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     const now = this.p.now();
     const expired = body.card!.expiry_year * 12 + body.card!.expiry_month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1;
     // As a card scheme does for every card payment (and verification): the id a later merchant-initiated payment cites.
-    const made = { ...this.newCharge(body), network_transaction_id: `simntid_${crypto.randomBytes(12).toString('hex')}` };
+    const fresh = this.newCharge(body);
+    // Derived from the charge's own id, so a seeded run replays it.
+    const made = { ...fresh, network_transaction_id: `simntid_${fresh.charge_id}` };
     const manual = made.capture === 'MANUAL';
     // Every success card authorises under manual capture; one of them has its captures declined.
     const charge: SimCharge = manual ? { ...made, state: 'AUTHORISED', ...(card?.captureDeclined ? { capture_declines: true } : {}) } : made;
