@@ -158,6 +158,28 @@ export type VerificationState =
 export type VerificationResult = Answer<VerificationState>;
 export type VerificationStatusResult = StatusAnswer<VerificationState>;
 
+/**
+ * A processor that verifies a card with a zero-amount payment answers as for a payment: its state
+ * as a verification's. Never captured, an authorisation is its success; the network transaction id
+ * is the payment's, when the processor gave one.
+ */
+export function verificationOf(state: ChargeState, networkTransactionId?: string | null): VerificationState;
+export function verificationOf(state: ChargeResult, networkTransactionId?: string | null): VerificationResult;
+export function verificationOf(state: ChargeStatusResult, networkTransactionId?: string | null): VerificationStatusResult;
+export function verificationOf(state: ChargeStatusResult, networkTransactionId?: string | null): VerificationStatusResult {
+  switch (state.kind) {
+    case 'reversed':
+    case 'declined':
+      return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, message: state.message };
+    case 'succeeded':
+      return { kind: 'succeeded', connectorReference: state.connectorReference, networkTransactionId: networkTransactionId ?? state.networkTransactionId ?? null };
+    case 'authorized':
+      return { kind: 'succeeded', connectorReference: state.connectorReference, networkTransactionId: networkTransactionId ?? null };
+    default:
+      return state;
+  }
+}
+
 // ---- mandates (direct debit) ----
 
 export const MANDATE_SCHEMES = ['sepa_core', 'bacs', 'ach'] as const;
@@ -221,6 +243,7 @@ export type PayoutStatusResult = StatusAnswer<PayoutState>;
 /** An asynchronous outcome reported by a processor, verified and normalised. */
 export type InboundEvent =
   | { eventId: string; object: 'payment'; reference: string; state: ChargeState }
+  | { eventId: string; object: 'payment_method'; reference: string; state: VerificationState }
   | { eventId: string; object: 'refund'; reference: string; state: RefundState }
   | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
   | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
@@ -279,7 +302,11 @@ export interface Connector {
   readonly webhookAcknowledgement?: string;
   /** Card processors: an account-verification (zero-amount) authorisation of a card to be saved (idempotent by `reference`). */
   verifyCard?(request: CardVerificationRequest, signal: AbortSignal): Promise<VerificationResult>;
-  verificationStatus?(request: StatusRequest, signal: AbortSignal): Promise<VerificationStatusResult>;
+  /**
+   * Where a verification stands; `params`: when the customer is back from the processor's page
+   * (3-D Secure), what the processor appended to our return endpoint, to submit as completeAction does.
+   */
+  verificationStatus?(request: StatusRequest & { params?: Record<string, string> }, signal: AbortSignal): Promise<VerificationStatusResult>;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
   setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
   mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;
