@@ -66,6 +66,16 @@ async function citedBy(paymentId: string) {
   return row!.ntid;
 }
 
+/** A verification the processor acted on and answered 500: pending, then the method after the worker's check of it, hours later. */
+async function lostThenChecked(harness: typeof stripe, processor: Connected) {
+  harness.faults!.serverErrorAfterNext();
+  const { pm } = await verifyAt(processor);
+  expect(pm.status).toBe('pending');
+  clock.advance(2 * 3600_000);
+  await h.service.runWorker().finally(() => clock.reset());
+  return (await h.api.get(`/v1/payment-methods/${pm.id}`)).body;
+}
+
 describe('saved cards across processors', () => {
   let atStripe: Connected;
   let atAdyen: Connected;
@@ -115,22 +125,14 @@ describe('saved cards across processors', () => {
   });
 
   it('a verification whose answer Stripe lost stays pending; the worker finds its SetupIntent and never sends it again', async () => {
-    stripe.faults!.serverErrorAfterNext();
-    const { pm } = await verifyAt(atStripe);
-    expect(pm.status).toBe('pending');
-    clock.advance(2 * 3600_000);
-    await h.service.runWorker().finally(() => clock.reset());
-    expect((await h.api.get(`/v1/payment-methods/${pm.id}`)).body).toMatchObject({ status: 'active' });
+    const pm = await lostThenChecked(stripe, atStripe);
+    expect(pm.status).toBe('active');
     expect(await stripe.books!.chargeRequests(pm.id)).toBe(1);
   });
 
   it('a verification whose answer Adyen lost stays pending until its AUTHORISATION notification, never sent again', async () => {
-    adyen.faults!.serverErrorAfterNext();
-    const { pm } = await verifyAt(atAdyen);
+    const pm = await lostThenChecked(adyen, atAdyen);
     expect(pm.status).toBe('pending');
-    clock.advance(2 * 3600_000);
-    await h.service.runWorker().finally(() => clock.reset());
-    expect((await h.api.get(`/v1/payment-methods/${pm.id}`)).body.status).toBe('pending');
     const webhook = adyen.webhook!(atAdyen, { id: pm.id, amount: 0, currency: 'USD', connector_reference: null }, 'succeeded')!;
     expect((await postWebhook(atAdyen.webhookUrl, webhook)).text).toBe('[accepted]');
     expect((await h.api.get(`/v1/payment-methods/${pm.id}`)).body).toMatchObject({ status: 'active' });
