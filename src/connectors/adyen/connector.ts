@@ -21,7 +21,8 @@
 import type { PaymentCancelRequest, PaymentCaptureRequest, PaymentDetailsRequest, PaymentRefundRequest, PaymentRequest } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer, HttpClient } from '../http.js';
-import { connectorError, verificationOf, WebhookVerificationError, type CardDetails, type ChargeRequest, type ChargeStatusResult, type Connector, type InboundEvent, type InboundReport, type InboundWebhook } from '../types.js';
+import { verificationOf } from '../verifications.js';
+import { connectorError, WebhookVerificationError, type CardDetails, type ChargeRequest, type ChargeStatusResult, type Connector, type InboundEvent, type InboundReport, type InboundWebhook } from '../types.js';
 import { movementEventOf } from '../reports.js';
 import { callErrorOf, cancelTaken, CAPTURE_METHOD_KEY, captureTaken, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';

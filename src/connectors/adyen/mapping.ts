@@ -6,7 +6,8 @@
 import type { PaymentDetailsResponse, PaymentResponse } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer } from '../http.js';
-import { connectorError, verificationOf, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState, type VerificationState } from '../types.js';
+import { verificationOf } from '../verifications.js';
+import { connectorError, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState, type VerificationState } from '../types.js';
 
 type ResultCode = `${PaymentResponse.ResultCodeEnum}`;
 /** What /payments and /payments/details answer, as this connector reads it. */

@@ -11,8 +11,8 @@ import {
   type InboundEvent,
   type InboundWebhook,
   type VerificationStatusResult,
-  verificationOf,
 } from '../types.js';
+import { verificationOf } from '../verifications.js';
 import type { ChallengeResult, TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';

@@ -5,7 +5,8 @@
 // a set-up to itself, so a card verified here is later charged off session without one
 // (docs/customers.md), and routing prefers a connector that returns it.
 import Stripe from 'stripe';
-import { verificationOf, type VerificationState } from '../types.js';
+import type { VerificationState } from '../types.js';
+import { verificationOf } from '../verifications.js';
 import { chargeStateOf, failureCodeOf } from './mapping.js';
 
 export const PAYMENT_METHOD_KEY = 'payment_method_id';
