@@ -47,6 +47,11 @@ export interface CatalogueEntry {
   credentials: CredentialField[];
   /** Why the processor cannot take a payment of this size (it is left out of the route), or undefined. */
   amountLimit?: (amount: number, currency: string) => string | undefined;
+  /**
+   * Its card verification answers no network transaction id (a Stripe SetupIntent): a card verified
+   * there is charged off session without one, so verifications try it after the connectors that give it.
+   */
+  verificationWithoutNetworkId?: true;
   /** Optional credential fields an account must have set to offer a capability (Adyen: payouts need their own key and balance account). */
   capabilityCredentials?: Partial<Record<'payouts', readonly string[]>>;
 }
@@ -83,9 +88,10 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: stripeAmountLimit,
+    verificationWithoutNetworkId: true,
     // Stripe captures a PaymentIntent once (a partial capture releases the rest); several captures
     // need its multicapture feature (request_multicapture), which this connector does not ask for.
-    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: false, customer_actions: true, card_verification: false, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
+    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: false, customer_actions: true, card_verification: true, mandate_schemes: [], payouts: false, currencies: ALL_CURRENCIES },
     credentials: [
       {
         name: 'secret_key',
@@ -103,7 +109,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: adyenAmountLimit,
-    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true, card_verification: false, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
+    capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true, card_verification: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
     capabilityCredentials: { payouts: ['payout_api_key', 'balance_account_id'] },
     credentials: [
       { name: 'api_key', required: 'always', check: visible, description: 'The API key of an Adyen web service user with the Checkout API role.' },
@@ -188,6 +194,11 @@ const BY_NAME = new Map(CATALOGUE.map((entry) => [entry.name, entry]));
 
 export function catalogueEntry(name: string): CatalogueEntry | undefined {
   return BY_NAME.get(name);
+}
+
+/** Whether a card verification at processor `connector` answers the card scheme's network transaction id. */
+export function verificationGivesNetworkId(connector: string): boolean {
+  return catalogueEntry(connector)?.verificationWithoutNetworkId !== true;
 }
 
 /** What an account of `entry` with these credential fields set can do: a capability lacking its credentials is off. */

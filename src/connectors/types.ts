@@ -221,6 +221,7 @@ export type PayoutStatusResult = StatusAnswer<PayoutState>;
 /** An asynchronous outcome reported by a processor, verified and normalised. */
 export type InboundEvent =
   | { eventId: string; object: 'payment'; reference: string; state: ChargeState }
+  | { eventId: string; object: 'payment_method'; reference: string; state: VerificationState }
   | { eventId: string; object: 'refund'; reference: string; state: RefundState }
   | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
   | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
@@ -279,7 +280,11 @@ export interface Connector {
   readonly webhookAcknowledgement?: string;
   /** Card processors: an account-verification (zero-amount) authorisation of a card to be saved (idempotent by `reference`). */
   verifyCard?(request: CardVerificationRequest, signal: AbortSignal): Promise<VerificationResult>;
-  verificationStatus?(request: StatusRequest, signal: AbortSignal): Promise<VerificationStatusResult>;
+  /**
+   * Where a verification stands; `params`: when the customer is back from the processor's page
+   * (3-D Secure), what the processor appended to our return endpoint, to submit as completeAction does.
+   */
+  verificationStatus?(request: StatusRequest & { params?: Record<string, string> }, signal: AbortSignal): Promise<VerificationStatusResult>;
   /** Direct debit processors: registers a mandate with the customer's bank (idempotent by `reference`). */
   setupMandate?(request: MandateSetupRequest, signal: AbortSignal): Promise<MandateResult>;
   mandateStatus?(request: StatusRequest, signal: AbortSignal): Promise<MandateStatusResult>;

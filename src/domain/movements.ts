@@ -2,8 +2,9 @@
 // webhook route hands to the movement core (src/movement/inbound.ts).
 import type { KindsByObject } from '../movement/inbound.js';
 import { mandateKind } from './mandates/kind.js';
+import { verificationKind } from './payment-methods/kind.js';
 import { paymentKind } from './payments/kind.js';
 import { payoutKind } from './payouts/kind.js';
 import { refundKind } from './refunds/kind.js';
 
-export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind };
+export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind, payment_method: verificationKind };

@@ -27,6 +27,11 @@ export function sendPage(reply: FastifyReply, title: string, body: string, statu
   return reply.code(status).type('text/html; charset=utf-8').send(html);
 }
 
+/** A content-type parser for a customer's browser's forms: their fields as strings, never read as an outcome. */
+export function formFields(_req: unknown, body: string | Buffer, done: (err: Error | null, fields: Record<string, string>) => void): void {
+  done(null, Object.fromEntries(new URLSearchParams(String(body))));
+}
+
 /** Form fields (application/x-www-form-urlencoded) and query parameters, as one string map; the body wins. */
 export function requestParams(query: unknown, body: unknown): Record<string, string> {
   const out: Record<string, string> = {};

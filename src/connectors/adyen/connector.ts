@@ -1,7 +1,8 @@
 // The Adyen connector (cards), over Checkout API v71: a payment is one POST /payments with the card,
 // under our payment id as `reference` and as Adyen's Idempotency-Key (a retry with the key gets
 // Adyen's first answer, never a second charge; Adyen keeps keys at least 7 days); a redirect ends with
-// POST /payments/details; a refund is POST /payments/{pspReference}/refunds under our refund id.
+// POST /payments/details; a refund is POST /payments/{pspReference}/refunds under our refund id. A
+// card verification (a card saved without paying) is a /payments of amount 0 under our pm_ id.
 //
 // Requests are shaped by the official SDK's types (@adyen/api-library) and sent by the core's HTTP
 // client (../http.ts), not the SDK's: the SDK only speaks https (ADYEN_CHECKOUT_BASE_URL may name an
@@ -20,7 +21,8 @@
 import type { PaymentCancelRequest, PaymentCaptureRequest, PaymentDetailsRequest, PaymentRefundRequest, PaymentRequest } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer, HttpClient } from '../http.js';
-import { connectorError, WebhookVerificationError, type ChargeStatusResult, type Connector, type InboundEvent, type InboundReport, type InboundWebhook } from '../types.js';
+import { verificationOf } from '../verifications.js';
+import { connectorError, WebhookVerificationError, type CardDetails, type ChargeRequest, type ChargeStatusResult, type Connector, type InboundEvent, type InboundReport, type InboundWebhook } from '../types.js';
 import { movementEventOf } from '../reports.js';
 import { callErrorOf, cancelTaken, CAPTURE_METHOD_KEY, captureTaken, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
@@ -49,11 +51,11 @@ export interface AdyenConnectorOptions {
   payouts?: Omit<AdyenPayoutOptions, 'livemode' | 'http'>;
 }
 
-/** Where this account's Checkout requests go: configuration, or Adyen's endpoint for the mode — never tenant input beyond the validated prefix. */
 /** Adyen's model for the first payment of a series: the customer pays again present, or the merchant charges later (docs/customers.md). */
 const FIRST_OF_SERIES = { on_session: 'CardOnFile', off_session: 'UnscheduledCardOnFile' } as const;
 const MERCHANT_INITIATED = { unscheduled: 'UnscheduledCardOnFile', subscription: 'Subscription' } as const;
 
+/** Where this account's Checkout requests go: configuration, or Adyen's endpoint for the mode — never tenant input beyond the validated prefix. */
 export function adyenCheckoutBase(opts: Pick<AdyenConnectorOptions, 'livemode' | 'liveUrlPrefix' | 'checkoutBaseUrl'>): string {
   if (opts.checkoutBaseUrl) return `${opts.checkoutBaseUrl}/${ADYEN_API_VERSION}`;
   if (!opts.livemode) return TEST_BASE;
@@ -62,6 +64,9 @@ export function adyenCheckoutBase(opts: Pick<AdyenConnectorOptions, 'livemode' |
 }
 
 const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** What a /payments request with card details is built from (a charge's fields, the amount in Adyen's units). */
+type CardPayment = Pick<ChargeRequest, 'reference' | 'currency' | 'returnUrl' | 'storedCredential' | 'merchantInitiated'> & { card: CardDetails; value: number };
 
 export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
   const base = adyenCheckoutBase(opts);
@@ -76,6 +81,43 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     request.connectorReference
       ? { kind: 'pending', connectorReference: request.connectorReference }
       : connectorError('invalid_response', 'Adyen has no status lookup and its answer to this payment was lost: its AUTHORISATION webhook will tell');
+  /** The customer's return from Adyen's page: its redirectResult submitted to /payments/details. */
+  const details = (request: { reference: string; connectorReference: string | null }, redirectResult: string, signal: AbortSignal) => {
+    const body: PaymentDetailsRequest = { details: { redirectResult } };
+    // Its own key: Adyen keeps keys per company account, and the payment id's answer is the redirect.
+    return post('/payments/details', body, signal, `${request.reference}-details`, (answer: PaymentAnswer) => chargeStateOf(answer, answer.pspReference ?? request.connectorReference));
+  };
+  /** A /payments request with card details: a payment, or (value 0) a card verification. */
+  const cardPayment = (request: CardPayment, manual: boolean): PaymentRequest => {
+    const { number, expMonth, expYear, cvc } = request.card;
+    const mit = request.merchantInitiated;
+    return {
+      amount: { currency: request.currency, value: request.value },
+      reference: request.reference,
+      merchantAccount: opts.merchantAccount,
+      paymentMethod: {
+        type: 'scheme',
+        number,
+        expiryMonth: pad2(expMonth),
+        expiryYear: String(expYear),
+        // A saved card charged without the customer has no CVC; it cites its set-up's networkTxReference.
+        ...(cvc ? { cvc } : {}),
+        ...(mit?.networkTransactionId ? { networkPaymentReference: mit.networkTransactionId } : {}),
+      },
+      // Merchant-initiated: the shopper is absent (ContAuth), for the reason the merchant gave.
+      ...(mit ? { shopperInteraction: 'ContAuth', recurringProcessingModel: MERCHANT_INITIATED[mit.reason] } : { shopperInteraction: 'Ecommerce' }),
+      // The first, customer-initiated payment of a stored-credential series (the card is kept in
+      // our vault, not Adyen's: no storePaymentMethod); its networkTxReference is what later
+      // merchant-initiated payments cite.
+      ...(request.storedCredential?.kind === 'first' ? { recurringProcessingModel: FIRST_OF_SERIES[request.storedCredential.usage] } : {}),
+      // With a return URL, 3-D Secure by redirect (a page the service can send the customer to);
+      // without one, no authentication at all: an issuer that insists declines (Authentication required).
+      returnUrl: request.returnUrl ?? opts.publicUrl(),
+      authenticationData: request.returnUrl ? { threeDSRequestData: { nativeThreeDS: 'disabled' } } : { attemptAuthentication: 'never' },
+      // Manual capture: authorise only; the metadata comes back in the AUTHORISATION notification, which says nothing else about it.
+      ...(manual ? { additionalData: { manualCapture: 'true' }, metadata: { [CAPTURE_METHOD_KEY]: 'manual' } } : {}),
+    } as unknown as PaymentRequest;
+  };
   /**
    * A modification of a payment Adyen holds (refund, capture, cancel): under `reference`, taken
    * `received` and settled by its notification. The payment's pspReference comes with Adyen's first
@@ -109,45 +151,23 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       const amount = toAdyenAmount(request.amount, request.currency);
       if (!amount.ok) return connectorError('request_rejected', `${amount.problem}; nothing was sent to Adyen`);
       if (!request.card) return connectorError('request_rejected', 'Adyen takes card payments only here; nothing was sent');
-      const { number, expMonth, expYear, cvc } = request.card;
       const manual = request.captureMethod === 'manual';
-      const mit = request.merchantInitiated;
-      const body = {
-        amount: { currency: request.currency, value: amount.value },
-        reference: request.reference,
-        merchantAccount: opts.merchantAccount,
-        paymentMethod: {
-          type: 'scheme',
-          number,
-          expiryMonth: pad2(expMonth),
-          expiryYear: String(expYear),
-          // A saved card charged without the customer has no CVC; it cites its set-up's networkTxReference.
-          ...(cvc ? { cvc } : {}),
-          ...(mit?.networkTransactionId ? { networkPaymentReference: mit.networkTransactionId } : {}),
-        },
-        // Merchant-initiated: the shopper is absent (ContAuth), for the reason the merchant gave.
-        ...(mit ? { shopperInteraction: 'ContAuth', recurringProcessingModel: MERCHANT_INITIATED[mit.reason] } : { shopperInteraction: 'Ecommerce' }),
-        // The first, customer-initiated payment of a stored-credential series (the card is kept in
-        // our vault, not Adyen's: no storePaymentMethod); its networkTxReference is what later
-        // merchant-initiated payments cite.
-        ...(request.storedCredential?.kind === 'first' ? { recurringProcessingModel: FIRST_OF_SERIES[request.storedCredential.usage] } : {}),
-        // With a return URL, 3-D Secure by redirect (a page the service can send the customer to);
-        // without one, no authentication at all: an issuer that insists declines (Authentication required).
-        returnUrl: request.returnUrl ?? opts.publicUrl(),
-        authenticationData: request.returnUrl ? { threeDSRequestData: { nativeThreeDS: 'disabled' } } : { attemptAuthentication: 'never' },
-        // Manual capture: authorise only; the metadata comes back in the AUTHORISATION notification, which says nothing else about it.
-        ...(manual ? { additionalData: { manualCapture: 'true' }, metadata: { [CAPTURE_METHOD_KEY]: 'manual' } } : {}),
-      } as unknown as PaymentRequest;
+      const body = cardPayment({ ...request, card: request.card, value: amount.value }, manual);
       return post('/payments', body, signal, request.reference, (answer: PaymentAnswer) => chargeStateOf(answer, undefined, manual));
     },
+    // Adyen's card verification: a zero-value authorisation (amount.value 0), the first, customer-
+    // initiated payment of a stored-credential series, so that its networkTxReference comes back.
+    async verifyCard(request, signal) {
+      const body = cardPayment({ ...request, value: 0, storedCredential: { kind: 'first', usage: request.usage } }, false);
+      return post('/payments', body, signal, request.reference, (answer: PaymentAnswer) => verificationOf(chargeStateOf(answer)));
+    },
+    // No lookup: back from 3-D Secure, its redirectResult is submitted; otherwise as a payment's status.
+    verificationStatus: async (request, signal) => verificationOf(request.params?.redirectResult ? await details(request, request.params.redirectResult, signal) : await status(request)),
     chargeStatus: (request) => status(request),
     async completeAction(request, signal) {
       const redirectResult = request.params.redirectResult;
       // The customer came back without Adyen's result (an edited URL): nothing to submit, still waiting.
-      if (!redirectResult) return status(request);
-      const body: PaymentDetailsRequest = { details: { redirectResult } };
-      // Its own key: Adyen keeps keys per company account, and the payment id's answer is the redirect.
-      return post('/payments/details', body, signal, `${request.reference}-details`, (answer: PaymentAnswer) => chargeStateOf(answer, answer.pspReference ?? request.connectorReference));
+      return redirectResult ? details(request, redirectResult, signal) : status(request);
     },
     refund: (request, signal) => modify('refunds', request, signal, request.reference, refundTaken),
     async refundStatus(request) {

@@ -6,7 +6,8 @@
 import type { PaymentDetailsResponse, PaymentResponse } from '@adyen/api-library/lib/src/typings/checkout/models.js';
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer } from '../http.js';
-import { connectorError, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState } from '../types.js';
+import { verificationOf } from '../verifications.js';
+import { connectorError, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState, type VerificationState } from '../types.js';
 
 type ResultCode = `${PaymentResponse.ResultCodeEnum}`;
 /** What /payments and /payments/details answer, as this connector reads it. */
@@ -132,6 +133,7 @@ export function refundTaken(body: { pspReference?: string; status?: string }): R
 /** A notification item in our words: the object it settles (by our id, its merchantReference) and how. */
 export type NotificationReading =
   | { object: 'payment'; reference: string; state: ChargeState }
+  | { object: 'payment_method'; reference: string; state: VerificationState }
   | { object: 'refund'; reference: string; state: RefundState }
   | { object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState }
   | { object: 'void'; reference: string; state: CancelState }
@@ -163,6 +165,8 @@ export function readNotification(item: NotificationRequestItem): NotificationRea
       const state: ChargeState = success
         ? { kind: isManual(item) ? 'authorized' : 'succeeded', connectorReference: item.pspReference }
         : { kind: 'declined', connectorReference: item.pspReference, failureCode: refusalCodeOf({ refusalReason: item.reason }), message: `Adyen refused the payment${reason}.` };
+      // A card verification (a zero-value authorisation) is named by our pm_ id.
+      if (item.merchantReference.startsWith('pm_')) return { object: 'payment_method', reference: item.merchantReference, state: verificationOf(state) };
       return { object: 'payment', reference: item.merchantReference, state };
     }
     case 'CANCELLATION':

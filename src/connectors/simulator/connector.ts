@@ -12,6 +12,7 @@ import {
   type InboundWebhook,
   type VerificationStatusResult,
 } from '../types.js';
+import { verificationOf } from '../verifications.js';
 import type { ChallengeResult, TestControls } from '../test-controls.js';
 import type { HttpClient } from '../http.js';
 import type { SimulatorHost } from './processor.js';
@@ -81,13 +82,8 @@ const challengeAnswer =
 /** A verification is a zero-amount charge: its state as a charge's, with the network transaction id a success carries. */
 const verificationAnswer =
   (read: (status: number, body: unknown) => ChargeStatusResult) =>
-  (status: number, body: unknown): VerificationStatusResult => {
-    const state = read(status, body);
-    if (state.kind === 'reversed') return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, message: state.message };
-    // A verification is never captured: an authorisation is its success.
-    if (state.kind !== 'succeeded' && state.kind !== 'authorized') return state;
-    return { kind: 'succeeded', connectorReference: state.connectorReference, networkTransactionId: (body as SimCharge).network_transaction_id ?? null };
-  };
+  (status: number, body: unknown): VerificationStatusResult =>
+    verificationOf(read(status, body), (body as SimCharge | undefined)?.network_transaction_id ?? null);
 
 const CHARGE_STATE_OF = { succeeded: 'CAPTURED', failed: 'REFUSED' } as const;
 const MANDATE_STATE_OF = { active: 'ACTIVE', failed: 'REJECTED', revoked: 'REVOKED_BY_PAYER' } as const;

@@ -3,13 +3,14 @@
 // manual, left requires_capture until captured or cancelled: captures.ts), with our payment id as
 // Stripe's Idempotency-Key and in its metadata (to locate it by search when we hold no
 // PaymentIntent id); a refund is a Refund under our refund id. The SDK never retries by itself:
-// the core decides (same key, then verify). Where requests go comes from configuration only
+// the core decides (same key, then verify). A card verification is a SetupIntent (setup-intents.ts). Where requests go comes from configuration only
 // (STRIPE_API_BASE_URL), never from the connector account.
 import Stripe from 'stripe';
 import { beforeAbort, connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
 import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf } from './captures.js';
 import { toStripeAmount } from './money.js';
+import { PAYMENT_METHOD_KEY, SETUP_INTENT_LOOKUP, setupDeclineOf, setupIntentParams, setupStateOf } from './setup-intents.js';
 
 /** The API version every request names, so that Stripe's answers keep the shape mapped here. */
 export const STRIPE_API_VERSION = '2026-10-28.endive';
@@ -61,6 +62,17 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
     const found = await stripe.paymentIntents.search({ query: `metadata['${PAYMENT_KEY}']:'${reference}'`, limit: 1 });
     return found.data[0];
   };
+  /**
+   * The SetupIntent of our verification: by its id when we hold it, else among the account's newest
+   * (Stripe cannot search them); not found there, it can only be said absent when that list was all.
+   */
+  const findSetupIntent = async (reference: string, id: string | null): Promise<Stripe.SetupIntent | undefined> => {
+    if (id) return stripe.setupIntents.retrieve(id);
+    const newest = await stripe.setupIntents.list({ limit: SETUP_INTENT_LOOKUP });
+    const found = newest.data.find((intent) => intent.metadata?.[PAYMENT_METHOD_KEY] === reference);
+    if (found || !newest.has_more) return found;
+    throw new Stripe.errors.StripeAPIError({ message: `Stripe holds more than ${SETUP_INTENT_LOOKUP} SetupIntents newer than ${reference}'s, if it holds it` });
+  };
   return {
     name: 'stripe',
     modes: [opts.livemode ? 'live' : 'test'],
@@ -100,6 +112,18 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
       }
       return state;
     },
+    async verifyCard(request, signal) {
+      const params = setupIntentParams(request);
+      const state = await ask(signal, () => stripe.setupIntents.create(params, { idempotencyKey: request.reference }), setupStateOf, setupDeclineOf);
+      // As for a payment: one that needs a customer nobody will bring is cancelled, never completed later.
+      if (state.kind === 'declined' && state.failureCode === 'authentication_required' && state.connectorReference) {
+        const id = state.connectorReference;
+        await ask(signal, () => stripe.setupIntents.cancel(id), () => undefined).catch(() => undefined);
+      }
+      return state;
+    },
+    verificationStatus: (request, signal) =>
+      ask(signal, () => findSetupIntent(request.reference, request.connectorReference), (intent) => (intent ? setupStateOf(intent) : ({ kind: 'not_found' } as const)), notFound),
     chargeStatus: (request, signal) =>
       ask(signal, () => findIntent(request.reference, request.connectorReference), (intent) => (intent ? chargeStateOf(intent) : ({ kind: 'not_found' } as const)), notFound),
     async refund(request, signal) {

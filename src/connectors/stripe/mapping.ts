@@ -49,6 +49,7 @@ const CARD_ERROR_CODES: Record<string, PaymentFailureCode> = {
   authentication_required: 'authentication_required',
   // The cardholder failed (or abandoned) 3-D Secure.
   payment_intent_authentication_failure: 'authentication_failed',
+  setup_intent_authentication_failure: 'authentication_failed',
 };
 
 interface LastError {

@@ -1,8 +1,9 @@
 // The customer's way back from 3-D Secure asked during a card verification: the return endpoint
 // GET|POST /v1/payment-methods/{id}/return/{token}, opened by the method's random action token (the
 // browser carries no API key). As for payments (src/domain/payments/actions.ts), nothing of the
-// request is taken as an outcome: the processor is asked, and only its answer is applied, through
-// the movement core; then the customer goes on to the merchant's return_url.
+// request is taken as an outcome: what the processor appended is handed to it (verificationStatus
+// with `params`, which its own keys verify), and only its answer is applied, through the movement
+// core; then the customer goes on to the merchant's return_url.
 import { eq } from 'drizzle-orm';
 import { callConnector } from '../../connectors/router.js';
 import type { VerificationState } from '../../connectors/types.js';
@@ -26,7 +27,7 @@ function merchantReturn(row: PaymentMethodRow): string {
   return url.href;
 }
 
-export async function returnFromVerification(db: Db, rt: Runtime, id: string, token: string): Promise<string> {
+export async function returnFromVerification(db: Db, rt: Runtime, id: string, token: string, params: Record<string, string>): Promise<string> {
   const uuid = parseId('pm', id);
   // Found by its id alone (no account in a browser's request), then its token: the same 404 for both.
   const [row] = uuid ? await db.select().from(paymentMethods).where(eq(paymentMethods.id, uuid)) : [];
@@ -34,7 +35,7 @@ export async function returnFromVerification(db: Db, rt: Runtime, id: string, to
   if (!paymentMethodStates.is(row.status, 'verifying') || row.connector === null) return merchantReturn(row);
   const connector = row.connector;
   const ctx = systemContext(row.accountId, row.livemode);
-  const request = { reference: toPublicId('pm', row.id), connectorReference: row.connectorReference };
+  const request = { reference: toPublicId('pm', row.id), connectorReference: row.connectorReference, params };
   const guarded = await callConnector<VerificationState | { kind: 'not_found' }>(
     rt.callsFor(ctx),
     connector,

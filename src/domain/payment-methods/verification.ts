@@ -20,6 +20,7 @@ import { runMovement } from '../../movement/engine.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { onlySimulated, routingFor, type Routing } from '../routing/targets.js';
 import { planMovementRoute } from '../routing/planner.js';
+import { verificationGivesNetworkId } from '../../connectors/catalogue.js';
 import { requireTestCard, summarizeCard, validateCard } from '../payments/cards.js';
 import { lockCustomerForUse } from '../customers/store.js';
 import { customerUrl } from '../../kernel/customer-urls.js';
@@ -37,10 +38,17 @@ function defaultCurrency(routing: Routing): string {
   return named[0] ?? DEFAULT_VERIFICATION_CURRENCY;
 }
 
-/** The route of a verification: the card route for an amount of 0, only connectors that verify cards. */
+/**
+ * The route of a verification: the card route for an amount of 0, only connectors that verify
+ * cards, those whose verification answers a network transaction id first (a later off-session
+ * payment cites it, at whichever processor), in the route's order otherwise.
+ */
 function verificationRoute(rt: Runtime, routing: Routing, currency: string): string[] {
-  const verifies = (key: string) => routing.targets.find((t) => t.key === key)?.capabilities?.card_verification === true;
-  const route = planMovementRoute(rt, routing, { need: 'card', currency, amount: 0 }).filter(verifies);
+  const target = (key: string) => routing.targets.find((t) => t.key === key);
+  const verifies = (key: string) => target(key)?.capabilities?.card_verification === true;
+  const planned = planMovementRoute(rt, routing, { need: 'card', currency, amount: 0 }).filter(verifies);
+  const givesId = (key: string) => verificationGivesNetworkId(target(key)?.connector ?? key);
+  const route = [...planned.filter(givesId), ...planned.filter((key) => !givesId(key))];
   if (route.length === 0) {
     throw new ApiError('routing_no_match', {
       param: 'currency',

@@ -10,7 +10,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { errorResponses } from '../../kernel/schemas.js';
 import { answerSimulatorChallenge, pendingAction, returnFromAction } from '../../domain/payments/actions.js';
 import type { Runtime } from '../../runtime.js';
-import { escapeHtml, postForm, requestParams, sendPage } from '../pages.js';
+import { escapeHtml, formFields, postForm, requestParams, sendPage } from '../pages.js';
 
 const Secret = (example: string) => Type.String({ minLength: 1, maxLength: 128, examples: [example] });
 const PAYMENT_ID_EXAMPLE = 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa';
@@ -27,9 +27,7 @@ const tags = ['customer actions'];
 export function registerPaymentActionRoutes(app: App, db: Db, rt: Runtime) {
   app.register(async (scope) => {
     // Processors and our own pages post forms back; the fields are read as strings, never as an outcome.
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
-      done(null, Object.fromEntries(new URLSearchParams(body as string))),
-    );
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, formFields);
 
     scope.get(
       '/v1/payments/:id/action/:token',

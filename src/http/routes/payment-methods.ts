@@ -12,6 +12,7 @@ import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import { detachPaymentMethod, listPaymentMethods, retrievePaymentMethod, updatePaymentMethod } from '../../domain/payment-methods/service.js';
 import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
+import { formFields, requestParams } from '../pages.js';
 
 const PaymentMethodRef = Type.Ref('PaymentMethod');
 const tags = ['payment methods'];
@@ -42,8 +43,8 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
   );
 
   app.register(async (scope) => {
-    // Processors may post their form back; its fields are never read as an outcome (the processor is asked).
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, _body, done) => done(null, {}));
+    // Processors may post their form back; its fields are handed to the processor, never read as an outcome.
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, formFields);
     scope.route({
       method: ['GET', 'POST'],
       url: '/v1/payment-methods/:id/return/:token',
@@ -52,7 +53,7 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
       schema: { hide: true, params: Type.Object({ id: Type.String({ maxLength: 64 }), token: Type.String({ minLength: 1, maxLength: 128 }) }) },
       handler: async (req, reply) => {
         const { id, token } = req.params as { id: string; token: string };
-        return reply.redirect(await returnFromVerification(db, rt, id, token), 303);
+        return reply.redirect(await returnFromVerification(db, rt, id, token, requestParams(req.query, req.body)), 303);
       },
     });
   });

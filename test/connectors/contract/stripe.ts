@@ -43,7 +43,8 @@ async function connectStripe(api: Parameters<ProcessorHarness['connect']>[0], se
 
 export function stripeHarness(): ProcessorHarness {
   const fake = new FakeStripe();
-  const intents = (paymentId: string) => [...fake.intents.values()].filter((pi) => pi.metadata.payment_id === paymentId);
+  /** The PaymentIntents of our payment, or the SetupIntent of our card verification. */
+  const intents = (id: string) => [...fake.intents.values(), ...fake.setupIntents.values()].filter((pi) => pi.metadata.payment_id === id || pi.metadata.payment_method_id === id);
   return {
     name: 'stripe',
     capabilities: new Set<Capability>(['faults', 'books', 'settle', 'webhooks', 'processes', 'refund_outcome', 'status_lookup', 'customer_actions']),
@@ -74,7 +75,8 @@ export function stripeHarness(): ProcessorHarness {
         const [intent] = intents(payment.id);
         const back = new URL(intent!.next_action.redirect_to_url.return_url);
         fake.settle(intent!.id, outcome === 'completed' ? 'succeeded' : 'failed');
-        back.search = new URLSearchParams({ payment_intent: intent!.id, redirect_status: outcome === 'completed' ? 'succeeded' : 'failed' }).toString();
+        const named = intent!.object === 'setup_intent' ? 'setup_intent' : 'payment_intent';
+        back.search = new URLSearchParams({ [named]: intent!.id, redirect_status: outcome === 'completed' ? 'succeeded' : 'failed' }).toString();
         return back.toString();
       },
     },

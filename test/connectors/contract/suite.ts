@@ -7,6 +7,7 @@ import type { PaymentsSettings } from '../../support/helpers.js';
 import type { Connected, ProcessorHarness } from './harness.js';
 import { MANDATE_SCENARIOS } from './mandates.js';
 import { SAVED_CARD_SCENARIOS } from './saved-cards.js';
+import { VERIFY_CARD_SCENARIOS } from './verify-cards.js';
 import { routeThrough, runnable, SCENARIOS, type ScenarioContext } from './scenarios.js';
 
 export function describeContract(title: string, harness: ProcessorHarness, settings: PaymentsSettings, opts: { onlyRunnable?: boolean } = {}) {
@@ -26,7 +27,7 @@ export function describeContract(title: string, harness: ProcessorHarness, setti
     });
     const context = (): ScenarioContext => ({ api: h.api, harness, processor, url: h.url, query: (statement) => h.query(statement), saving: { db: h.db, owner: { accountId: h.tenant.accountId, livemode: false } } });
 
-    for (const scenario of [...SCENARIOS, ...SAVED_CARD_SCENARIOS, ...MANDATE_SCENARIOS]) {
+    for (const scenario of [...SCENARIOS, ...SAVED_CARD_SCENARIOS, ...VERIFY_CARD_SCENARIOS, ...MANDATE_SCENARIOS]) {
       const can = runnable(harness, scenario);
       if (opts.onlyRunnable && !can) continue;
       it.skipIf(!can)(scenario.name, () => scenario.run(context()));

@@ -85,6 +85,13 @@ const NOTIFICATIONS = Object.fromEntries(
 );
 const example = (name: string): Obj => structuredClone((checkout.components.examples as Obj)[name].value);
 
+/**
+ * The first, customer-initiated payment (or verification) of a stored-credential series: the card
+ * scheme's id comes back (networkTxReference), as with Adyen's additional data setting for it.
+ */
+const seriesData = (body: Obj): Obj =>
+  body.recurringProcessingModel !== undefined && body.shopperInteraction === 'Ecommerce' ? { networkTxReference: String(crypto.randomInt(1e13, 2e14)) } : {};
+
 const serviceError = (status: number, name: string, message?: string): Answer => ({ status, body: { ...example(name), status, ...(message ? { message } : {}) } });
 const psp = () => crypto.randomBytes(8).toString('hex').toUpperCase();
 
@@ -220,6 +227,10 @@ export class FakeAdyen extends FakeProcessor<Fault> {
       if (!/^\w{8,}$/.test(body.paymentMethod.networkPaymentReference ?? '')) return serviceError(422, 'generic-422', 'A ContAuth payment with card details needs paymentMethod.networkPaymentReference.');
       if (body.paymentMethod.cvc !== undefined) return serviceError(422, 'generic-422', 'A ContAuth payment takes no CVC.');
     } else if (body.paymentMethod.networkPaymentReference !== undefined) return serviceError(422, 'generic-422', 'networkPaymentReference goes with shopperInteraction ContAuth.');
+    // A zero-value authorisation verifies a card the shopper presents, to be stored: never captured, never merchant-initiated.
+    if (body.amount.value === 0 && (body.shopperInteraction === 'ContAuth' || body.additionalData?.manualCapture === 'true' || body.recurringProcessingModel === undefined)) {
+      return serviceError(422, 'generic-422', 'A zero-value authorisation is an Ecommerce card verification of a stored credential (recurringProcessingModel), never captured.');
+    }
     const pspReference = psp();
     const number: string = body.paymentMethod.number;
     const payment: FakePayment = { pspReference, reference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount, resultCode: 'Authorised', refunded: 0, body };
@@ -241,13 +252,7 @@ export class FakeAdyen extends FakeProcessor<Fault> {
       const post = number === ADYEN_CARDS.threeDSPost ? { method: 'POST', data: { MD: pspReference, PaReq: 'BQABAgA...', TermUrl: body.returnUrl } } : {};
       return answer('RedirectShopper', { additionalData, action: { ...action, url: `${action.url}?psp=${pspReference}`, ...post } });
     }
-    // A stored-credential series: the card scheme's id comes back (networkTxReference), as with
-    // Adyen's additional data setting for it; its first payment is customer-initiated.
-    if (body.recurringProcessingModel !== undefined && body.shopperInteraction === 'Ecommerce') {
-      const networkTxReference = String(crypto.randomInt(1e13, 2e14));
-      return answer('Authorised', { additionalData: { ...example('post-payments-card-direct-200').additionalData, networkTxReference } });
-    }
-    return answer('Authorised', { additionalData: example('post-payments-card-direct-200').additionalData });
+    return answer('Authorised', { additionalData: { ...example('post-payments-card-direct-200').additionalData, ...seriesData(body) } });
   }
 
   private details(body: Obj): Answer {
@@ -257,7 +262,7 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     const done = example('post-payments-details-00.redirect-200');
     if (challenge.outcome === 'authorised') {
       payment.resultCode = 'Authorised';
-      return { status: 200, body: { ...done, pspReference: payment.pspReference, merchantReference: payment.reference } };
+      return { status: 200, body: { ...done, additionalData: seriesData(payment.body), pspReference: payment.pspReference, merchantReference: payment.reference } };
     }
     payment.resultCode = 'Refused';
     return { status: 200, body: { pspReference: payment.pspReference, resultCode: 'Refused', refusalReason: '3D Not Authenticated', refusalReasonCode: '11', merchantReference: payment.reference } };

@@ -1,5 +1,6 @@
 // A fake Stripe on a local port, for the endpoints the connector uses: PaymentIntents (create and
-// confirm, retrieve, search on metadata, capture and cancel under capture_method manual) and Refunds (create, retrieve). It behaves as Stripe
+// confirm, retrieve, search on metadata, capture and cancel under capture_method manual), Refunds
+// (create, retrieve) and SetupIntents (create and confirm, retrieve, list, cancel). It behaves as Stripe
 // documents: form-encoded requests with a Bearer secret key, Idempotency-Key (same key and same
 // parameters → the same answer replayed; other parameters → 400 idempotency_error), test cards
 // choosing the outcome, card errors as 402 with the PaymentIntent, refunds bounded by what was
@@ -55,6 +56,8 @@ const error = (status: number, type: string, message: string, extra: Obj = {}): 
 
 export class FakeStripe extends FakeProcessor<Fault> {
   readonly intents = new Map<string, Obj>();
+  /** SetupIntents (card verifications), in creation order. */
+  readonly setupIntents = new Map<string, Obj>();
   readonly refunds = new Map<string, Obj>();
   /** Create requests received, by Idempotency-Key, replays included. */
   readonly requests = new Map<string, number>();
@@ -69,9 +72,12 @@ export class FakeStripe extends FakeProcessor<Fault> {
 
   /** Settles a PaymentIntent left waiting (requires_action) as the customer's 3-D Secure answer would. */
   settle(id: string, outcome: 'succeeded' | 'failed'): Obj {
-    const intent = this.intents.get(id)!;
-    const failure = { type: 'invalid_request_error', code: 'payment_intent_authentication_failure', message: 'The provided PaymentMethod has failed authentication.' };
-    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', amount_received: intent.amount, next_action: null } : { status: 'requires_payment_method', next_action: null, last_payment_error: failure });
+    const setup = this.setupIntents.get(id);
+    const intent = setup ?? this.intents.get(id)!;
+    const code = setup ? 'setup_intent_authentication_failure' : 'payment_intent_authentication_failure';
+    const failure = { type: 'invalid_request_error', code, message: 'The provided PaymentMethod has failed authentication.' };
+    const error = setup ? { last_setup_error: failure } : { last_payment_error: failure };
+    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', ...(setup ? {} : { amount_received: intent.amount }), next_action: null } : { status: 'requires_payment_method', next_action: null, ...error });
     return strip(intent);
   }
 
@@ -103,8 +109,10 @@ export class FakeStripe extends FakeProcessor<Fault> {
 
   private create(path: string, params: Obj, livemode: boolean, processing: boolean): Answer {
     if (path === '/v1/payment_intents') return this.createIntent(params, livemode, processing);
-    const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
-    if (cancel) return this.cancelIntent(cancel[1]!);
+    if (path === '/v1/setup_intents') return this.createSetupIntent(params, livemode);
+
+    const cancel = /^\/v1\/(payment_intent|setup_intent)s\/([^/]+)\/cancel$/.exec(path);
+    if (cancel) return this.cancel(cancel[1] as 'payment_intent' | 'setup_intent', cancel[2]!);
     const capture = /^\/v1\/payment_intents\/([^/]+)\/capture$/.exec(path);
     if (capture) return this.captureIntent(capture[1]!, params);
     return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
@@ -119,7 +127,13 @@ export class FakeStripe extends FakeProcessor<Fault> {
       const data = [...this.intents.values()].filter((pi) => pi.metadata[match[1]!] === match[2] && pi._at <= seen);
       return { status: 200, body: { object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data: data.map(strip) } };
     }
-    const found = kind === 'payment_intents' ? this.intents.get(id!) : kind === 'refunds' ? this.refunds.get(id!) : undefined;
+    if (kind === 'setup_intents' && id === undefined) {
+      // Newest first, as Stripe lists them, `limit` (default 10) at a time.
+      const all = [...this.setupIntents.values()].reverse();
+      const limit = Number(url.searchParams.get('limit') ?? 10);
+      return { status: 200, body: { object: 'list', url: '/v1/setup_intents', has_more: all.length > limit, data: all.slice(0, limit).map(strip) } };
+    }
+    const found = kind === 'payment_intents' ? this.intents.get(id!) : kind === 'refunds' ? this.refunds.get(id!) : kind === 'setup_intents' ? this.setupIntents.get(id!) : undefined;
     return found ? { status: 200, body: strip(found) } : error(404, 'invalid_request_error', `No such ${kind}: '${id}'`, { code: 'resource_missing' });
   }
 
@@ -133,27 +147,19 @@ export class FakeStripe extends FakeProcessor<Fault> {
     }
     const mitRefusal = refusedMerchantInitiated(params);
     if (mitRefusal) return error(400, 'invalid_request_error', mitRefusal, { code: 'parameter_invalid' });
-    const id = `pi_${crypto.randomBytes(12).toString('hex')}`;
     const intent: Obj = {
-      ...structuredClone(examples.payment_intent),
-      id,
-      client_secret: `${id}_secret_x`,
+      ...newIntent(examples.payment_intent, 'pi', params, livemode),
       amount: Number(params.amount),
       currency: params.currency,
       capture_method: params.capture_method ?? 'automatic',
-      metadata: params.metadata ?? {},
-      livemode,
-      created: Math.floor(Date.now() / 1000),
-      payment_method: `pm_${crypto.randomBytes(12).toString('hex')}`,
       last_payment_error: null,
-      next_action: null,
       latest_charge: `ch_${crypto.randomBytes(12).toString('hex')}`,
       canceled_at: null,
       transfer_data: null,
       _at: Date.now(),
       _refunded: 0,
     };
-    this.intents.set(id, intent);
+    this.intents.set(intent.id, intent);
     const decline = DECLINES[card.number];
     if (decline) {
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
@@ -179,20 +185,48 @@ export class FakeStripe extends FakeProcessor<Fault> {
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: error, latest_charge: null });
       return { status: 402, body: { error: { ...error, payment_intent: strip(intent) } } };
     }
-    const next = params.return_url
-      ? { type: 'redirect_to_url', redirect_to_url: { url: `https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_fake&payment_intent=${intent.id}`, return_url: params.return_url } }
-      : { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/redirect/authenticate/${intent.id}` } };
-    Object.assign(intent, { status: 'requires_action', next_action: next, latest_charge: null });
+    Object.assign(intent, { status: 'requires_action', next_action: nextActionOf('payment_intent', intent.id, params.return_url), latest_charge: null });
     return { status: 200, body: strip(intent) };
   }
 
-  private cancelIntent(id: string): Answer {
-    const intent = this.intents.get(id);
-    if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${id}'`, { code: 'resource_missing' });
-    if (intent.status === 'succeeded' || intent.status === 'canceled') {
-      return error(400, 'invalid_request_error', `You cannot cancel this PaymentIntent because it has a status of ${intent.status}.`, { code: 'payment_intent_unexpected_state' });
+  /**
+   * A SetupIntent created and confirmed with the card, as Stripe answers it: the test cards decline
+   * (402 card_error with the SetupIntent) or ask for 3-D Secure as for a payment; no amount, no
+   * PaymentIntent-only parameters, and nothing that names a network transaction id.
+   */
+  private createSetupIntent(params: Obj, livemode: boolean): Answer {
+    const card = params.payment_method_data?.card;
+    if (params.confirm !== 'true' || params.payment_method_data?.type !== 'card' || !card?.number) {
+      return error(400, 'invalid_request_error', 'confirm=true and payment_method_data[card] are required here.', { code: 'parameter_missing' });
     }
-    Object.assign(intent, { status: 'canceled', canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: null, next_action: null });
+    const unknown = ['amount', 'currency', 'setup_future_usage', 'off_session', 'error_on_requires_action', 'capture_method'].find((name) => params[name] !== undefined);
+    if (unknown) return error(400, 'invalid_request_error', `Received unknown parameter: ${unknown}`, { code: 'parameter_unknown', param: unknown });
+    if (params.usage !== undefined && !['on_session', 'off_session'].includes(params.usage)) {
+      return error(400, 'invalid_request_error', 'Invalid usage: must be one of on_session, off_session', { code: 'parameter_invalid_string', param: 'usage' });
+    }
+    const intent: Obj = { ...newIntent(examples.setup_intent, 'seti', params, livemode), usage: params.usage ?? 'off_session', last_setup_error: null };
+    const id: string = intent.id;
+    this.setupIntents.set(id, intent);
+    const decline = DECLINES[card.number];
+    if (decline) {
+      Object.assign(intent, { status: 'requires_payment_method', last_setup_error: { type: 'card_error', ...decline } });
+      return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, setup_intent: strip(intent) });
+    }
+    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) {
+      Object.assign(intent, { status: 'requires_action', next_action: nextActionOf('setup_intent', id, params.return_url) });
+    } else Object.assign(intent, { status: 'succeeded' });
+    return { status: 200, body: strip(intent) };
+  }
+
+  /** Cancels a PaymentIntent or a SetupIntent not yet succeeded. */
+  private cancel(object: 'payment_intent' | 'setup_intent', id: string): Answer {
+    const intent = (object === 'setup_intent' ? this.setupIntents : this.intents).get(id);
+    if (!intent) return error(404, 'invalid_request_error', `No such ${object.replace('_', '')}: '${id}'`, { code: 'resource_missing' });
+    if (intent.status === 'succeeded' || intent.status === 'canceled') {
+      const name = object === 'setup_intent' ? 'SetupIntent' : 'PaymentIntent';
+      return error(400, 'invalid_request_error', `You cannot cancel this ${name} because it has a status of ${intent.status}.`, { code: `${object}_unexpected_state` });
+    }
+    Object.assign(intent, { status: 'canceled', next_action: null, ...(object === 'setup_intent' ? { cancellation_reason: 'abandoned' } : { canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: null }) });
     return { status: 200, body: strip(intent) };
   }
 
@@ -265,6 +299,20 @@ function chargeOf(intent: Obj, card: Obj): Obj {
 function expanded(intent: Obj, params: Obj): Obj {
   const asks = Object.values(params.expand ?? {}).includes('latest_charge');
   return asks && intent._charge ? { ...strip(intent), latest_charge: intent._charge } : strip(intent);
+}
+
+/** A new PaymentIntent or SetupIntent from Stripe's example object: its own ids, our metadata, no action yet. */
+function newIntent(example: Obj, prefix: 'pi' | 'seti', params: Obj, livemode: boolean): Obj {
+  const id = `${prefix}_${crypto.randomBytes(12).toString('hex')}`;
+  const created = Math.floor(Date.now() / 1000);
+  return { ...structuredClone(example), id, client_secret: `${id}_secret_x`, metadata: params.metadata ?? {}, livemode, created, payment_method: `pm_${crypto.randomBytes(12).toString('hex')}`, next_action: null };
+}
+
+/** 3-D Secure as Stripe asks it: a redirect to its hosted page with a return_url, otherwise an action for Stripe.js (use_stripe_sdk). */
+function nextActionOf(object: 'payment_intent' | 'setup_intent', id: string, returnUrl: string | undefined): Obj {
+  return returnUrl
+    ? { type: 'redirect_to_url', redirect_to_url: { url: `https://hooks.stripe.com/3d_secure_2/hosted?merchant=acct_fake&${object}=${id}`, return_url: returnUrl } }
+    : { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect', stripe_js: `https://hooks.stripe.com/redirect/authenticate/${id}` } };
 }
 
 /** The object as Stripe shows it, without the fake's own bookkeeping. */
