@@ -1,5 +1,6 @@
 // What the simulated merchants do: random but valid API sequences (and some the API must refuse:
-// refunds above what remains, payouts above the balance), each money-moving POST under an
+// refunds above what remains, payouts above the balance, captures above what an authorisation
+// holds), each money-moving POST under an
 // Idempotency-Key that may be sent again later, whatever became of the first try.
 import { TEST_CARDS } from '../src/connectors/simulator/cards.js';
 import type { CrashPoint } from '../src/config/payments.js';
@@ -12,7 +13,7 @@ export interface Merchant {
   accountId: string;
   key: string;
   orders: string[];
-  payments: { id: string; amount: number; succeeded?: boolean }[];
+  payments: { id: string; amount: number; succeeded?: boolean; authorized?: boolean }[];
   beneficiaries: { id: string; currency: string }[];
   mandates: string[];
   endpoints: string[];
@@ -101,9 +102,15 @@ const ops: [number, string, Op][] = [
   [14, 'pay', async (s, model, rng, m, crash) => {
     if (!m.orders.length) return;
     const number = rng.chance(0.4) ? '4242424242424242' : rng.pick(CARDS);
-    const body = { payment_order: rng.pick(m.orders), payment_method: card(number), ...(rng.chance(0.5) ? { return_url: 'https://shop.example.com/back' } : {}) };
+    const body = {
+      payment_order: rng.pick(m.orders),
+      payment_method: card(number),
+      ...(rng.chance(0.5) ? { return_url: 'https://shop.example.com/back' } : {}),
+      // Some authorise now and capture later.
+      ...(rng.chance(0.3) ? { capture_method: 'manual' } : {}),
+    };
     const a = await post(s, model, rng, m, '/v1/payments', body, at(rng, crash, PAYMENT_POINTS));
-    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded' });
+    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded', authorized: a.body.status === 'requires_capture' });
   }],
   [4, 'debit', async (s, model, rng, m, crash) => {
     if (!m.orders.length || !m.mandates.length) return;
@@ -118,6 +125,18 @@ const ops: [number, string, Op][] = [
     const roll = rng.float();
     const amount = roll < 0.3 ? undefined : roll < 0.8 ? rng.between(1, p.amount) : p.amount + rng.between(1, p.amount);
     await post(s, model, rng, m, '/v1/refunds', { payment: p.id, ...(amount === undefined ? {} : { amount }) }, at(rng, crash, ['refund_created']));
+  }],
+  [6, 'capture', async (s, model, rng, m, crash) => {
+    if (!m.payments.length) return;
+    const authorized = m.payments.filter((x) => x.authorized);
+    const p = authorized.length && rng.chance(0.85) ? rng.pick(authorized) : rng.pick(m.payments);
+    // Partial (some of them not final, for more captures later), all that is left, or more than the
+    // payment: the API must refuse what the authorisation does not hold.
+    const roll = rng.float();
+    const amount = roll < 0.3 ? undefined : roll < 0.85 ? rng.between(1, Math.max(1, Math.floor(p.amount / 3))) : p.amount + rng.between(1, p.amount);
+    const body = { ...(amount === undefined ? {} : { amount }), final_capture: rng.chance(0.4) };
+    const a = await post(s, model, rng, m, `/v1/payments/${p.id}/capture`, body, at(rng, crash, ['capture_created', 'capture_connector_answered']));
+    if (a?.status === 201 && body.final_capture) p.authorized = false;
   }],
   [4, 'fund', async (s, model, rng, m) => {
     await post(s, model, rng, m, '/v1/test-helpers/balance/fund', { amount: rng.between(1000, 20_000), currency: rng.pick(CURRENCIES) });

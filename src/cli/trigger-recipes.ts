@@ -19,7 +19,7 @@ export interface Recipe {
   waitMs?: number;
 }
 
-const CARDS = { success: '4242424242424242', declined: '4000000000000002', pending: '4000000000000077', challenge: '4000000000003220' } as const;
+const CARDS = { success: '4242424242424242', declined: '4000000000000002', pending: '4000000000000077', challenge: '4000000000003220', captureDeclined: '4000000000000366' } as const;
 const CUSTOMER = { email: 'trigger@example.com', name: 'Trigger' };
 const reference = (type: EventType) => `trigger-${type}-${crypto.randomBytes(4).toString('hex')}`;
 
@@ -31,6 +31,17 @@ async function pay(api: TriggerApi, type: EventType, card: string, extra: Record
   const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
   return { order: paid.id, payment: (await api.call('POST', '/v1/payments', { payment_order: paid.id, payment_method: method, metadata: { trigger: type }, ...extra })).id };
 }
+
+/** A manual order's payment, authorised only (`requires_capture`). */
+async function authorise(api: TriggerApi, type: EventType, card: string = CARDS.success) {
+  const held = await order(api, type, { capture_method: 'manual' });
+  const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
+  return (await api.call('POST', '/v1/payments', { payment_order: held.id, payment_method: method, metadata: { trigger: type } })).id;
+}
+
+/** Captures an authorised payment in full; `card` chooses whether the processor takes the capture. */
+const capture = async (api: TriggerApi, type: EventType, card: string = CARDS.success) =>
+  (await api.call('POST', `/v1/payments/${await authorise(api, type, card)}/capture`, { metadata: { trigger: type } })).id;
 
 const beneficiary = (api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') =>
   api.call('POST', '/v1/beneficiaries', { name: 'Trigger Beneficiary', type: 'individual', bank_account: TEST_BANK_ACCOUNTS[ending].iban, metadata: { trigger: type } });
@@ -102,6 +113,10 @@ export const RECIPES: Partial<Record<EventType, Recipe>> = {
   },
   'payment.succeeded': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
   'payment.failed': { does: orderDeclined, run: async (api, type) => (await pay(api, type, CARDS.declined)).payment },
+  'payment.authorized': { does: 'an order with capture_method manual and a payment with card 4242 4242 4242 4242 (authorised, not captured)', run: (api, type) => authorise(api, type) },
+  'capture.created': { does: 'a manual payment authorised, then captured in full', run: (api, type) => capture(api, type) },
+  'capture.succeeded': { does: 'a manual payment authorised, then captured in full', run: (api, type) => capture(api, type) },
+  'capture.failed': { does: 'a manual payment with card 4000 0000 0000 0366 (authorises), whose capture is declined', run: (api, type) => capture(api, type, CARDS.captureDeclined) },
   'refund.created': { does: refunded, run: (api, type) => refund(api, type) },
   'refund.succeeded': { does: refunded, run: (api, type) => refund(api, type) },
   'payout.created': { does: paidOut, run: (api, type) => payout(api, type) },
@@ -197,11 +212,7 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 
 /** The catalogued types `trigger` cannot cause, and why. */
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
-  'payment.authorized': 'needs an order with capture_method manual; no recipe yet',
   'payment.canceled': 'needs POST /v1/payments/{id}/cancel (voiding an authorisation), not offered yet',
-  'capture.created': 'needs an authorised manual payment to capture; no recipe yet',
-  'capture.succeeded': 'needs an authorised manual payment to capture; no recipe yet',
-  'capture.failed': 'needs an authorised manual payment to capture; no recipe yet',
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',

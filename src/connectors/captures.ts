@@ -52,15 +52,11 @@ export type CancelState =
   | { kind: 'failed'; connectorReference: string | null; failureCode: CancelFailureCode; message: string };
 
 /**
- * A capture's or a void's outcome reported asynchronously by a processor (Adyen's CAPTURE,
- * CAPTURE_FAILED and CANCELLATION notifications), verified and normalised. A capture is named by
- * our capture id (the merchantReference we sent with it); `paymentConnectorReference` names the
- * authorisation, so that a capture whose reference the processor did not echo can still be found
- * by its own `connectorReference`.
+ * A void's outcome reported asynchronously by a processor (Adyen's CANCELLATION notification),
+ * verified and normalised, named by our payment id. (A capture's outcome is an InboundEvent of its
+ * own: the capture movement applies it.)
  */
-export type AuthorizationReport =
-  | { eventId: string; object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState }
-  | { eventId: string; object: 'void'; reference: string; state: CancelState };
+export type AuthorizationReport = { eventId: string; object: 'void'; reference: string; state: CancelState };
 
 /** The window a processor documents for capturing an authorisation, when it does not say per payment. */
 export const DEFAULT_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;

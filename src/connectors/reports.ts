@@ -4,8 +4,8 @@ import type { ChargeState, InboundEvent, InboundReport } from './types.js';
 
 /**
  * The reading as the movement kinds registered today take it: a void's outcome as the payment
- * report it always was (the authorisation was cancelled, nothing charged), a capture's as naming
- * nothing of ours (acknowledged, not applied).
+ * report it always was (the authorisation was cancelled, nothing charged). A capture's outcome is
+ * the capture movement's own report already.
  */
 export function movementEventOf(report: InboundReport): InboundEvent {
   if (report.object === 'void') {
@@ -15,6 +15,5 @@ export function movementEventOf(report: InboundReport): InboundEvent {
         : { kind: 'pending', connectorReference: report.state.connectorReference ?? '' };
     return { eventId: report.eventId, object: 'payment', reference: report.state.kind === 'failed' ? '' : report.reference, state };
   }
-  if (report.object === 'capture') return { eventId: report.eventId, object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } };
   return report;
 }

@@ -224,12 +224,17 @@ export type InboundEvent =
   | { eventId: string; object: 'payment_method'; reference: string; state: VerificationState }
   | { eventId: string; object: 'refund'; reference: string; state: RefundState }
   | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
-  | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
+  | { eventId: string; object: 'payout'; reference: string; state: PayoutState }
+  /**
+   * A capture's outcome confirmed later (Adyen's CAPTURE / CAPTURE_FAILED), named by our capture id
+   * (the reference we sent with it); `paymentConnectorReference` names the authorisation.
+   */
+  | { eventId: string; object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState };
 
 /**
- * Everything a processor's webhook may report: the movements above, and capture and void outcomes
+ * Everything a processor's webhook may report: the movements above, and void outcomes
  * (captures.ts). A connector that reports those (Adyen) reads its webhooks into this; until the
- * capture movement is registered, its parseWebhook answers `movementEventOf` (reports.ts) of the reading.
+ * void movement is registered, its parseWebhook answers `movementEventOf` (reports.ts) of the reading.
  */
 export type InboundReport = InboundEvent | AuthorizationReport;
 

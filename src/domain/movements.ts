@@ -1,10 +1,18 @@
 // Every kind of money movement, by the object name processors report on: what the inbound
 // webhook route hands to the movement core (src/movement/inbound.ts).
 import type { KindsByObject } from '../movement/inbound.js';
+import { captureKind } from './captures/kind.js';
 import { mandateKind } from './mandates/kind.js';
 import { verificationKind } from './payment-methods/kind.js';
 import { paymentKind } from './payments/kind.js';
 import { payoutKind } from './payouts/kind.js';
 import { refundKind } from './refunds/kind.js';
 
-export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind, payment_method: verificationKind };
+export const MOVEMENT_KINDS: KindsByObject = {
+  payment: paymentKind,
+  refund: refundKind,
+  payout: payoutKind,
+  mandate: mandateKind,
+  capture: captureKind,
+  payment_method: verificationKind,
+};

@@ -12,6 +12,7 @@ import { and, eq } from 'drizzle-orm';
 import type { AnyKind } from './kind.js';
 import type { MovementRow, MovementTable } from './row.js';
 import { applyReport, type ReportedUpdate } from './report.js';
+import { viewIn } from './transition.js';
 
 /** Locks a movement's row FOR UPDATE, scoped by account and mode (a request never locks the other mode's row). */
 export async function lockRow<Row>(tx: Executor, table: MovementTable, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined> {
@@ -89,6 +90,6 @@ export async function finishRequest(db: Db, rt: Runtime, kind: AnyKind, ctx: Req
   return db.transaction(async (tx) => {
     const row = await applyUpdate(db, rt, kind, ctx, uuid, input, tx);
     if (!row) throw new Error(`${kind.object} ${uuid} vanished between phases`);
-    return respond(tx, ctx, status, kind.rules.view(row));
+    return respond(tx, ctx, status, await viewIn(tx, kind.rules, row));
   });
 }

@@ -18,7 +18,7 @@ import type { StateMachine } from '../kernel/state-machine.js';
 import type { Runtime } from '../runtime.js';
 import type { Executor } from '../storage/db.js';
 import type { MovementRow } from './row.js';
-import { moveTo, save, statusEvent, withAttempts, type Transitions } from './transition.js';
+import { moveTo, save, statusEvent, viewIn, withAttempts, type Transitions } from './transition.js';
 
 /** What any report carries, whatever its kind. */
 export interface ReportedUpdate {
@@ -93,7 +93,7 @@ async function apply(tx: Executor, ctx: RequestContext, t: AnyRules, row: Row, r
     // No new fact: only the next check moves, so no new version.
     if (!first && !newReference && !recorded.attempts) return save(tx, t, row, now, set, { version: false });
     const updated = await save(tx, t, row, now, set);
-    if (first && t.acceptanceEvent) await recordEvent(tx, ctx, statusEvent(t.object, t.working as never), t.view(updated), now);
+    if (first && t.acceptanceEvent) await recordEvent(tx, ctx, statusEvent(t.object, t.working as never), await viewIn(tx, t, updated), now);
     return updated;
   }
 

@@ -29,6 +29,8 @@ export interface Transitions<Row extends MovementRow, Status extends string, O e
   table: MovementTable & { version: PgColumn };
   states: StateMachine<Status>;
   view(row: Row): { id: string } & Record<string, unknown>;
+  /** The view where it shows other rows as well (a payment lists its captures), read in the caller's transaction; `view` otherwise. */
+  viewIn?(tx: Executor, row: Row): Promise<{ id: string } & Record<string, unknown>>;
   /** What else moves when the row reaches a status, in the same transaction, before its event. */
   effects?: Partial<Record<Status, Effect<Row>>>;
   /**
@@ -70,8 +72,13 @@ export async function moveTo<Row extends MovementRow, Status extends string, O e
   const saved = await save(tx, t as Transitions<Row, string, O>, row, now, { ...set, status: to } as Partial<Row>);
   const after = (await t.effects?.[to]?.(tx, ctx, saved, now, row)) ?? saved;
   const event = t.events && to in t.events ? t.events[to] : statusEvent<O, Status>(t.object, to);
-  if (event) await recordEvent(tx, ctx, event, t.view(after), now);
+  if (event) await recordEvent(tx, ctx, event, await viewIn(tx, t, after), now);
   return after;
+}
+
+/** The row as the API shows it now, with whatever other rows its view lists. */
+export function viewIn<Row extends MovementRow>(tx: Executor, t: Pick<Transitions<Row, string, EventObject>, 'view' | 'viewIn'>, row: Row) {
+  return t.viewIn ? t.viewIn(tx, row) : Promise.resolve(t.view(row));
 }
 
 /** The event a move to `to` writes (also in the one-statement payment's SQL, src/domain/payments/one-statement.ts). */

@@ -109,6 +109,24 @@ describe('paying', () => {
     expect(await eventTypesOf(s.api, order.id)).toEqual(['payment_order.created', 'payment_order.processing', 'payment_order.paid']);
   });
 
+  it("a manual order's checkout authorises only: the page says the amount is held; the merchant's capture pays the order", async () => {
+    const order = await newOrder(s.api, { ...SHOP, capture_method: 'manual' });
+    const { answer } = await payThroughCheckout(order.checkout_url);
+    expect(answer.status, answer.html).toBe(303);
+    const [payment] = await paymentsOf(order.id);
+    expect(payment).toMatchObject({ status: 'requires_capture', capture_method: 'manual', amount_capturable: order.amount, amount_captured: 0 });
+    const after = await visit(resolve(order.checkout_url, answer.location));
+    expect(textOf(after.html)).toContain('Payment authorised');
+    expect(textOf(after.html)).toContain('held on your card');
+    expect(after.html).toContain(`href="${SHOP.success_url.replace('&', '&amp;')}"`);
+    expect(after.html).not.toContain('name="number"');
+    expect(await eventTypesOf(s.api, payment.id)).toEqual(['payment.created', 'payment.authorized']);
+    expect((await s.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('processing');
+    const captured = await s.api.post(`/v1/payments/${payment.id}/capture`, {});
+    expect(captured.status, captured.text).toBe(201);
+    expect(textOf((await visit(order.checkout_url)).html)).toContain('Payment received');
+  });
+
   it('the same form sent twice pays once and answers the same', async () => {
     const order = await newOrder(s.api);
     const { page, form, answer } = await payThroughCheckout(order.checkout_url);

@@ -154,6 +154,7 @@ describe('dashboard pages', () => {
     const pages = [`payment-orders/${order.id}`, `payments/${payment.id}`, `payouts/${sent.id}`, `mandates/${mandate.id}`, `events/${event.id}`, `webhook-endpoints/${endpoint.id}`];
     const actions: [string, Record<string, string>][] = [
       [`payments/${payment.id}/refund`, { amount: '1.00' }],
+      [`payments/${payment.id}/capture`, { amount: '1.00' }],
       [`payments/${pendingPayment.id}/resolve`, { outcome: 'succeeded' }],
       [`payment-orders/${order.id}/cancel`, {}],
       [`payouts/${sent.id}/resolve`, { outcome: 'paid' }],
@@ -177,6 +178,33 @@ describe('dashboard pages', () => {
     expect((await owner.api.get(`/v1/mandates/${mandate.id}`)).body.status).toBe('pending');
     expect((await owner.api.get(`/v1/webhook-endpoints/${endpoint.id}`)).body).toMatchObject({ status: 'enabled', previous_secret_expires_at: null });
     expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('captures an authorised payment in parts with its capture and void buttons, and lists the captures', async () => {
+    const { payment } = await orderAndPay(h.api, CARDS.success, { amount: 5000, capture_method: 'manual' });
+    const visitor = await signedIn();
+    const page = await visitor.get(`/dashboard/payments/${payment.id}`);
+    expect(page.text).toContain(`action="/dashboard/payments/${payment.id}/capture"`);
+    expect(page.text).toContain(`action="/dashboard/payments/${payment.id}/cancel"`);
+    expect(page.text).toContain('Void the authorisation');
+    expect(page.text).toContain('No captures.');
+    const first = await visitor.post(`/dashboard/payments/${payment.id}/capture`, { amount: '20.00', final_capture: 'false' });
+    expect(first.location).toBe(`/dashboard/payments/${payment.id}?notice=captured`);
+    expect((await h.api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'requires_capture', amount_captured: 2000, amount_capturable: 3000 });
+    const after = await visitor.get(`/dashboard/payments/${payment.id}`);
+    const [capture] = (await h.api.get(`/v1/payments/${payment.id}`)).body.captures;
+    expect(after.text).toContain(capture.id);
+    expect(after.text).toContain('30.00');
+    // Too much: the API's words, nothing taken.
+    const refused = await visitor.post(`/dashboard/payments/${payment.id}/capture`, { amount: '40.00' });
+    expect(refused.status).toBe(422);
+    expect(refused.text).toContain('above what the authorisation still holds');
+    await visitor.get(`/dashboard/payments/${payment.id}`);
+    await visitor.post(`/dashboard/payments/${payment.id}/capture`, { amount: '30.00', final_capture: 'true' });
+    expect((await h.api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'succeeded', amount_captured: 5000 });
+    const done = await visitor.get(`/dashboard/payments/${payment.id}`);
+    expect(done.text).not.toContain(`/dashboard/payments/${payment.id}/capture"`);
+    expect(done.text).not.toContain('Void the authorisation');
   });
 
   it('shows a refused refund as the API words it, and refunds nothing', async () => {

@@ -84,13 +84,14 @@ describe('Adyen connector: standard webhooks', () => {
 
   it('names no reference for another merchant account or an event that changes nothing we hold', () => {
     expect(parse(authorisation({ merchantAccountCode: 'SomeoneElse' }))).toMatchObject({ reference: '' });
-    // A CAPTURE, signed as Adyen signs every item: no movement of today applies it (read below as a capture report).
+    // A CAPTURE of an automatic payment, signed as Adyen signs every item: a capture report named by
+    // the payment's id, which names no capture of ours (the capture kind applies nothing).
     const capture = JSON.parse(authorisation({}));
     const item = capture.notificationItems[0].NotificationRequestItem;
     item.eventCode = 'CAPTURE';
     delete item.additionalData.hmacSignature;
     item.additionalData.hmacSignature = adyenHmac.calculateHmac(item, CURRENT);
-    expect(parse(JSON.stringify(capture))).toEqual({ eventId: 'QFQTPCQ8HXSKGK82:CAPTURE:true', object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } });
+    expect(parse(JSON.stringify(capture))).toMatchObject({ eventId: 'QFQTPCQ8HXSKGK82:CAPTURE:true', object: 'capture', reference: 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa' });
   });
 });
 
@@ -116,10 +117,10 @@ describe('Adyen connector: manual capture', () => {
     expect(parse(authorisation({}))).toMatchObject({ state: { kind: 'succeeded' } });
   });
 
-  it('CAPTURE, CAPTURE_FAILED and CANCELLATION read as capture and void reports; projected onto the payment kind, a capture names nothing and a void is a cancelled payment', () => {
+  it('CAPTURE, CAPTURE_FAILED and CANCELLATION read as capture and void reports; a capture report goes to the capture kind as it is, a void is a cancelled payment', () => {
     const captured = fake.notification('CAPTURE', { ...base, merchantReference: 'cap_x', success: 'true' }, CURRENT);
     expect(read(captured)).toEqual({ eventId: 'MODIFICATION0001:CAPTURE:true', object: 'capture', reference: 'cap_x', paymentConnectorReference: 'PAYMENTPSP000001', state: { kind: 'succeeded', connectorReference: 'MODIFICATION0001' } });
-    expect(parse(captured)).toMatchObject({ object: 'payment', reference: '' });
+    expect(parse(captured)).toEqual(read(captured));
     expect(read(fake.notification('CAPTURE', { ...base, merchantReference: 'cap_x', success: 'false', reason: 'Insufficient balance' }, CURRENT))).toMatchObject({ object: 'capture', state: { kind: 'failed', failureCode: 'capture_declined' } });
     expect(read(fake.notification('CAPTURE_FAILED', { ...base, merchantReference: 'cap_x', success: 'true' }, CURRENT))).toMatchObject({ object: 'capture', reference: 'cap_x', state: { kind: 'failed', failureCode: 'capture_declined' } });
     const cancelled = fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'true' }, CURRENT);

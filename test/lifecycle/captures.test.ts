@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { CARDS, eventTypesOf, newOrder, pay } from '../support/payments.js';
+import { mandateMethod, newMandate } from '../support/mandates.js';
 
 const h = useService();
 const { api } = h;
@@ -45,6 +46,15 @@ describe('captures', () => {
 
     const listed = await api.get(`/v1/captures?payment=${payment.id}`);
     expect(listed.body.data.map((c: { id: string }) => c.id).sort()).toEqual([first.body.id, last.body.id].sort());
+    // The payment lists its captures, oldest first: when read, in a page of payments, and in the event of its success.
+    const both = [
+      { id: first.body.id, status: 'succeeded', amount: 2000, final_capture: false },
+      { id: last.body.id, status: 'succeeded', amount: 1500, final_capture: true },
+    ];
+    expect((await api.get(`/v1/payments/${payment.id}`)).body.captures).toMatchObject(both);
+    expect((await api.get(`/v1/payments?payment_order=${order.id}`)).body.data[0].captures).toMatchObject(both);
+    const events = (await api.get('/v1/events?type=payment.succeeded&limit=100')).body.data as { data: { object: { id: string; captures: unknown[] } } }[];
+    expect(events.find((e) => e.data.object.id === payment.id)!.data.object.captures).toMatchObject(both);
     // Captured money is what refunds draw on: not a cent more; nothing is left to capture.
     const tooMuch = await api.post('/v1/refunds', { payment: payment.id, amount: 3501 }, { idempotencyKey: `ref-over-${payment.id}` });
     expect(tooMuch.status).toBe(422);
@@ -75,6 +85,23 @@ describe('captures', () => {
     expect((await api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'requires_capture', amount_capturable: 800, amount_captured: 0 });
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body).toMatchObject({ status: 'processing', amount_paid: 0 });
     expect(await eventTypesOf(api, res.body.id)).toEqual(['capture.created', 'capture.failed']);
+  });
+
+  it("capture_method on the payment overrides its order's; a direct debit is never held", async () => {
+    const held = await pay(api, (await newOrder(api, { amount: 900 })).id, CARDS.success, { capture_method: 'manual' });
+    expect(held.status, held.text).toBe(201);
+    expect(held.body).toMatchObject({ status: 'requires_capture', capture_method: 'manual', amount_capturable: 900, amount_captured: 0 });
+    const taken = await pay(api, (await newOrder(api, { amount: 900, capture_method: 'manual' })).id, CARDS.success, { capture_method: 'automatic' });
+    expect(taken.body).toMatchObject({ status: 'succeeded', capture_method: 'automatic', amount_captured: 900 });
+    const bad = await pay(api, (await newOrder(api, { amount: 900 })).id, CARDS.success, { capture_method: 'later' });
+    expect(bad.status).toBe(400);
+
+    const mandate = await newMandate(api);
+    const order = await newOrder(api, { amount: 900 });
+    const debit = await api.post('/v1/payments', { payment_order: order.id, payment_method: mandateMethod(mandate.id), capture_method: 'manual' });
+    expect(debit.status, debit.text).toBe(422);
+    expect(debit.body.error).toMatchObject({ code: 'capture_not_supported', param: 'capture_method' });
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
   });
 
   it('refuses what it cannot take, each with its typed error, taking nothing', async () => {

@@ -7,7 +7,8 @@ import { toPublicId } from '../../kernel/ids.js';
 import { reported, type MovementKind } from '../../movement/kind.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
-import { CAPTURE_RULES, type CaptureRow, type CaptureUpdate } from './transitions.js';
+import { CAPTURE_RULES, type CaptureUpdate } from './transitions.js';
+import type { CaptureRow } from './view.js';
 
 const unsupported = (name: string) => connectorError('request_rejected', `${name} cannot capture an authorisation`);
 

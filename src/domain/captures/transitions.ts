@@ -7,32 +7,16 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
 import { captures, payments } from '../../storage/schema.js';
-import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import type { CaptureFailureCode } from '../../connectors/types.js';
-import { connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import { moveTo } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
 import { lockRow } from '../../movement/apply.js';
 import { bookSucceededPayment } from '../terms/booking.js';
 import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
-import type { CaptureView } from './schema.js';
+import type { CaptureFailureCode } from '../../connectors/types.js';
+import { captureView, type CaptureRow } from './view.js';
 import { captureStates, type CaptureStatus } from './state.js';
 
-/** The capture as the API shows it (its schema: schema.ts), keys in the documented order. */
-export function captureView(row: CaptureRow): CaptureView {
-  return {
-    ...moneyViewHead('cap', 'capture', row),
-    payment: toPublicId('pay', row.paymentId),
-    final_capture: row.finalCapture,
-    ...connectorView(row),
-    failure_code: row.failureCode as CaptureFailureCode | null,
-    failure_message: row.failureMessage,
-    ...viewTail(row),
-  };
-}
-
-export type CaptureRow = typeof captures.$inferSelect;
 
 export type CaptureUpdate =
   | { kind: 'succeeded'; connectorReference: string }

@@ -61,13 +61,16 @@ export async function checkoutPayment(db: Db, checkout: Checkout, id: string): P
   return row;
 }
 
-/** The order's payment still waiting for an outcome (pending, or for the customer at their bank), if any. */
+/**
+ * The order's payment still waiting for an outcome (pending, or for the customer at their bank),
+ * or authorised under the order's manual capture method, waiting for the merchant's capture; if any.
+ */
 export async function inFlightPayment(db: Db, checkout: Checkout): Promise<PaymentRow | undefined> {
   const { order } = checkout;
   const [row] = await db
     .select()
     .from(payments)
-    .where(and(eq(payments.accountId, order.accountId), eq(payments.livemode, order.livemode), eq(payments.paymentOrderId, order.id), inArray(payments.status, ['pending', 'requires_action'])))
+    .where(and(eq(payments.accountId, order.accountId), eq(payments.livemode, order.livemode), eq(payments.paymentOrderId, order.id), inArray(payments.status, ['pending', 'requires_action', 'requires_capture'])))
     .orderBy(desc(payments.id))
     .limit(1);
   return row;

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import { customerUrl } from '../../kernel/customer-urls.js';
 import type { RequestContext } from '../../kernel/context.js';
-import type { CardDetails, ChargeRequest } from '../../connectors/types.js';
+import type { CaptureMethod, CardDetails, ChargeRequest } from '../../connectors/types.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
@@ -58,11 +58,17 @@ export function routeAvailable(rt: Runtime, route: readonly string[]): boolean {
   return route.some((name) => rt.connectors.breaker.isAvailable(name));
 }
 
+/** The payment's capture method: its own when the request gives one, else its order's (what the hosted checkout pays by). */
+export function captureMethodOf(input: Pick<CreatePaymentBody, 'capture_method'>, order: OrderRow): CaptureMethod {
+  return (input.capture_method as CaptureMethod | undefined) ?? order.captureMethod;
+}
+
 /** A new payment of `order`, pending and not yet taken by any connector. */
 export function newPaymentRow(
   rt: Runtime,
   ctx: RequestContext,
   order: OrderRow,
+  captureMethod: CaptureMethod,
   paymentMethod: Record<string, unknown>,
   route: string[],
   metadata: Record<string, string>,
@@ -78,7 +84,7 @@ export function newPaymentRow(
     amount: order.amount,
     currency: order.currency,
     amountRefunded: 0,
-    captureMethod: order.captureMethod,
+    captureMethod,
     amountCapturable: 0,
     amountCaptured: 0,
     captureBefore: null,

@@ -42,6 +42,7 @@ import { createdEventOf, recoveryPointOf } from '../../movement/engine.js';
 import { paymentKind } from './kind.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 import {
+  captureMethodOf,
   cardPaymentMethod,
   newPaymentMethod,
   newPaymentRow,
@@ -206,10 +207,10 @@ export async function tryCreateCardPaymentAtOnce(
     return undefined; // the general path answers (and records) the card's error
   }
 
-  const payment = newPaymentRow(rt, ctx, order, cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
+  const payment = newPaymentRow(rt, ctx, order, captureMethodOf(input, order), cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
   const processing: PaymentOrderRow = { ...order, status: ORDER_TAKEN, version: order.version + 1, updatedAt: now };
   const orderView = paymentOrderView(processing);
-  const view = paymentView(payment);
+  const view = paymentView(payment, []);
   const recoveryPoint = recoveryPointOf(paymentKind, payment.id);
   try {
     const rows = await rawQuery(db, CREATE_PAYMENT, [
@@ -278,7 +279,8 @@ export async function finishSucceededAtOnce(
     updatedAt: now,
   };
   const paidOrder: PaymentOrderRow = { ...order, status: ORDER_PAID.to, amountPaid: order.amountPaid + payment.amount, version: order.version + 1, updatedAt: now };
-  const view = paymentView(paid);
+  // Paid at once: an automatic payment, which has no captures.
+  const view = paymentView(paid, []);
   const orderView = paymentOrderView(paidOrder);
   const body = JSON.stringify(view);
   const lines = paymentBookingLines(payment.amount, bookingUnder(DEFAULT_TERMS, payment.amount, now));

@@ -6,6 +6,7 @@ import { CAPTURE_METHODS, PAYMENT_FAILURE_CODES } from '../../connectors/types.j
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
 import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';
+import { Capture } from '../captures/schema.js';
 
 export const CardInput = Type.Object(
   {
@@ -95,6 +96,12 @@ export const CreatePaymentBody = Type.Object(
       Type.Boolean({ description: 'With a `saved_card` saved for off_session: a merchant-initiated payment, the customer absent (never a customer action: a processor asking for 3-D Secure fails it authentication_required).' }),
     ),
     off_session_reason: Type.Optional(Type.String({ enum: ['unscheduled', 'subscription'], description: 'Why the merchant charges the absent customer; default `unscheduled`.' })),
+    capture_method: Type.Optional(
+      Type.String({
+        enum: [...CAPTURE_METHODS],
+        description: "automatic: taken when authorised; manual: authorised only, captured later (`POST /v1/payments/{id}/capture`). Default: the payment order's `capture_method`.",
+      }),
+    ),
     metadata: Type.Optional(Metadata),
   },
   {
@@ -137,6 +144,7 @@ export const Payment = Type.Object(
     amount_captured: Type.Integer({ minimum: 0, description: 'What was taken: the amount once an automatic payment succeeded, the sum of succeeded captures of a manual one.' }),
     capture_before: Type.Union([Timestamp, Type.Null()], { description: 'When the authorisation lapses (requires_capture); null otherwise.' }),
     cancellation_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why a canceled payment was voided (expired: its authorisation lapsed).' }),
+    captures: Type.Array(Capture, { description: "The captures of a manual payment's authorisation, oldest first (also GET /v1/captures?payment=…); none for an automatic payment." }),
     payment_order: Type.String(),
     payment_method: Type.Union([
       Type.Object({

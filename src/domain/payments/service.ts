@@ -12,8 +12,8 @@ import { ApiError, invalidState } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
-import { idParam } from '../../kernel/pagination.js';
-import { loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { idParam, type Page } from '../../kernel/pagination.js';
+import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { orderPayable, paymentOrderStates } from '../payment-orders/state.js';
 import { onlySimulated, routingFor } from '../routing/targets.js';
@@ -23,11 +23,14 @@ import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/t
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody, ListPaymentsQuery, PaymentView } from './schema.js';
-import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
+import { PAYMENT_RULES, paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
+import { capturesByPayment } from '../captures/view.js';
+import { viewIn } from '../../movement/transition.js';
 
 type SucceededUpdate = Extract<PaymentUpdate, { kind: 'succeeded' }>;
 import type { MandateRow } from '../mandates/transitions.js';
 import {
+  captureMethodOf,
   cardPaymentMethod,
   chargeRequest,
   debitOf,
@@ -100,6 +103,11 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
         throw new ApiError('order_not_payable', { param: 'payment_order', message: `The payment order ${input.payment_order} is ${status}; only an open order can be paid.` });
       }
       if (mandate) debited = await lockMandateForDebit(tx, mandate, order);
+      const captureMethod = captureMethodOf(input, order);
+      // A direct debit is collected, never held: there is nothing to capture later.
+      if (debited && captureMethod === 'manual') {
+        throw new ApiError('capture_not_supported', { param: 'capture_method', message: 'A mandate debit is collected when it is confirmed; it cannot be authorised and captured later.' });
+      }
       let route = planPaymentRoute(rt, routing, order, method.type);
       // A mandate lives at one processor: its debits can go nowhere else, so there is no fallback.
       if (debited) {
@@ -117,14 +125,14 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
         throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
       }
       if (saved) {
-        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, savedCardPaymentMethod(saved, offSession), route, input.metadata ?? {}, now, returnUrl)).returning();
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), route, input.metadata ?? {}, now, returnUrl)).returning();
         await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         return row!;
       }
       const card = (method as { card: CardDetails }).card;
       const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, card);
       if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
-      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
+      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;
     },
@@ -147,13 +155,17 @@ async function refresh(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow
 
 export async function retrievePayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, opts: { refresh?: boolean } = {}): Promise<PaymentView> {
   const row = await loadOne(db, ctx, PAYMENTS, id);
-  return paymentView(opts.refresh ? await refresh(db, rt, ctx, row) : row);
+  return viewIn(db, PAYMENT_RULES, opts.refresh ? await refresh(db, rt, ctx, row) : row) as Promise<PaymentView>;
 }
 
-export const { list: listPayments } = tenantReads(PAYMENTS, paymentView, (q: ListPaymentsQuery) => {
+/** A page of payments, each with its captures (read for the page at once). */
+export async function listPayments(db: Db, ctx: RequestContext, q: ListPaymentsQuery): Promise<Page<PaymentView>> {
   const orderUuid = q.payment_order ? idParam('ord', 'payment_order', q.payment_order) : undefined;
-  return [q.status ? eq(payments.status, q.status as PaymentStatus) : undefined, orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined];
-});
+  const filters = [q.status ? eq(payments.status, q.status as PaymentStatus) : undefined, orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined];
+  const page = await listPage(db, ctx, PAYMENTS, q, filters, (row) => row);
+  const captures = await capturesByPayment(db, ctx, page.data.filter((p) => p.captureMethod === 'manual').map((p) => p.id));
+  return { ...page, data: page.data.map((row) => paymentView(row, captures.get(row.id) ?? [])) };
+}
 
 /**
  * Test helper: tells the simulated processor to settle the pending charge, then applies what the
@@ -175,6 +187,6 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
   const state = await resolveThroughTestControl(rt, ctx, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, connector, state, { tx });
-    return respond(tx, ctx, 200, paymentView(after ?? row));
+    return respond(tx, ctx, 200, await viewIn(tx, PAYMENT_RULES, after ?? row));
   });
 }

@@ -14,6 +14,8 @@ import { paymentReversed } from '../../ledger/settlement.js';
 import { attemptsView, connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
+import type { CaptureView } from '../captures/schema.js';
+import { capturesByPayment } from '../captures/view.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
@@ -22,7 +24,8 @@ import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf 
 
 export type PaymentRow = typeof payments.$inferSelect;
 
-export function paymentView(row: PaymentRow): PaymentView {
+/** The payment as the API shows it, with its captures (capturesByPayment; none until it is authorised). */
+export function paymentView(row: PaymentRow, captures: readonly CaptureView[]): PaymentView {
   return {
     ...moneyViewHead('pay', 'payment', row),
     amount_refunded: row.amountRefunded,
@@ -31,6 +34,7 @@ export function paymentView(row: PaymentRow): PaymentView {
     amount_captured: row.amountCaptured,
     capture_before: row.captureBefore?.toISOString() ?? null,
     cancellation_reason: row.cancellationReason,
+    captures: [...captures],
     payment_order: toPublicId('ord', row.paymentOrderId),
     payment_method: methodView(row.paymentMethod),
     payment_method_saved: savedMethodOf(row),
@@ -76,7 +80,9 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
   object: 'payment',
   table: payments,
   states: paymentStates,
-  view: paymentView,
+  // The view of a payment as it is created (no captures yet); viewIn lists them once there may be some.
+  view: (row) => paymentView(row, []),
+  viewIn: async (tx, row) => paymentView(row, (await capturesByPayment(tx, row, [row.id])).get(row.id) ?? []),
   open: 'awaiting',
   working: 'pending',
   firstWhen: 'no_connector',

@@ -19,7 +19,7 @@ import type { PaymentRow } from '../../domain/payments/transitions.js';
 import { requestParams } from '../pages.js';
 import { createCsrf } from './csrf.js';
 import { sendCheckoutPage } from './shell.js';
-import { closedPage, declineMessage, formPage, insecurePage, missingPage, paidPage, refusedFormPage, waitingPage, type FormState } from './views.js';
+import { authorisedPage, closedPage, declineMessage, formPage, insecurePage, missingPage, paidPage, refusedFormPage, waitingPage, type FormState } from './views.js';
 
 const Params = Type.Object({ token: Type.String({ maxLength: 128 }) });
 const Query = Type.Object({ payment: Type.Optional(Type.String({ maxLength: 64 })) });
@@ -79,7 +79,12 @@ export function registerCheckoutRoutes(app: App, db: Db, rt: Runtime, deps: Chec
     if (order.status === 'paid') return page(reply, checkout, 'Payment received', paidPage(checkout));
     if (order.status === 'cancelled') return page(reply, checkout, 'Order cancelled', closedPage(checkout, 'cancelled'));
     if (order.status === 'expired' || (order.status === 'open' && !orderPayable.test(order, rt.now()))) return page(reply, checkout, 'Order expired', closedPage(checkout, 'expired'));
-    if (order.status === 'processing') return page(reply, checkout, 'Payment in progress', waitingPage(checkout, self, await inFlightPayment(db, checkout)));
+    if (order.status === 'processing') {
+      const current = await inFlightPayment(db, checkout);
+      // A manual order's payment is authorised only: done for the customer, the merchant captures it later.
+      if (current?.status === 'requires_capture') return page(reply, checkout, 'Payment authorised', authorisedPage(checkout));
+      return page(reply, checkout, 'Payment in progress', waitingPage(checkout, self, current));
+    }
     // Live card data only over TLS: the order's URL says how the customer reaches this page.
     if (order.livemode && !order.checkoutUrl?.startsWith('https:')) return page(reply, checkout, 'Checkout unavailable', insecurePage(checkout), 503);
     const declined = opts.payment?.status === 'failed' ? declineMessage(opts.payment.failureCode) : undefined;

@@ -88,9 +88,16 @@ export function formPage(checkout: Checkout, action: string, state: FormState): 
   );
 }
 
+const successLink = (checkout: Checkout) => (checkout.order.successUrl ? link(checkout.order.successUrl, `Return to ${checkout.merchantName}`) : '<p>You may close this page.</p>');
+
 export function paidPage(checkout: Checkout): string {
-  const back = checkout.order.successUrl ? link(checkout.order.successUrl, `Return to ${checkout.merchantName}`) : '<p>You may close this page.</p>';
-  return `<h1>Payment received</h1>${summary(checkout)}${notice('good', '<p>Thank you. This order is paid.</p>')}${back}`;
+  return `<h1>Payment received</h1>${summary(checkout)}${notice('good', '<p>Thank you. This order is paid.</p>')}${successLink(checkout)}`;
+}
+
+/** A manual order's card authorised: the amount is held on the card until the merchant takes it. */
+export function authorisedPage(checkout: Checkout): string {
+  const text = `<p>Thank you. The amount is held on your card; ${escapeHtml(checkout.merchantName)} takes it when your order is fulfilled.</p>`;
+  return `<h1>Payment authorised</h1>${summary(checkout)}${notice('good', text)}${successLink(checkout)}`;
 }
 
 /** An order that takes no card: cancelled or expired. */

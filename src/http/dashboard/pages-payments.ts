@@ -1,6 +1,6 @@
 // Dashboard pages of payment orders and payments: lists with filters, an order with its payments,
-// a payment with its attempts, refunds and events, and the actions on them (refund, cancel, and in
-// test mode resolving a pending payment).
+// a payment with its attempts, captures, refunds and events, and the actions on them (refund,
+// capture or void an authorisation, cancel, and in test mode resolving a pending payment).
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../types.js';
 import { cancelPaymentOrder, listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
@@ -10,6 +10,8 @@ import { listEvents } from '../../events/service.js';
 import { ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import { ListPaymentsQuery, ResolvePaymentBody, type PaymentView } from '../../domain/payments/schema.js';
 import { CreateRefundBody, REFUND_REASONS } from '../../domain/refunds/schema.js';
+import { capturePayment } from '../../domain/captures/service.js';
+import { CapturePaymentBody } from '../../domain/captures/schema.js';
 import { PAYMENT_ORDER_STATUSES } from '../../domain/payment-orders/state.js';
 import { PAYMENT_STATUSES } from '../../domain/payments/state.js';
 import type { PaymentOrderView } from '../../domain/payment-orders/schema.js';
@@ -21,6 +23,7 @@ import { code, facts, idLink, getForm, html, link, money, noticeOf, pager, parse
 
 const NOTICES: Record<string, string> = {
   refunded: 'Refund requested. Its status and events are below.',
+  captured: 'Capture requested. Its status is below.',
   resolved: 'The simulated processor has settled the payment.',
   cancelled: 'The payment order is cancelled.',
 };
@@ -128,6 +131,18 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
     return reply.redirect(`/dashboard/payments/${payment.id}?notice=refunded`, 303);
   });
 
+  app.post('/dashboard/payments/:id/capture', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    const form = formOf(req.body);
+    const payment = await retrievePayment(db, rt, req.ctx, id);
+    const input = checked<CapturePaymentBody>(CapturePaymentBody, {
+      ...(form.amount ? { amount: parseMoney(form.amount, payment.currency) } : {}),
+      final_capture: form.final_capture !== 'false',
+    });
+    await act(deps, req, form.idem, input, () => capturePayment(db, rt, req.ctx, payment.id, input));
+    return reply.redirect(`/dashboard/payments/${payment.id}?notice=captured`, 303);
+  });
+
   app.post('/dashboard/payments/:id/resolve', async (req, reply) => {
     const { id } = req.params as { id: string };
     const form = formOf(req.body);
@@ -150,6 +165,15 @@ function paymentPage(view: View, payment: PaymentView, order: PaymentOrderView, 
       { name: 'reason', label: 'Reason', value: 'requested_by_customer', options: [...REFUND_REASONS] },
     ], 'Refund'));
   }
+  if (payment.status === 'requires_capture') {
+    actions.push(postForm(`/dashboard/payments/${payment.id}/capture`, view.csrf, [
+      { hidden: 'idem', value: formKey() },
+      { name: 'amount', label: `Amount (${payment.currency})`, value: money(payment.amount_capturable, payment.currency).split(' ')[0], required: true },
+      { name: 'final_capture', label: 'Final capture (release the rest)', value: 'true', options: ['true', 'false'] },
+    ], 'Capture'));
+    // The void, as POST /v1/payments/{id}/cancel does it: releases the whole authorisation.
+    actions.push(postForm(`/dashboard/payments/${payment.id}/cancel`, view.csrf, [{ hidden: 'idem', value: formKey() }], 'Void the authorisation', 'danger'));
+  }
   if (!view.livemode && (payment.status === 'pending' || payment.status === 'requires_action')) {
     actions.push(postForm(`/dashboard/payments/${payment.id}/resolve`, view.csrf, [
       { hidden: 'idem', value: formKey() },
@@ -161,6 +185,8 @@ function paymentPage(view: View, payment: PaymentView, order: PaymentOrderView, 
     ['Status', status(payment.status)],
     ['Amount', money(payment.amount, payment.currency)],
     ['Refunded', money(payment.amount_refunded, payment.currency)],
+    ['Capture', payment.capture_method === 'manual' ? `manual: ${money(payment.amount_captured, payment.currency)} captured, ${money(payment.amount_capturable, payment.currency)} capturable` : 'automatic'],
+    ['Capture before', payment.capture_before ? when(payment.capture_before) : null],
     ['Order', html`${orderLink(order.id)} · reference ${code(order.reference)}`],
     ['Method', method],
     ['Connector', payment.connector],
@@ -177,6 +203,14 @@ ${actions.length ? html`<h2>Actions</h2><div class="actions">${actions}</div>` :
     { label: 'Error', cell: (a) => a.error_code ?? '' },
     { label: 'Duration', cell: (a) => `${a.duration_ms} ms` },
   ], 'No attempts.')}
+${payment.capture_method === 'manual' ? html`<h2>Captures</h2>${table(payment.captures, [
+    { label: 'Capture', cell: (c) => code(c.id) },
+    { label: 'Amount', cell: (c) => money(c.amount, c.currency) },
+    { label: 'Status', cell: (c) => status(c.status) },
+    { label: 'Final', cell: (c) => (c.final_capture ? 'yes' : 'no') },
+    { label: 'Failure', cell: (c) => c.failure_code ?? '' },
+    { label: 'Created', cell: (c) => when(c.created_at) },
+  ], 'No captures.')}` : ''}
 <h2>Refunds</h2>${table(refunds, [
     { label: 'Refund', cell: (r) => code(r.id) },
     { label: 'Amount', cell: (r) => money(r.amount, r.currency) },

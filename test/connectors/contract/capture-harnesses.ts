@@ -10,7 +10,7 @@ import { createHttpClient, type HttpClient } from '../../../src/connectors/http.
 import { createSimulatorConnector, inProcessTransport } from '../../../src/connectors/simulator/connector.js';
 import { SimulatorHost } from '../../../src/connectors/simulator/processor.js';
 import { createStripeConnector } from '../../../src/connectors/stripe/connector.js';
-import type { AuthorizationReport, Connector, InboundReport } from '../../../src/connectors/types.js';
+import type { Connector, InboundReport } from '../../../src/connectors/types.js';
 import { ADYEN_CARDS, FakeAdyen } from '../../support/fakes/adyen.js';
 import { FakeStripe, STRIPE_CARDS } from '../../support/fakes/stripe.js';
 
@@ -111,7 +111,7 @@ export function adyenCaptureHarness(): CaptureHarness {
 export const CAPTURE_HARNESSES: readonly (() => CaptureHarness)[] = [simulatorCaptureHarness, stripeCaptureHarness, adyenCaptureHarness];
 
 /** The report as a capture or void outcome (throws on anything else). */
-export function authorizationReport(report: InboundReport): AuthorizationReport {
+export function authorizationReport(report: InboundReport): Extract<InboundReport, { object: 'capture' | 'void' }> {
   if (report.object !== 'capture' && report.object !== 'void') throw new Error(`not a capture or void report: ${JSON.stringify(report)}`);
   return report;
 }
