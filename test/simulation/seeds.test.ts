@@ -26,8 +26,8 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   });
 
   const CAUGHT: [Plant, number, number, string][] = [
-    ['payout-skips-balance-lock', 3, 100, 'payoutsNeverOverdraw'],
-    ['refund-skips-sum-check', 1, 25, 'refundsNeverExceedPaymentAtAnyMoment'],
+    ['payout-skips-balance-lock', 4, 100, 'payoutsNeverOverdraw'],
+    ['refund-skips-sum-check', 1, 29, 'refundsNeverExceedPaymentAtAnyMoment'],
     ['event-outside-transaction', 1, 9, 'legalTransitionsAndIncreasingVersions'],
     ['resume-recharges', 6, 72, 'noChargeSentAgainOnceHeld'],
   ];
