@@ -79,6 +79,28 @@ export const refundsNeverExceedPaymentAtAnyMoment: Invariant = async (s) => {
   return [...new Set(found)];
 };
 
+/**
+ * Every unsealing of the vault names a movement — a payment of the record's own account and mode —
+ * that holds that very card: its saved card, the card it saves, or its typed card kept in flight.
+ */
+export const noUnsealingWithoutAMovement: Invariant = async (s) => {
+  const db = s.database.db;
+  const payments = new Map(
+    (await rows(db, sql`SELECT account_id::text AS account, livemode, id::text, payment_method FROM payments`)).map((p) => [
+      `${p.account}/${p.livemode}/${toPublicId('pay', p.id)}`,
+      p.payment_method as Row,
+    ]),
+  );
+  const found: string[] = [];
+  for (const u of await rows(db, sql`SELECT record_id::text AS record, account_id::text AS account, livemode, movement_type, movement_id FROM vault_unsealings ORDER BY id`)) {
+    const record = toPublicId('vr', u.record);
+    const method = u.movement_type === 'payment' ? payments.get(`${u.account}/${u.livemode}/${u.movement_id}`) : undefined;
+    if (!method) found.push(`vault record ${record} unsealed for ${u.movement_type} ${u.movement_id}, which is no payment of its account and mode`);
+    else if (![method.saved_card?.vault_record, method.setup?.vault_record, method.in_flight_record].includes(record)) found.push(`vault record ${record} unsealed for ${u.movement_id}, which holds another card`);
+  }
+  return found;
+};
+
 export const payoutsNeverOverdraw: Invariant = async (s) =>
   (await rows(s.database.db, sql`
     SELECT account_id::text, livemode, currency, -sum(balance)::bigint AS available FROM ledger_balances
@@ -234,6 +256,7 @@ export const EVERY_STEP: Record<string, Invariant> = {
   capturedNeverAboveAuthorised,
   bookedIsCapturedLessRefunded,
   payoutsNeverOverdraw,
+  noUnsealingWithoutAMovement,
   legalTransitionsAndIncreasingVersions,
   acknowledgedWritesKept,
   replaysAnswerTheSameBytes,

@@ -17,6 +17,9 @@ export interface Merchant {
   beneficiaries: { id: string; currency: string }[];
   mandates: string[];
   endpoints: string[];
+  customers: string[];
+  /** Cards saved for off-session use (pm_), by paying with setup_future_usage. */
+  savedCards: string[];
 }
 
 export interface Sent {
@@ -111,6 +114,25 @@ const ops: [number, string, Op][] = [
     };
     const a = await post(s, model, rng, m, '/v1/payments', body, at(rng, crash, PAYMENT_POINTS));
     if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded', authorized: a.body.status === 'requires_capture' });
+  }],
+  [2, 'customer', async (s, model, rng, m) => {
+    const a = await post(s, model, rng, m, '/v1/customers', { email: `c${model.keySeq}@example.com`, reference: `c${model.keySeq}` });
+    if (a?.status === 201) m.customers.push(a.body.id);
+  }],
+  [4, 'save', async (s, model, rng, m, crash) => {
+    if (!m.orders.length || !m.customers.length) return;
+    const number = rng.chance(0.7) ? '4242424242424242' : rng.pick(CARDS);
+    const body = { payment_order: rng.pick(m.orders), payment_method: card(number), customer: rng.pick(m.customers), setup_future_usage: 'off_session' };
+    const a = await post(s, model, rng, m, '/v1/payments', body, at(rng, crash, PAYMENT_POINTS));
+    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded' });
+    if (a?.body?.payment_method_saved) m.savedCards.push(a.body.payment_method_saved);
+  }],
+  [4, 'off-session', async (s, model, rng, m, crash) => {
+    if (!m.orders.length || !m.savedCards.length) return;
+    const method = { type: 'saved_card', saved_card: { id: rng.pick(m.savedCards) } };
+    const body = { payment_order: rng.pick(m.orders), payment_method: method, off_session: true, off_session_reason: rng.pick(['unscheduled', 'subscription']) };
+    const a = await post(s, model, rng, m, '/v1/payments', body, at(rng, crash, PAYMENT_POINTS));
+    if (a && a.status < 300) m.payments.push({ id: a.body.id, amount: a.body.amount, succeeded: a.body.status === 'succeeded' });
   }],
   [4, 'debit', async (s, model, rng, m, crash) => {
     if (!m.orders.length || !m.mandates.length) return;

@@ -102,7 +102,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
     for (let i = 0; i < (opts.merchants ?? 3); i++) {
       const account = await createAccount(s.database.db, `Merchant ${i}`);
       const key = await issueKey(s.database.db, account.id, { livemode: false });
-      model.merchants.push({ name: `m${i}`, accountId: account.id, key: key.secret, orders: [], payments: [], beneficiaries: [], mandates: [], endpoints: [] });
+      model.merchants.push({ name: `m${i}`, accountId: account.id, key: key.secret, orders: [], payments: [], beneficiaries: [], mandates: [], endpoints: [], customers: [], savedCards: [] });
       // A float to refund and pay out of from the start, so that the balance checks are not all that answers.
       for (const currency of ['EUR', 'GBP']) {
         await s.request('POST', '/v1/test-helpers/balance/fund', { key: key.secret, body: { amount: 50_000, currency }, idempotencyKey: `fund-${i}-${currency}` });

@@ -26,9 +26,11 @@ const reference = (type: EventType) => `trigger-${type}-${crypto.randomBytes(4).
 const order = (api: TriggerApi, type: EventType, extra: Record<string, unknown> = {}) =>
   api.call('POST', '/v1/payment-orders', { amount: 1999, currency: 'EUR', reference: reference(type), customer: CUSTOMER, metadata: { trigger: type }, ...extra });
 
+const cardOf = (number: string) => ({ number, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' });
+
 async function pay(api: TriggerApi, type: EventType, card: string, extra: Record<string, unknown> = {}) {
   const paid = await order(api, type);
-  const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
+  const method = { type: 'card', card: cardOf(card) };
   return { order: paid.id, payment: (await api.call('POST', '/v1/payments', { payment_order: paid.id, payment_method: method, metadata: { trigger: type }, ...extra })).id };
 }
 
@@ -48,6 +50,12 @@ const beneficiary = (api: TriggerApi, type: EventType, ending: TestBankAccountEn
 
 const customer = (api: TriggerApi, type: EventType) =>
   api.call('POST', '/v1/customers', { ...CUSTOMER, name: 'Trigger Customer', reference: reference(type), metadata: { trigger: type } });
+
+/** A card saved for a new customer, verified by a zero-amount authorisation (POST /v1/payment-methods): the pm_. */
+async function savedCard(api: TriggerApi, type: EventType): Promise<string> {
+  const owner = await customer(api, type);
+  return (await api.call('POST', '/v1/payment-methods', { customer: owner.id, card: cardOf(CARDS.success), usage: 'off_session', metadata: { trigger: type } })).id;
+}
 
 async function payout(api: TriggerApi, type: EventType, ending: TestBankAccountEnding = '0000') {
   await api.call('POST', '/v1/test-helpers/balance/fund', { amount: 500, currency: 'EUR' });
@@ -185,6 +193,23 @@ export const RECIPES: Partial<Record<EventType, Recipe>> = {
       return created.id;
     },
   },
+  'payment_method.attached': { does: 'a customer, and the success card saved for them (verified by the simulated processor)', run: savedCard },
+  'payment_method.updated': {
+    does: 'a saved card, then changes its metadata',
+    run: async (api, type) => {
+      const saved = await savedCard(api, type);
+      await api.call('PATCH', `/v1/payment-methods/${saved}`, { metadata: { trigger: type, updated: 'true' } });
+      return saved;
+    },
+  },
+  'payment_method.detached': {
+    does: 'a saved card, then detaches it (its card data erased)',
+    run: async (api, type) => {
+      const saved = await savedCard(api, type);
+      await api.call('POST', `/v1/payment-methods/${saved}/detach`);
+      return saved;
+    },
+  },
   'webhook_endpoint.disabled': { does: 'a webhook endpoint subscribed to nothing stored, disables and deletes it', run: (api, type) => endpoint(api, type, false) },
   'webhook_endpoint.enabled': {
     does: 'a webhook endpoint subscribed to nothing stored, disables, enables and deletes it',
@@ -217,8 +242,5 @@ export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',
   'balance.available': 'only when onboarding gave the account a settlement delay (accounts set-settlement), once the delay has passed',
-  'payment_method.attached': 'needs a card saved for a customer (POST /v1/payment-methods, or setup_future_usage on a payment); no recipe yet',
-  'payment_method.updated': 'needs a card saved for a customer (POST /v1/payment-methods, or setup_future_usage on a payment); no recipe yet',
-  'payment_method.detached': 'needs a card saved for a customer (POST /v1/payment-methods, or setup_future_usage on a payment); no recipe yet',
   'webhook_endpoint.test': 'sent, never stored, by POST /v1/test-helpers/webhook-endpoints/{id}/send',
 };

@@ -54,6 +54,12 @@ export interface CatalogueEntry {
   verificationWithoutNetworkId?: true;
   /** Optional credential fields an account must have set to offer a capability (Adyen: payouts need their own key and balance account). */
   capabilityCredentials?: Partial<Record<'payouts', readonly string[]>>;
+  /**
+   * It cannot be asked about a charge whose answer was lost, but answers a send repeated under the
+   * same key with its first answer (Connector.replaysSendsForMs): a card payment routed to it keeps
+   * its card in the vault until final, for the worker to send it again (docs/vault.md).
+   */
+  replaysSends?: boolean;
 }
 
 const HEX = /^(?:[0-9a-fA-F]{2}){16,64}$/;
@@ -109,6 +115,7 @@ export const CATALOGUE: readonly CatalogueEntry[] = [
     modes: ['test', 'live'],
     simulated: false,
     amountLimit: adyenAmountLimit,
+    replaysSends: true,
     capabilities: { card_payments: true, refunds: true, manual_capture: true, multiple_captures: true, customer_actions: true, card_verification: true, mandate_schemes: [], payouts: true, currencies: [...ADYEN_CURRENCIES] },
     capabilityCredentials: { payouts: ['payout_api_key', 'balance_account_id'] },
     credentials: [

@@ -117,8 +117,8 @@ export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: Mov
     // The check that found it stands for the attempt the crashed request could not record.
     if (located.found) await applyState(db, rt, kind, ctx, row.id, located.connector, located.state, { attempts: [located.attempt] });
     else if (located.replay !== undefined) {
-      // It may be there: sent again there alone, when the request can be rebuilt (a card payment's
-      // cannot: its card is not stored, and it waits for a webhook or the customer's retry). Never abandoned.
+      // It may be there: sent again there alone, when the request can be rebuilt (a card payment
+      // from the card it kept in the vault; one that kept none waits for a webhook or its retry). Never abandoned.
       const replayed = policy.request ? await replaySend(calls, kind, located.replay, await policy.request(row)) : undefined;
       if (replayed) await applyUpdate(db, rt, kind, ctx, row.id, { update: fromExecution(kind, replayed), attempts: replayed.attempts, unless: unlessMoved });
     } else if (!located.certain) return;

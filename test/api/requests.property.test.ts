@@ -41,12 +41,15 @@ const path = fc
   .tuple(
     fc.constantFrom(
       '/v1/payment-orders', '/v1/payment-orders', '/v1/payment-orders/{}', '/v1/payment-orders/{}', '/v1/payment-orders/{}/cancel', '/v1/events/{}', '/v1/payments/{}',
-      '/v1/customers', '/v1/customers/{}', '/v1/payment-methods', '/v1/payment-methods/{}', '/v1/payment-methods/{}/detach', '/v1/{}', '/{}', '/v1/{}/{}',
+      '/v1/payments', '/v1/customers', '/v1/customers/{}', '/v1/payment-methods', '/v1/payment-methods/{}', '/v1/payment-methods/{}/detach', '/v1/{}', '/{}', '/v1/{}/{}',
     ),
     fc.array(param, { minLength: 2, maxLength: 2 }),
     fc.option(fc.constantFrom('?limit=2', '?x=%', '?reference=%ff', '?limit=%00'), { nil: undefined }),
   )
   .map(([template, [a, b], query]) => `${template.replace('{}', a!).replace('{}', b!)}${query ?? ''}`);
+
+const ORDER = 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa';
+const CARD = { type: 'card', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' } };
 
 /** A header value: valid text, or salted with the bytes HTTP forbids (NUL, DEL, other controls). */
 const headerValue = fc.oneof(
@@ -69,7 +72,11 @@ const request = fc.record({
   authorized: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   headers: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(headerName, headerValue), { minLength: 1, maxLength: 2 }) }),
   withBody: fc.boolean(),
-  /** The shapes the routes take: an order (typed customer or one named by id), a customer, a card to save (good, foreign customer, bad number), a saved card's change. */
+  /**
+   * The shapes the routes take: an order (typed customer or one named by id), a customer, a card to
+   * save (good, foreign customer, bad number), a saved card's change, and payments: saving the card
+   * (setup_future_usage), with a saved card on and off session, and each of those malformed.
+   */
   body: fc.constantFrom(
     orderBody(),
     orderBody({ customer: { id: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa' } }),
@@ -77,6 +84,12 @@ const request = fc.record({
     { exp_month: 12, exp_year: 2030, metadata: { a: 'b' } },
     { customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' }, usage: 'off_session' },
     { customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', card: { number: '4242424242424241', exp_month: 13, exp_year: 2030, cvc: '1' }, usage: 'sometimes', currency: 'usd' },
+    { payment_order: ORDER, payment_method: CARD, customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', setup_future_usage: 'off_session' },
+    { payment_order: ORDER, payment_method: CARD, setup_future_usage: 'sometimes' },
+    { payment_order: ORDER, payment_method: { type: 'saved_card', saved_card: { id: 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa', cvc: '123' } } },
+    { payment_order: ORDER, payment_method: { type: 'saved_card', saved_card: { id: 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa' } }, off_session: true, off_session_reason: 'subscription' },
+    { payment_order: ORDER, payment_method: CARD, off_session: true, off_session_reason: 'weekly' },
+    { payment_order: ORDER, payment_method: { type: 'saved_card', saved_card: { id: 'nope', cvc: 123 }, card: CARD.card }, off_session: 'yes' },
   ),
 });
 

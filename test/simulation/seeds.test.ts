@@ -26,10 +26,10 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   });
 
   const CAUGHT: [Plant, number, number, string][] = [
-    ['payout-skips-balance-lock', 3, 100, 'payoutsNeverOverdraw'],
-    ['refund-skips-sum-check', 1, 25, 'refundsNeverExceedPaymentAtAnyMoment'],
+    ['payout-skips-balance-lock', 4, 100, 'payoutsNeverOverdraw'],
+    ['refund-skips-sum-check', 1, 29, 'refundsNeverExceedPaymentAtAnyMoment'],
     ['event-outside-transaction', 1, 9, 'legalTransitionsAndIncreasingVersions'],
-    ['resume-recharges', 6, 72, 'noChargeSentAgainOnceHeld'],
+    ['resume-recharges', 18, 58, 'noChargeSentAgainOnceHeld'],
   ];
   for (const [defect, seed, steps, invariant] of CAUGHT) {
     it(`--plant ${defect}: seed ${seed} fails ${invariant} by step ${steps}`, async () => {

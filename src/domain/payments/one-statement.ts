@@ -34,7 +34,7 @@ import { orderPayable, paymentOrderStates, type PaymentOrderStatus } from '../pa
 import { NEW_PAYMENT_STATUS, paymentStates, type PaymentStatus } from './state.js';
 import { statusEvent } from '../../movement/transition.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
-import { onlySimulated, routingFor } from '../routing/targets.js';
+import { onlySimulated, routeReplaysSends, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
@@ -200,7 +200,8 @@ export async function tryCreateCardPaymentAtOnce(
   if (!order || !orderPayable.test(order, now)) return undefined;
   const routing = await routingFor(db, rt, ctx);
   const route = planPaymentRoute(rt, routing, order, 'card');
-  if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
+  // A route the worker may send the payment again on keeps its card in the vault (in-flight.ts): the general path seals it.
+  if (route.length === 0 || !routeAvailable(rt, route) || routeReplaysSends(routing, route)) return undefined;
   try {
     requireTestCard(card, ctx.livemode, onlySimulated(routing, route));
   } catch {

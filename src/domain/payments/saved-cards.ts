@@ -13,6 +13,7 @@ import { ApiError } from '../../kernel/errors.js';
 import type { RequestContext } from '../../kernel/context.js';
 import type { ChargeRequest } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
+import type { Tenancy, VaultCard } from '../../vault/vault.js';
 import type { CreatePaymentBody } from './schema.js';
 
 type PaymentRow = typeof payments.$inferSelect;
@@ -68,14 +69,15 @@ export function savedCardUseOf(row: Pick<PaymentRow, 'paymentMethod'>): SavedCar
   return row.paymentMethod.saved_card as SavedCardUse | undefined;
 }
 
-/**
- * Phase 2: the card unsealed for this payment (its audit row committed in a transaction of its
- * own, closed before the call), with the CVC given again if any, and the merchant-initiated fields.
- */
+/** The card of `record` unsealed for this payment, its audit row committed in a transaction of its own, closed before any call. */
+export function unsealForPayment(db: Db, rt: Pick<Runtime, 'vault'>, ctx: Tenancy, row: Pick<PaymentRow, 'id'>, record: string): Promise<VaultCard> {
+  return db.transaction((tx) => rt.vault.unseal(tx, ctx, record, { type: 'payment', id: toPublicId('pay', row.id) }));
+}
+
+/** Phase 2: the saved card unsealed for this payment, with the CVC given again if any, and the merchant-initiated fields. */
 export async function unsealedCharge(db: Db, rt: Pick<Runtime, 'vault'>, ctx: RequestContext, row: PaymentRow, cvc: string | undefined): Promise<Pick<ChargeRequest, 'card' | 'merchantInitiated'>> {
   const use = savedCardUseOf(row)!;
-  const movement = { type: 'payment', id: toPublicId('pay', row.id) };
-  const card = await db.transaction((tx) => rt.vault.unseal(tx, ctx, use.vault_record, movement));
+  const card = await unsealForPayment(db, rt, ctx, row, use.vault_record);
   const charged = { card: { number: card.number, expMonth: card.expMonth, expYear: card.expYear, cvc: cvc ?? '' } };
   return use.off_session === null ? charged : { ...charged, merchantInitiated: { networkTransactionId: use.network_transaction_id, reason: use.off_session } };
 }

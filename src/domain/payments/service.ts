@@ -16,7 +16,7 @@ import { idParam, type Page } from '../../kernel/pagination.js';
 import { listPage, loadOne, type Resource } from '../../kernel/tenant.js';
 import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/service.js';
 import { orderPayable, paymentOrderStates } from '../payment-orders/state.js';
-import { onlySimulated, routingFor } from '../routing/targets.js';
+import { onlySimulated, routeReplaysSends, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
 import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './one-statement.js';
 import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
@@ -42,6 +42,7 @@ import {
 } from './new-payment.js';
 import { paymentKind } from './kind.js';
 import { saveRequestOf, sealForSaving } from './saving.js';
+import { keepInFlight } from './in-flight.js';
 import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, usableSavedCard } from './saved-cards.js';
 import { applyState } from '../../movement/apply.js';
 import { askStatus } from '../../movement/calls.js';
@@ -132,6 +133,8 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       const card = (method as { card: CardDetails }).card;
       const paymentMethod = debited ? { ...mandatePaymentMethod(debited) } : cardPaymentMethod(rt, ctx, card);
       if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
+      // Kept for the worker's replay where it may send again; a card being saved is kept already.
+      else if (!debited && routeReplaysSends(routing, route)) Object.assign(paymentMethod, await keepInFlight(tx, rt, ctx, card));
       const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;

@@ -21,6 +21,7 @@ import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
+import { eraseInFlightCard } from './in-flight.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 
@@ -121,8 +122,13 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
     succeeded: (update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...networkTransactionColumns(update, row) }),
     failed: () => ACTION_CLOSED,
   },
+  // A card kept in flight for the worker's replay (in-flight.ts) is erased as soon as the processor holds the payment.
   effects: {
+    requires_action: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
+    requires_capture: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
+    canceled: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
     async succeeded(tx, ctx, payment, now) {
+      await eraseInFlightCard(tx, payment);
       await orderFollows(tx, ctx, payment, now, 'paid');
       // No fee and T+0 unless onboarding set terms: then the entry is paymentSucceeded's, to available.
       // A manual payment's captures were booked one by one (src/domain/captures/transitions.ts).
@@ -138,6 +144,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       if (paymentStates.is(before.status, 'captured')) await paymentReversed(tx, ledgerEntry('payment', payment, now));
       else await orderFollows(tx, ctx, payment, now, 'open');
       await eraseUnsavedCard(ctx, tx, payment);
+      await eraseInFlightCard(tx, payment);
     },
   },
 };

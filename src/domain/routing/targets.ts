@@ -161,6 +161,20 @@ export function onlySimulated(routing: Routing, route: readonly string[]): boole
   });
 }
 
+/**
+ * Whether some connector of the route may be sent a charge again by the worker (a processor that
+ * replays sends instead of answering status questions: CatalogueEntry.replaysSends), so that a card
+ * payment on it keeps its card until final; an uncatalogued double says so by what it implements.
+ */
+export function routeReplaysSends(routing: Routing, route: readonly string[]): boolean {
+  return route.some((key) => {
+    const target = routing.targets.find((t) => t.key === key);
+    if (!target) return false;
+    const entry = catalogueEntry(target.connector);
+    return entry ? entry.replaysSends === true : target.template?.replaysSendsForMs !== undefined;
+  });
+}
+
 /** Why the processor behind route key `key` cannot take `amount` of `currency`, or undefined. */
 export function amountLimitOf(routing: Routing, key: string, amount: number, currency: string): string | undefined {
   const target = routing.targets.find((t) => t.key === key);
