@@ -32,6 +32,8 @@ export interface CaptureStatusRequest {
 
 /** Voiding an authorisation: the processor releases the money it holds for `paymentReference`. */
 export interface CancelAuthorizationRequest {
+  /** Our void's id: the processor's idempotency key (and Adyen's reference, which its CANCELLATION notification names). */
+  reference: string;
   paymentReference: string;
   connectorPaymentReference: string | null;
   amount: number;

@@ -223,7 +223,8 @@ export type InboundEvent =
   | { eventId: string; object: 'payment'; reference: string; state: ChargeState }
   | { eventId: string; object: 'refund'; reference: string; state: RefundState }
   | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
-  | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
+  | { eventId: string; object: 'payout'; reference: string; state: PayoutState }
+  | { eventId: string; object: 'void'; reference: string; state: CancelState };
 
 /**
  * Everything a processor's webhook may report: the movements above, and capture and void outcomes

@@ -5,5 +5,6 @@ import { mandateKind } from './mandates/kind.js';
 import { paymentKind } from './payments/kind.js';
 import { payoutKind } from './payouts/kind.js';
 import { refundKind } from './refunds/kind.js';
+import { voidKind } from './voids/kind.js';
 
-export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind };
+export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind, void: voidKind };

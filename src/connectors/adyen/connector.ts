@@ -160,8 +160,8 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     // No lookup: a capture Adyen took waits for its CAPTURE webhook; one whose answer was lost is
     // sent again under the same Idempotency-Key, and Adyen replays its first answer.
     captureStatus: async (request) => (request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' }),
-    // Its own key: the payment id's is the /payments request's. Our payment id is its reference, which the CANCELLATION notification names.
-    cancelAuthorization: (request, signal) => modify('cancels', { ...request, reference: request.paymentReference }, signal, `${request.paymentReference}-cancel`, cancelTaken),
+    // Our void id is its key and its reference, which the CANCELLATION notification names.
+    cancelAuthorization: (request, signal) => modify('cancels', request, signal, request.reference, cancelTaken),
     parseWebhook: (input) =>
       isTransferWebhook(input)
         ? parseTransferWebhook({ hmacKeys: opts.payouts?.hmacKeys ?? [], livemode: opts.livemode, balanceAccountId: opts.payouts?.balanceAccountId }, input)

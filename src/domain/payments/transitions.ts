@@ -133,6 +133,11 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       else await orderFollows(tx, ctx, payment, now, 'open');
       await eraseUnsavedCard(ctx, tx, payment);
     },
+    // Its authorisation voided (src/domain/voids): nothing was taken, the order takes another payment.
+    async canceled(tx, ctx, payment, now) {
+      await orderFollows(tx, ctx, payment, now, 'open');
+      await eraseUnsavedCard(ctx, tx, payment);
+    },
   },
 };
 
@@ -144,7 +149,7 @@ async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentR
   if (!order || !paymentOrderStates.is(order.status, 'awaitingPayment')) return;
   // Paid with what was captured: all of it for an automatic payment, its captures' sum for a manual one.
   if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amountCaptured });
-  else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
+  else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed or voided payment', now);
 }
 
 function authenticationRequired(update: { connector?: string | null; connectorReference?: string | null }): PaymentUpdate {

@@ -3,7 +3,8 @@
 // test mode resolving a pending payment).
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../types.js';
-import { cancelPaymentOrder, listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
+import { cancelOrderVoidingFirst } from '../../domain/voids/service.js';
+import { listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
 import { listPayments, resolveTestPayment, retrievePayment } from '../../domain/payments/service.js';
 import { createRefund, listRefunds } from '../../domain/refunds/service.js';
 import { listEvents } from '../../events/service.js';
@@ -88,7 +89,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
 
   app.post('/dashboard/payment-orders/:id/cancel', async (req, reply) => {
     const { id } = req.params as { id: string };
-    await act(deps, req, formOf(req.body).idem, {}, () => cancelPaymentOrder(db, req.ctx, id, rt.now()));
+    await act(deps, req, formOf(req.body).idem, {}, () => cancelOrderVoidingFirst(db, rt, req.ctx, id));
     return reply.redirect(`/dashboard/payment-orders/${id}?notice=cancelled`, 303);
   });
 
