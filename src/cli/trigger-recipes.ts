@@ -26,8 +26,8 @@ const reference = (type: EventType) => `trigger-${type}-${crypto.randomBytes(4).
 const order = (api: TriggerApi, type: EventType, extra: Record<string, unknown> = {}) =>
   api.call('POST', '/v1/payment-orders', { amount: 1999, currency: 'EUR', reference: reference(type), customer: CUSTOMER, metadata: { trigger: type }, ...extra });
 
-async function pay(api: TriggerApi, type: EventType, card: string, extra: Record<string, unknown> = {}) {
-  const paid = await order(api, type);
+async function pay(api: TriggerApi, type: EventType, card: string, extra: Record<string, unknown> = {}, orderExtra: Record<string, unknown> = {}) {
+  const paid = await order(api, type, orderExtra);
   const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
   return { order: paid.id, payment: (await api.call('POST', '/v1/payments', { payment_order: paid.id, payment_method: method, metadata: { trigger: type }, ...extra })).id };
 }
@@ -74,6 +74,8 @@ const orderPaid = 'an order paid with card 4242 4242 4242 4242';
 const orderDeclined = 'an order and a payment with card 4000 0000 0000 0002 (declined)';
 const orderPending = 'an order and a payment with card 4000 0000 0000 0077 (pending, settles later)';
 const refunded = `${orderPaid}, then a refund of it`;
+const orderAuthorised = 'an order with capture_method manual and a payment of it with card 4242 4242 4242 4242 (authorised only)';
+const authorise = (api: TriggerApi, type: EventType) => pay(api, type, CARDS.success, {}, { capture_method: 'manual' });
 const paidOut = 'funds the test balance, a beneficiary (DE…0000) and a payout to it';
 
 export const RECIPES: Partial<Record<EventType, Recipe>> = {
@@ -101,6 +103,15 @@ export const RECIPES: Partial<Record<EventType, Recipe>> = {
     run: async (api, type) => (await pay(api, type, CARDS.challenge, { return_url: 'https://example.com/cli-trigger/return' })).payment,
   },
   'payment.succeeded': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
+  'payment.authorized': { does: orderAuthorised, run: async (api, type) => (await authorise(api, type)).payment },
+  'payment.canceled': {
+    does: `${orderAuthorised}, then voids it`,
+    run: async (api, type) => {
+      const { payment } = await authorise(api, type);
+      await api.call('POST', `/v1/payments/${payment}/cancel`);
+      return payment;
+    },
+  },
   'payment.failed': { does: orderDeclined, run: async (api, type) => (await pay(api, type, CARDS.declined)).payment },
   'refund.created': { does: refunded, run: (api, type) => refund(api, type) },
   'refund.succeeded': { does: refunded, run: (api, type) => refund(api, type) },
@@ -197,8 +208,6 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 
 /** The catalogued types `trigger` cannot cause, and why. */
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
-  'payment.authorized': 'needs an order with capture_method manual; no recipe yet',
-  'payment.canceled': 'needs POST /v1/payments/{id}/cancel (voiding an authorisation), not offered yet',
   'capture.created': 'needs an authorised manual payment to capture; no recipe yet',
   'capture.succeeded': 'needs an authorised manual payment to capture; no recipe yet',
   'capture.failed': 'needs an authorised manual payment to capture; no recipe yet',

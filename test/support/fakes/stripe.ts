@@ -104,7 +104,7 @@ export class FakeStripe extends FakeProcessor<Fault> {
   private create(path: string, params: Obj, livemode: boolean, processing: boolean): Answer {
     if (path === '/v1/payment_intents') return this.createIntent(params, livemode, processing);
     const cancel = /^\/v1\/payment_intents\/([^/]+)\/cancel$/.exec(path);
-    if (cancel) return this.cancelIntent(cancel[1]!);
+    if (cancel) return this.cancelIntent(cancel[1]!, params);
     const capture = /^\/v1\/payment_intents\/([^/]+)\/capture$/.exec(path);
     if (capture) return this.captureIntent(capture[1]!, params);
     return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
@@ -186,13 +186,20 @@ export class FakeStripe extends FakeProcessor<Fault> {
     return { status: 200, body: strip(intent) };
   }
 
-  private cancelIntent(id: string): Answer {
+  /** POST /v1/payment_intents/{id}/cancel takes only cancellation_reason (one of Stripe's four) and expand. */
+  private cancelIntent(id: string, params: Obj): Answer {
+    const unknown = Object.keys(params).find((k) => k !== 'cancellation_reason' && !k.startsWith('expand'));
+    if (unknown) return error(400, 'invalid_request_error', `Received unknown parameter: ${unknown}`, { code: 'parameter_unknown', param: unknown });
+    const reason = params.cancellation_reason;
+    if (reason !== undefined && !['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'].includes(reason as string)) {
+      return error(400, 'invalid_request_error', `Invalid cancellation_reason: ${String(reason)}`, { code: 'parameter_invalid_string', param: 'cancellation_reason' });
+    }
     const intent = this.intents.get(id);
     if (!intent) return error(404, 'invalid_request_error', `No such payment_intent: '${id}'`, { code: 'resource_missing' });
     if (intent.status === 'succeeded' || intent.status === 'canceled') {
       return error(400, 'invalid_request_error', `You cannot cancel this PaymentIntent because it has a status of ${intent.status}.`, { code: 'payment_intent_unexpected_state' });
     }
-    Object.assign(intent, { status: 'canceled', canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: null, next_action: null });
+    Object.assign(intent, { status: 'canceled', canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: reason ?? null, next_action: null });
     return { status: 200, body: strip(intent) };
   }
 
