@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel an open payment order
-         * @description Cancel an open payment order.
+         * @description An order whose payment holds an authorisation (requires_capture) has it voided first (the payment canceled), then is cancelled.
          */
         post: operations["cancelPaymentOrder"];
         delete?: never;
@@ -418,6 +418,26 @@ export interface paths {
          * @description Takes money a manual payment holds (status requires_capture): the whole amount_capturable by default. Concurrent captures never take more than the authorisation holds (422 amount_above_capturable). The answer is the capture (cap_): succeeded, failed, or pending where the processor confirms later.
          */
         post: operations["capturePayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void an authorisation
+         * @description Releases the money a manual payment holds (requires_capture with nothing captured) or abandons one waiting for its customer (requires_action): the processor voids it, the payment becomes canceled with cancellation_reason and its order is open again. Where the processor confirms later (Adyen) the payment stays requires_capture, amount_capturable 0, until it does.
+         */
+        post: operations["cancelPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3712,44 +3732,7 @@ export interface components {
             /** @description When the authorisation lapses (requires_capture); null otherwise. */
             capture_before: string | null;
             /** @description Why a canceled payment was voided (expired: its authorisation lapsed). */
-            cancellation_reason: string | null;
-            /** @description The captures of a manual payment's authorisation, oldest first (also GET /v1/captures?payment=…); none for an automatic payment. */
-            captures: {
-                /** @example cap_01jd8x3v0pe7wbz0m4k6f2n9qa */
-                id: string;
-                /** @enum {string} */
-                object: "capture";
-                livemode: boolean;
-                /** @enum {string} */
-                status: "pending" | "succeeded" | "failed";
-                /**
-                 * @description Integer in the currency's minor unit (cents for USD, yen for JPY, fils for KWD).
-                 * @example 1999
-                 */
-                amount: number;
-                currency: string;
-                payment: string;
-                /** @description The last capture of the authorisation: the processor released what it still held. */
-                final_capture: boolean;
-                connector: string;
-                connector_reference: string | null;
-                failure_code: ("capture_declined" | "amount_above_capturable" | "authorization_expired" | "processing_error") | null;
-                failure_message: string | null;
-                metadata: {
-                    [key: string]: string;
-                };
-                version: number;
-                /**
-                 * Format: date-time
-                 * @description RFC 3339 UTC with milliseconds.
-                 */
-                created_at: string;
-                /**
-                 * Format: date-time
-                 * @description RFC 3339 UTC with milliseconds.
-                 */
-                updated_at: string;
-            }[];
+            cancellation_reason: ("requested_by_customer" | "duplicate" | "fraudulent" | "abandoned" | "expired") | null;
             payment_order: string;
             payment_method: {
                 /** @enum {string} */
@@ -7313,11 +7296,6 @@ export interface operations {
                      * @enum {string}
                      */
                     off_session_reason?: "unscheduled" | "subscription";
-                    /**
-                     * @description automatic: taken when authorised; manual: authorised only, captured later (`POST /v1/payments/{id}/capture`). Default: the payment order's `capture_method`.
-                     * @enum {string}
-                     */
-                    capture_method?: "automatic" | "manual";
                     /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
                     metadata?: {
                         [key: string]: string;
@@ -8220,6 +8198,207 @@ export interface operations {
                 };
             };
             /** @description Unprocessable Entity: `idempotency_key_reused`, `invalid_state`, `amount_above_capturable`, `authorization_expired`, `capture_not_supported`. */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelPayment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Unique per intended action; a retry with the same key never acts twice.
+                 * @example cancel-payment-1
+                 */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /**
+                 * @description The payment (pay_…).
+                 * @example pay_01jd8x3v0pe7wbz0m4k6f2n9qa
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Why the authorisation is voided; default requested_by_customer. The payment shows it as cancellation_reason.
+                     * @enum {string}
+                     */
+                    cancellation_reason?: "requested_by_customer" | "duplicate" | "fraudulent" | "abandoned";
+                };
+            };
+        };
+        responses: {
+            /** @description OK: the payment. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`, `body_invalid_json`, `body_missing`, `idempotency_key_invalid`, `idempotency_key_missing`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `resource_missing`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `idempotency_key_in_use`. */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large: `body_too_large`. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity: `idempotency_key_reused`, `invalid_state`. */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -16481,6 +16660,7 @@ export const idempotentOperations: readonly string[] = [
     "POST /v1/payments",
     "POST /v1/refunds",
     "POST /v1/payments/{id}/capture",
+    "POST /v1/payments/{id}/cancel",
     "POST /v1/connector-accounts",
     "POST /v1/test-helpers/payments/{id}/resolve",
     "POST /v1/test-helpers/balance/fund",

@@ -37,8 +37,7 @@ async function pay(api: TriggerApi, type: EventType, card: string, extra: Record
 /** A manual order's payment, authorised only (`requires_capture`). */
 async function authorise(api: TriggerApi, type: EventType, card: string = CARDS.success) {
   const held = await order(api, type, { capture_method: 'manual' });
-  const method = { type: 'card', card: { number: card, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, cvc: '123' } };
-  return (await api.call('POST', '/v1/payments', { payment_order: held.id, payment_method: method, metadata: { trigger: type } })).id;
+  return (await api.call('POST', '/v1/payments', { payment_order: held.id, payment_method: { type: 'card', card: cardOf(card) }, metadata: { trigger: type } })).id;
 }
 
 /** Captures an authorised payment in full; `card` chooses whether the processor takes the capture. */
@@ -93,6 +92,7 @@ const orderPaid = 'an order paid with card 4242 4242 4242 4242';
 const orderDeclined = 'an order and a payment with card 4000 0000 0000 0002 (declined)';
 const orderPending = 'an order and a payment with card 4000 0000 0000 0077 (pending, settles later)';
 const refunded = `${orderPaid}, then a refund of it`;
+const orderAuthorised = 'an order with capture_method manual and a payment of it with card 4242 4242 4242 4242 (authorised only)';
 const paidOut = 'funds the test balance, a beneficiary (DE…0000) and a payout to it';
 
 export const RECIPES: Partial<Record<EventType, Recipe>> = {
@@ -120,8 +120,16 @@ export const RECIPES: Partial<Record<EventType, Recipe>> = {
     run: async (api, type) => (await pay(api, type, CARDS.challenge, { return_url: 'https://example.com/cli-trigger/return' })).payment,
   },
   'payment.succeeded': { does: orderPaid, run: async (api, type) => (await pay(api, type, CARDS.success)).payment },
+  'payment.canceled': {
+    does: `${orderAuthorised}, then voids it`,
+    run: async (api, type) => {
+      const payment = await authorise(api, type);
+      await api.call('POST', `/v1/payments/${payment}/cancel`);
+      return payment;
+    },
+  },
   'payment.failed': { does: orderDeclined, run: async (api, type) => (await pay(api, type, CARDS.declined)).payment },
-  'payment.authorized': { does: 'an order with capture_method manual and a payment with card 4242 4242 4242 4242 (authorised, not captured)', run: (api, type) => authorise(api, type) },
+  'payment.authorized': { does: orderAuthorised, run: (api, type) => authorise(api, type) },
   'capture.created': { does: 'a manual payment authorised, then captured in full', run: (api, type) => capture(api, type) },
   'capture.succeeded': { does: 'a manual payment authorised, then captured in full', run: (api, type) => capture(api, type) },
   'capture.failed': { does: 'a manual payment with card 4000 0000 0000 0366 (authorises), whose capture is declined', run: (api, type) => capture(api, type, CARDS.captureDeclined) },
@@ -237,7 +245,6 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 
 /** The catalogued types `trigger` cannot cause, and why. */
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
-  'payment.canceled': 'needs POST /v1/payments/{id}/cancel (voiding an authorisation), not offered yet',
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',

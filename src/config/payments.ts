@@ -77,6 +77,8 @@ export const CRASH_POINTS = [
   'refund_connector_answered',
   'capture_created',
   'capture_connector_answered',
+  'void_created',
+  'void_connector_answered',
   'mandate_created',
   'mandate_connector_answered',
   'payment_method_created',

@@ -32,6 +32,8 @@ export interface CaptureStatusRequest {
 
 /** Voiding an authorisation: the processor releases the money it holds for `paymentReference`. */
 export interface CancelAuthorizationRequest {
+  /** Our void's id: the processor's idempotency key (and Adyen's reference, which its CANCELLATION notification names). */
+  reference: string;
   paymentReference: string;
   connectorPaymentReference: string | null;
   amount: number;
@@ -51,12 +53,6 @@ export type CancelState =
   | { kind: 'canceled' | 'pending'; connectorReference: string }
   | { kind: 'failed'; connectorReference: string | null; failureCode: CancelFailureCode; message: string };
 
-/**
- * A void's outcome reported asynchronously by a processor (Adyen's CANCELLATION notification),
- * verified and normalised, named by our payment id. (A capture's outcome is an InboundEvent of its
- * own: the capture movement applies it.)
- */
-export type AuthorizationReport = { eventId: string; object: 'void'; reference: string; state: CancelState };
 
 /** The window a processor documents for capturing an authorisation, when it does not say per payment. */
 export const DEFAULT_CAPTURE_WINDOW_MS = 7 * 24 * 3600 * 1000;

@@ -4,7 +4,7 @@
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
-import type { AuthorizationReport, CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
+import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
 export * from './failure-codes.js';
@@ -229,14 +229,9 @@ export type InboundEvent =
    * A capture's outcome confirmed later (Adyen's CAPTURE / CAPTURE_FAILED), named by our capture id
    * (the reference we sent with it); `paymentConnectorReference` names the authorisation.
    */
-  | { eventId: string; object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState };
-
-/**
- * Everything a processor's webhook may report: the movements above, and void outcomes
- * (captures.ts). A connector that reports those (Adyen) reads its webhooks into this; until the
- * void movement is registered, its parseWebhook answers `movementEventOf` (reports.ts) of the reading.
- */
-export type InboundReport = InboundEvent | AuthorizationReport;
+  | { eventId: string; object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState }
+  /** A void's outcome confirmed later (Adyen's CANCELLATION), named by our void id (the reference we sent with it). */
+  | { eventId: string; object: 'void'; reference: string; state: CancelState };
 
 export class WebhookVerificationError extends Error {
   constructor(

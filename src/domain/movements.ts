@@ -7,6 +7,7 @@ import { verificationKind } from './payment-methods/kind.js';
 import { paymentKind } from './payments/kind.js';
 import { payoutKind } from './payouts/kind.js';
 import { refundKind } from './refunds/kind.js';
+import { voidKind } from './voids/kind.js';
 
 export const MOVEMENT_KINDS: KindsByObject = {
   payment: paymentKind,
@@ -15,4 +16,5 @@ export const MOVEMENT_KINDS: KindsByObject = {
   mandate: mandateKind,
   capture: captureKind,
   payment_method: verificationKind,
+  void: voidKind,
 };

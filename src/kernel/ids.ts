@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   apiKey: 'key',
   request: 'req',
   vaultRecord: 'vr',
+  void: 'void',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

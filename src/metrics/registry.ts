@@ -5,7 +5,7 @@
 // the database pool — is read at scrape time from the watchers the roles register.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type MovementObject = 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'payment_method';
+export type MovementObject = 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method';
 
 /** How a recorded webhook attempt left its delivery. */
 export type WebhookResult = 'succeeded' | 'retrying' | 'failed' | 'cancelled';
@@ -64,6 +64,7 @@ export function createMetrics(): Metrics {
     payout: counter('payouts_total', 'Payouts reaching a status (the outcome), by connector.', ['outcome', 'connector']),
     mandate: counter('mandates_total', 'Mandates reaching a status (the outcome), by connector.', ['outcome', 'connector']),
     capture: counter('captures_total', 'Captures of authorisations reaching a status (the outcome), by connector.', ['outcome', 'connector']),
+    void: counter('voids_total', 'Voids of authorisations reaching a status (the outcome), by connector.', ['outcome', 'connector']),
     payment_method: counter('card_verifications_total', 'Card verifications (cards saved without paying) reaching a status (the outcome), by connector.', ['outcome', 'connector']),
   };
   const connectorDuration = histogram('connector_request_duration_seconds', 'Calls to connectors, by connector, operation and result (ok or our error code).', [

@@ -17,7 +17,7 @@ import type { Outcome, RequestContext } from '../kernel/context.js';
 import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { finishRequest } from './apply.js';
-import { fromExecution, locate, replaySend, routeCall, type Located } from './calls.js';
+import { askStatus, fromExecution, locate, replaySend, routeCall, type Located } from './calls.js';
 import type { AnyKind } from './kind.js';
 import type { MovementRow } from './row.js';
 import { planted } from '../kernel/plants.js';
@@ -126,5 +126,11 @@ export async function resumeBySending<Row extends MovementRow>(
   request: (row: Row) => Promise<unknown>,
 ): Promise<Outcome> {
   if (row.status !== 'pending' || row.connectorReference !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
+  if (kind.locatesBeforeSending) {
+    const asked = await askStatus(rt.callsFor(ctx), kind, row.connector!, row);
+    if (asked && asked.report.kind !== 'not_found') {
+      return finishRequest(db, rt, kind, ctx, row.id, { update: kind.fromState(row.connector!, asked.report), attempts: [asked.attempt] });
+    }
+  }
   return sendAndFinish(db, rt, kind, ctx, row, await request(row));
 }

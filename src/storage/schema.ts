@@ -394,6 +394,39 @@ export const captures = pgTable(
   ],
 );
 
+/**
+ * A void of a manual payment's authorisation (POST /v1/payments/{id}/cancel, an order's cancel, the
+ * worker's expiry): the movement that releases the money the processor holds. Internal (the API
+ * shows its outcome on the payment: canceled, cancellation_reason); its id is the processor's
+ * idempotency key.
+ */
+export const voids = pgTable(
+  'voids',
+  {
+    ...objectKey(),
+    paymentId: uuid('payment_id').notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    /** What the payment's cancellation_reason becomes once voided. */
+    reason: text('reason').notNull(),
+    connector: text('connector').notNull(),
+    connectorReference: text('connector_reference'),
+    /** The processor's id of the authorisation, for asking it where the void stands. */
+    paymentConnectorReference: text('payment_connector_reference'),
+    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+    ...failure(),
+    nextStatusCheckAt: ts('next_status_check_at'),
+    ...versioned(),
+  },
+  (t) => [
+    ...objectIndexes('voids', t),
+    index('voids_payment_idx').on(t.accountId, t.livemode, t.paymentId),
+    uniqueIndex('voids_id_key').on(t.id),
+    // One void on its way per authorisation.
+    uniqueIndex('voids_pending_key').on(t.paymentId).where(sql`status = 'pending'`),
+    index('voids_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+  ],
+);
+
 /** Each account's routing rules per mode (GET/PUT /v1/routing); absent means the mode's default. */
 export const routingConfigs = pgTable(
   'routing_configs',

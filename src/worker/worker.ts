@@ -10,6 +10,7 @@ import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
 import { runVerificationChecks } from '../domain/payment-methods/jobs.js';
+import { runVoidJobs } from '../domain/voids/jobs.js';
 import { runSettlements } from '../domain/terms/settlement-job.js';
 import { resealConnectorAccounts } from '../connectors/account-credentials.js';
 import type { WebhookConfig } from '../config.js';
@@ -75,6 +76,8 @@ export async function runWorkerOnce(
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
+  /** Pending voids checked, lapsed authorisations voided (src/domain/voids/jobs.ts). */
+  voids?: { checked: number; expired: number };
   /** Pending card verifications checked (src/domain/payment-methods/jobs.ts). */
   cardVerifications?: number;
   /** Connector accounts whose credentials were sealed again with the active encryption key. */
@@ -98,6 +101,7 @@ export async function runWorkerOnce(
         statusChecks: await runStatusChecks(deps.db, deps.payments),
         mandates: await runMandateJobs(deps.db, deps.payments, now),
         cardVerifications: await runVerificationChecks(deps.db, deps.payments),
+        voids: await runVoidJobs(deps.db, deps.payments),
         resealedConnectorAccounts: await resealConnectorAccounts(deps.db, deps.payments.encryptor),
       }
     : {};

@@ -155,6 +155,7 @@ describe('dashboard pages', () => {
     const actions: [string, Record<string, string>][] = [
       [`payments/${payment.id}/refund`, { amount: '1.00' }],
       [`payments/${payment.id}/capture`, { amount: '1.00' }],
+      [`payments/${payment.id}/cancel`, {}],
       [`payments/${pendingPayment.id}/resolve`, { outcome: 'succeeded' }],
       [`payment-orders/${order.id}/cancel`, {}],
       [`payouts/${sent.id}/resolve`, { outcome: 'paid' }],
@@ -205,6 +206,17 @@ describe('dashboard pages', () => {
     const done = await visitor.get(`/dashboard/payments/${payment.id}`);
     expect(done.text).not.toContain(`/dashboard/payments/${payment.id}/capture"`);
     expect(done.text).not.toContain('Void the authorisation');
+  });
+
+  it('voids an authorised payment with its void button: canceled, its order open again', async () => {
+    const { order, payment } = await orderAndPay(h.api, CARDS.success, { amount: 5000, capture_method: 'manual' });
+    const visitor = await signedIn();
+    await visitor.get(`/dashboard/payments/${payment.id}`);
+    const voided = await visitor.post(`/dashboard/payments/${payment.id}/cancel`, {});
+    expect(voided.location).toBe(`/dashboard/payments/${payment.id}?notice=voided`);
+    expect((await h.api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'canceled', cancellation_reason: 'requested_by_customer', amount_captured: 0 });
+    expect((await h.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+    expect((await visitor.get(`/dashboard/payments/${payment.id}`)).text).not.toContain('Void the authorisation');
   });
 
   it('shows a refused refund as the API words it, and refunds nothing', async () => {

@@ -50,7 +50,7 @@ describe('Adyen connector: standard webhooks', () => {
     });
     expect(parse(authorisation({ success: 'false', reason: 'Not enough balance' }))).toMatchObject({ state: { failureCode: 'insufficient_funds' } });
     const base = { merchantReference: 'pay_x', merchantAccountCode: MERCHANT, originalReference: 'PAYMENTPSP000001', pspReference: 'MODIFICATION0001' };
-    expect(parse(fake.notification('CANCELLATION', { ...base, success: 'true' }, CURRENT))).toMatchObject({ object: 'payment', reference: 'pay_x', state: { kind: 'declined', connectorReference: 'PAYMENTPSP000001' } });
+    expect(parse(fake.notification('CANCELLATION', { ...base, merchantReference: 'void_x', success: 'true' }, CURRENT))).toMatchObject({ object: 'void', reference: 'void_x', state: { kind: 'canceled', connectorReference: 'MODIFICATION0001' } });
     expect(parse(fake.notification('REFUND', { ...base, merchantReference: 'ref_x', success: 'true' }, CURRENT))).toMatchObject({ object: 'refund', reference: 'ref_x', state: { kind: 'succeeded' } });
     expect(parse(fake.notification('REFUND_FAILED', { ...base, merchantReference: 'ref_x', success: 'true' }, CURRENT))).toMatchObject({
       eventId: 'MODIFICATION0001:REFUND_FAILED:true',
@@ -117,16 +117,16 @@ describe('Adyen connector: manual capture', () => {
     expect(parse(authorisation({}))).toMatchObject({ state: { kind: 'succeeded' } });
   });
 
-  it('CAPTURE, CAPTURE_FAILED and CANCELLATION read as capture and void reports; a capture report goes to the capture kind as it is, a void is a cancelled payment', () => {
+  it('CAPTURE, CAPTURE_FAILED and CANCELLATION read as capture and void reports, each going to its own kind as it is', () => {
     const captured = fake.notification('CAPTURE', { ...base, merchantReference: 'cap_x', success: 'true' }, CURRENT);
     expect(read(captured)).toEqual({ eventId: 'MODIFICATION0001:CAPTURE:true', object: 'capture', reference: 'cap_x', paymentConnectorReference: 'PAYMENTPSP000001', state: { kind: 'succeeded', connectorReference: 'MODIFICATION0001' } });
     expect(parse(captured)).toEqual(read(captured));
     expect(read(fake.notification('CAPTURE', { ...base, merchantReference: 'cap_x', success: 'false', reason: 'Insufficient balance' }, CURRENT))).toMatchObject({ object: 'capture', state: { kind: 'failed', failureCode: 'capture_declined' } });
     expect(read(fake.notification('CAPTURE_FAILED', { ...base, merchantReference: 'cap_x', success: 'true' }, CURRENT))).toMatchObject({ object: 'capture', reference: 'cap_x', state: { kind: 'failed', failureCode: 'capture_declined' } });
-    const cancelled = fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'true' }, CURRENT);
-    expect(read(cancelled)).toEqual({ eventId: 'MODIFICATION0001:CANCELLATION:true', object: 'void', reference: 'pay_x', state: { kind: 'canceled', connectorReference: 'PAYMENTPSP000001' } });
-    expect(read(fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'false' }, CURRENT))).toMatchObject({ object: 'void', state: { kind: 'failed' } });
-    expect(parse(fake.notification('CANCELLATION', { ...base, merchantReference: 'pay_x', success: 'false' }, CURRENT))).toMatchObject({ object: 'payment', reference: '' });
+    const cancelled = fake.notification('CANCELLATION', { ...base, merchantReference: 'void_x', success: 'true' }, CURRENT);
+    expect(read(cancelled)).toEqual({ eventId: 'MODIFICATION0001:CANCELLATION:true', object: 'void', reference: 'void_x', state: { kind: 'canceled', connectorReference: 'MODIFICATION0001' } });
+    expect(parse(cancelled)).toEqual(read(cancelled));
+    expect(parse(fake.notification('CANCELLATION', { ...base, merchantReference: 'void_x', success: 'false' }, CURRENT))).toMatchObject({ object: 'void', reference: 'void_x', state: { kind: 'failed' } });
   });
 });
 

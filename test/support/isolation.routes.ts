@@ -280,6 +280,7 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/captures/:id', kind: 'read', resource: 'capture', ok: 200 },
   // After the reads: the capture it makes is nobody's listed object.
   { route: 'POST /v1/payments/:id/capture', kind: 'write', resource: 'authorized_payment', ok: 201, body: () => ({ amount: 100 }) },
+  { route: 'POST /v1/payments/:id/cancel', kind: 'write', resource: 'authorized_payment', ok: 200 },
   { route: 'GET /v1/routing', kind: 'account', ok: 200 },
   { route: 'PUT /v1/routing', kind: 'account', ok: 200, body: (_w, me) => ({ rules: [{ connectors: [{ name: isLive(me) ? 'lab_live' : 'simulator_b' }] }] }) },
   { route: 'GET /v1/balance', kind: 'account', ok: 200 },

@@ -22,8 +22,7 @@ import type { PaymentCancelRequest, PaymentCaptureRequest, PaymentDetailsRequest
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer, HttpClient } from '../http.js';
 import { verificationOf } from '../verifications.js';
-import { connectorError, WebhookVerificationError, type CardDetails, type ChargeRequest, type ChargeStatusResult, type Connector, type InboundEvent, type InboundReport, type InboundWebhook } from '../types.js';
-import { movementEventOf } from '../reports.js';
+import { connectorError, WebhookVerificationError, type CardDetails, type ChargeRequest, type ChargeStatusResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { callErrorOf, cancelTaken, CAPTURE_METHOD_KEY, captureTaken, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
 import { adyenHmac } from './hmac.js';
@@ -180,12 +179,12 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
     // No lookup: a capture Adyen took waits for its CAPTURE webhook; one whose answer was lost is
     // sent again under the same Idempotency-Key, and Adyen replays its first answer.
     captureStatus: async (request) => (request.connectorReference ? { kind: 'pending', connectorReference: request.connectorReference } : { kind: 'not_found' }),
-    // Its own key: the payment id's is the /payments request's. Our payment id is its reference, which the CANCELLATION notification names.
-    cancelAuthorization: (request, signal) => modify('cancels', { ...request, reference: request.paymentReference }, signal, `${request.paymentReference}-cancel`, cancelTaken),
+    // Our void id is its key and its reference, which the CANCELLATION notification names.
+    cancelAuthorization: (request, signal) => modify('cancels', request, signal, request.reference, cancelTaken),
     parseWebhook: (input) =>
       isTransferWebhook(input)
         ? parseTransferWebhook({ hmacKeys: opts.payouts?.hmacKeys ?? [], livemode: opts.livemode, balanceAccountId: opts.payouts?.balanceAccountId }, input)
-        : movementEventOf(readAdyenWebhook(opts, input)),
+        : readAdyenWebhook(opts, input),
     webhookAcknowledgement: '[accepted]',
   };
 }
@@ -219,14 +218,11 @@ function verifiedItem(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode'>
  * success together (Adyen may send the same one again). Items about nothing of ours (another
  * merchant account, events that change nothing we hold) name no reference: acknowledged, not applied.
  */
-export function readAdyenWebhook(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundReport {
+export function readAdyenWebhook(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundEvent {
   const item = verifiedItem(opts, input);
   const eventId = `${item.pspReference}:${item.eventCode}:${item.success}`;
   const reading = item.merchantAccountCode === opts.merchantAccount ? readNotification(item) : undefined;
   if (!reading) return { eventId, object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } };
-  return { eventId, ...reading } as InboundReport;
+  return { eventId, ...reading } as InboundEvent;
 }
 
-/** The reading as the movement kinds registered today take it (reports.ts). */
-export const parseAdyenWebhook = (opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundEvent =>
-  movementEventOf(readAdyenWebhook(opts, input));

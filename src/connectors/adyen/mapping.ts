@@ -170,12 +170,12 @@ export function readNotification(item: NotificationRequestItem): NotificationRea
       return { object: 'payment', reference: item.merchantReference, state };
     }
     case 'CANCELLATION':
-      // The outcome of /cancels (our payment id as its reference): the authorisation released, nothing charged.
+      // The outcome of /cancels, named by our void id (its reference): the authorisation released, nothing charged.
       return {
         object: 'void',
         reference: item.merchantReference,
         state: success
-          ? { kind: 'canceled', connectorReference: item.originalReference ?? item.pspReference }
+          ? { kind: 'canceled', connectorReference: item.pspReference }
           : { kind: 'failed', connectorReference: item.pspReference, failureCode: 'processing_error', message: `Adyen could not cancel the authorisation${reason}.` },
       };
     case 'TECHNICAL_CANCEL':

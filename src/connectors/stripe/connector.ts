@@ -173,7 +173,7 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         async () => {
           const intent = await findIntent(request.paymentReference, request.connectorPaymentReference);
           if (!intent) throw new Stripe.errors.StripeInvalidRequestError({ message: `Stripe holds no PaymentIntent for ${request.paymentReference}`, code: 'resource_missing' });
-          return stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: `${request.paymentReference}-cancel` });
+          return stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: request.reference });
         },
         cancelStateOf,
         cancelRefusalOf,

@@ -20,6 +20,7 @@ import { routingFor } from '../routing/targets.js';
 import { paymentStates } from '../payments/state.js';
 import type { PaymentRow } from '../payments/transitions.js';
 import { captureKind, captureRequest } from './kind.js';
+import { voidOnItsWay } from '../voids/service.js';
 import { savePayment } from './transitions.js';
 import { captureView, type CaptureRow } from './view.js';
 import type { CapturePaymentBody, ListCapturesQuery } from './schema.js';
@@ -62,10 +63,13 @@ async function admitCapture(
 ): Promise<CaptureRow | undefined> {
   const payment = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, paymentUuid);
   if (!payment) return undefined;
-  paymentStates.require(payment.status, 'authorized', 'capture');
-  if (payment.captureBefore !== null && payment.captureBefore <= now) {
-    throw new ApiError('authorization_expired', { message: `The authorisation lapsed at ${payment.captureBefore.toISOString()}; nothing can be captured.` });
+  // Voided by the worker once it lapsed: it is the lapse the merchant needs to hear of.
+  const lapsed = payment.status === 'canceled' && payment.cancellationReason === 'expired';
+  if (!lapsed) paymentStates.require(payment.status, 'authorized', 'capture');
+  if (lapsed || (payment.captureBefore !== null && payment.captureBefore <= now)) {
+    throw new ApiError('authorization_expired', { message: `The authorisation lapsed at ${payment.captureBefore!.toISOString()}; nothing can be captured.` });
   }
+  if (await voidOnItsWay(tx, ctx, payment.id)) throw new ApiError('invalid_state', { message: 'The authorisation is being voided: nothing can be captured from it.' });
   const [finalOnItsWay] = await tx
     .select({ id: captures.id })
     .from(captures)

@@ -1,4 +1,5 @@
 // Request and response schemas of payments: validation, handler types and OpenAPI at once.
+import { CANCELLATION_REASONS } from '../voids/state.js';
 import { Type, type Static } from 'typebox';
 import { Amount, IdFilter, ListQuery, Metadata, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
@@ -143,7 +144,7 @@ export const Payment = Type.Object(
     amount_capturable: Type.Integer({ minimum: 0, description: 'What the authorisation still holds for captures (requires_capture); 0 otherwise.' }),
     amount_captured: Type.Integer({ minimum: 0, description: 'What was taken: the amount once an automatic payment succeeded, the sum of succeeded captures of a manual one.' }),
     capture_before: Type.Union([Timestamp, Type.Null()], { description: 'When the authorisation lapses (requires_capture); null otherwise.' }),
-    cancellation_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why a canceled payment was voided (expired: its authorisation lapsed).' }),
+    cancellation_reason: Type.Union([Type.String({ enum: [...CANCELLATION_REASONS] }), Type.Null()], { description: 'Why a canceled payment was voided (expired: its authorisation lapsed).' }),
     captures: Type.Array(Capture, { description: "The captures of a manual payment's authorisation, oldest first (also GET /v1/captures?payment=…); none for an automatic payment." }),
     payment_order: Type.String(),
     payment_method: Type.Union([

@@ -126,7 +126,6 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
   effects: {
     requires_action: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
     requires_capture: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
-    canceled: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
     async succeeded(tx, ctx, payment, now) {
       await eraseInFlightCard(tx, payment);
       await orderFollows(tx, ctx, payment, now, 'paid');
@@ -146,6 +145,12 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       await eraseUnsavedCard(ctx, tx, payment);
       await eraseInFlightCard(tx, payment);
     },
+    // Its authorisation voided (src/domain/voids): nothing was taken, the order takes another payment.
+    async canceled(tx, ctx, payment, now) {
+      await orderFollows(tx, ctx, payment, now, 'open');
+      await eraseUnsavedCard(ctx, tx, payment);
+      await eraseInFlightCard(tx, payment);
+    },
   },
 };
 
@@ -157,7 +162,7 @@ async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentR
   if (!order || !paymentOrderStates.is(order.status, 'awaitingPayment')) return;
   // Paid with what was captured: all of it for an automatic payment, its captures' sum for a manual one.
   if (to === 'paid') await transitionPaymentOrder(tx, ctx, order, 'paid', 'pay', now, { amountPaid: order.amountPaid + payment.amountCaptured });
-  else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed payment', now);
+  else await transitionPaymentOrder(tx, ctx, order, 'open', 'reopen after a failed or voided payment', now);
 }
 
 function authenticationRequired(update: { connector?: string | null; connectorReference?: string | null }): PaymentUpdate {

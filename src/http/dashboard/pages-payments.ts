@@ -3,7 +3,8 @@
 // capture or void an authorisation, cancel, and in test mode resolving a pending payment).
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../types.js';
-import { cancelPaymentOrder, listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
+import { cancelOrderVoidingFirst, cancelPayment } from '../../domain/voids/service.js';
+import { listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
 import { listPayments, resolveTestPayment, retrievePayment } from '../../domain/payments/service.js';
 import { createRefund, listRefunds } from '../../domain/refunds/service.js';
 import { listEvents } from '../../events/service.js';
@@ -24,6 +25,7 @@ import { code, facts, idLink, getForm, html, link, money, noticeOf, pager, parse
 const NOTICES: Record<string, string> = {
   refunded: 'Refund requested. Its status and events are below.',
   captured: 'Capture requested. Its status is below.',
+  voided: 'Void requested: the authorisation is released once the processor confirms. Its status is below.',
   resolved: 'The simulated processor has settled the payment.',
   cancelled: 'The payment order is cancelled.',
 };
@@ -91,7 +93,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
 
   app.post('/dashboard/payment-orders/:id/cancel', async (req, reply) => {
     const { id } = req.params as { id: string };
-    await act(deps, req, formOf(req.body).idem, {}, () => cancelPaymentOrder(db, req.ctx, id, rt.now()));
+    await act(deps, req, formOf(req.body).idem, {}, () => cancelOrderVoidingFirst(db, rt, req.ctx, id));
     return reply.redirect(`/dashboard/payment-orders/${id}?notice=cancelled`, 303);
   });
 
@@ -141,6 +143,12 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
     });
     await act(deps, req, form.idem, input, () => capturePayment(db, rt, req.ctx, payment.id, input));
     return reply.redirect(`/dashboard/payments/${payment.id}?notice=captured`, 303);
+  });
+
+  app.post('/dashboard/payments/:id/cancel', async (req, reply) => {
+    const { id } = req.params as { id: string };
+    await act(deps, req, formOf(req.body).idem, {}, () => cancelPayment(db, rt, req.ctx, id, {}));
+    return reply.redirect(`/dashboard/payments/${id}?notice=voided`, 303);
   });
 
   app.post('/dashboard/payments/:id/resolve', async (req, reply) => {

@@ -1,9 +1,11 @@
-// HTTP surface of captures: taking a manual payment's authorised money (docs/authorise-and-capture.md).
+// HTTP surface of captures and voids: taking a manual payment's authorised money, or releasing it (docs/authorise-and-capture.md).
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
+import { bodyOptional, errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
+import { CancelPaymentBody } from '../../domain/voids/schema.js';
+import { cancelPayment } from '../../domain/voids/service.js';
 import { CapturePaymentBody, ListCapturesQuery } from '../../domain/captures/schema.js';
 import { capturePayment, listCaptures, retrieveCapture } from '../../domain/captures/service.js';
 import type { Runtime } from '../../runtime.js';
@@ -33,6 +35,26 @@ export function registerCaptureRoutes(app: App, db: Db, rt: Runtime) {
       },
     },
     async (req, reply) => sendOutcome(reply, await capturePayment(db, rt, req.ctx, req.params.id, req.body)),
+  );
+
+  app.post<{ Params: { id: string }; Body: CancelPaymentBody }>(
+    '/v1/payments/:id/cancel',
+    {
+      config: { idempotency: 'required' },
+      preValidation: bodyOptional,
+      schema: {
+        tags: ['payments'],
+        operationId: 'cancelPayment',
+        summary: 'Void an authorisation',
+        description:
+          'Releases the money a manual payment holds (requires_capture with nothing captured) or abandons one waiting for its customer (requires_action): the processor voids it, the payment becomes canceled with cancellation_reason and its order is open again. Where the processor confirms later (Adyen) the payment stays requires_capture, amount_capturable 0, until it does.',
+        params: Type.Object({ id: Type.String({ description: 'The payment (pay_…).', examples: ['pay_01jd8x3v0pe7wbz0m4k6f2n9qa'] }) }),
+        body: CancelPaymentBody,
+        headers: IdempotencyHeader(true),
+        response: { 200: Type.Ref('Payment'), ...errorResponses('resource_missing', 'invalid_state') },
+      },
+    },
+    async (req, reply) => sendOutcome(reply, await cancelPayment(db, rt, req.ctx, req.params.id, req.body ?? {})),
   );
 
   registerReadRoutes(app, {

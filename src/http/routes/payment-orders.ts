@@ -8,8 +8,8 @@ import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
+import { cancelOrderVoidingFirst } from '../../domain/voids/service.js';
 import {
-  cancelPaymentOrder,
   createPaymentOrder,
   listPaymentOrders,
   retrievePaymentOrder,
@@ -18,7 +18,7 @@ import {
 const PaymentOrderRef = Type.Ref('PaymentOrder');
 const tags = ['payment orders'];
 
-export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Pick<Runtime, 'publicUrl' | 'now'>) {
+export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt: Runtime) {
   app.post(
     '/v1/payment-orders',
     {
@@ -49,12 +49,13 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt:
         tags,
         operationId: 'cancelPaymentOrder',
         summary: 'Cancel an open payment order',
+        description: 'An order whose payment holds an authorisation (requires_capture) has it voided first (the payment canceled), then is cancelled.',
         params: IdParam('ord_01jd8x3v0pe7wbz0m4k6f2n9qa'),
         body: NoParameters,
         headers: IdempotencyHeader(false),
         response: { 200: PaymentOrderRef, ...errorResponses('resource_missing', 'invalid_state') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await cancelPaymentOrder(db, req.ctx, req.params.id)),
+    async (req, reply) => sendOutcome(reply, await cancelOrderVoidingFirst(db, rt, req.ctx, req.params.id)),
   );
 }

@@ -10,7 +10,7 @@ import { createHttpClient, type HttpClient } from '../../../src/connectors/http.
 import { createSimulatorConnector, inProcessTransport } from '../../../src/connectors/simulator/connector.js';
 import { SimulatorHost } from '../../../src/connectors/simulator/processor.js';
 import { createStripeConnector } from '../../../src/connectors/stripe/connector.js';
-import type { Connector, InboundReport } from '../../../src/connectors/types.js';
+import type { Connector, InboundEvent } from '../../../src/connectors/types.js';
 import { ADYEN_CARDS, FakeAdyen } from '../../support/fakes/adyen.js';
 import { FakeStripe, STRIPE_CARDS } from '../../support/fakes/stripe.js';
 
@@ -32,7 +32,7 @@ export interface CaptureHarness {
   /** What the processor holds as captured of our payment, in minor units. */
   captured(paymentId: string, connectorReference: string): Promise<number>;
   /** Capability `notifications`: the processor settles the capture or cancel it took under `connectorReference` and sends its notification, read by the connector. */
-  settle?(connectorReference: string, success: boolean): InboundReport;
+  settle?(connectorReference: string, success: boolean): InboundEvent;
 }
 
 const SECRET = 'capture-contract-secret';
@@ -111,7 +111,7 @@ export function adyenCaptureHarness(): CaptureHarness {
 export const CAPTURE_HARNESSES: readonly (() => CaptureHarness)[] = [simulatorCaptureHarness, stripeCaptureHarness, adyenCaptureHarness];
 
 /** The report as a capture or void outcome (throws on anything else). */
-export function authorizationReport(report: InboundReport): Extract<InboundReport, { object: 'capture' | 'void' }> {
+export function authorizationReport(report: InboundEvent): Extract<InboundEvent, { object: 'capture' | 'void' }> {
   if (report.object !== 'capture' && report.object !== 'void') throw new Error(`not a capture or void report: ${JSON.stringify(report)}`);
   return report;
 }

@@ -9,7 +9,7 @@ import type { CancelState, CaptureRequest, CaptureState, Connector } from '../..
 import { authorizationReport, type CaptureCapability, type CaptureHarness } from './capture-harnesses.js';
 
 let n = 0;
-const id = (prefix: 'pay' | 'cap') => `${prefix}_${Date.now().toString(36)}${(n++).toString(36)}capture`;
+const id = (prefix: 'pay' | 'cap' | 'void') => `${prefix}_${Date.now().toString(36)}${(n++).toString(36)}capture`;
 const signal = () => AbortSignal.timeout(5000);
 const card = (number: string) => ({ number, expMonth: 3, expYear: new Date().getUTCFullYear() + 2, cvc: '737' });
 
@@ -53,12 +53,13 @@ export function describeCaptureContract(harness: CaptureHarness) {
     }
 
     async function voided(auth: Authorised): Promise<CancelState> {
-      const answer = await c().cancelAuthorization!({ paymentReference: auth.reference, connectorPaymentReference: auth.connectorReference, amount: 1000, currency: 'EUR' }, signal());
+      const request = { reference: id('void'), paymentReference: auth.reference, connectorPaymentReference: auth.connectorReference, amount: 1000, currency: 'EUR' };
+      const answer = await c().cancelAuthorization!(request, signal());
       if (answer.kind === 'error') throw new Error(`cancel failed as a call: ${answer.message}`);
       if (!can('notifications')) return answer;
       expect(answer.kind).toBe('pending');
       const report = authorizationReport(harness.settle!(answer.connectorReference!, true));
-      expect(report).toMatchObject({ object: 'void', reference: auth.reference });
+      expect(report).toMatchObject({ object: 'void', reference: request.reference });
       return report.state as CancelState;
     }
 

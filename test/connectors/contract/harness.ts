@@ -86,6 +86,8 @@ export interface ProcessorHarness {
     chargeRequests(paymentId: string): Promise<number>;
     /** What it refunded of our payment, in minor units. */
     refunded(paymentId: string): Promise<number>;
+    /** Manual capture: what it captured of our payment's authorisation, and whether it released it (voided); absent where captures settle by notification. */
+    authorisation?(paymentId: string): Promise<{ captured: number; voided: boolean }>;
   };
   faults?: {
     /** The next request is refused before acting, in the processor's words (Stripe: 429). */

@@ -58,6 +58,10 @@ export function simulatorHarness(): ProcessorHarness {
       chargesHeld: async (id) => ((await processor().charges.has(id)) ? 1 : 0),
       chargeRequests: async (id) => processor().chargeRequests.get(id) ?? 0,
       refunded: async (id) => (await processor().charges.get(id))?.refunded_minor ?? 0,
+      async authorisation(id) {
+        const charge = await processor().charges.get(id);
+        return { captured: charge?.captured_minor ?? 0, voided: charge?.state === 'VOIDED' };
+      },
     },
     faults: {
       refuseNext: () => proxy.inject('refuse'),

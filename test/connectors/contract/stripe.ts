@@ -62,6 +62,7 @@ export function stripeHarness(): ProcessorHarness {
       chargesHeld: async (id) => intents(id).length,
       chargeRequests: async (id) => fake.requests.get(id) ?? 0,
       refunded: async (id) => intents(id).reduce((sum, pi) => sum + pi._refunded, 0),
+      authorisation: async (id) => ({ captured: intents(id).reduce((sum, pi) => sum + (pi.amount_received ?? 0), 0), voided: intents(id).some((pi) => pi.status === 'canceled') }),
     },
     faults: fakeFaults(fake),
     async settle(payment, outcome) {

@@ -112,7 +112,7 @@ export class FakeStripe extends FakeProcessor<Fault> {
     if (path === '/v1/setup_intents') return this.createSetupIntent(params, livemode);
 
     const cancel = /^\/v1\/(payment_intent|setup_intent)s\/([^/]+)\/cancel$/.exec(path);
-    if (cancel) return this.cancel(cancel[1] as 'payment_intent' | 'setup_intent', cancel[2]!);
+    if (cancel) return this.cancel(cancel[1] as 'payment_intent' | 'setup_intent', cancel[2]!, params);
     const capture = /^\/v1\/payment_intents\/([^/]+)\/capture$/.exec(path);
     if (capture) return this.captureIntent(capture[1]!, params);
     return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
@@ -218,15 +218,21 @@ export class FakeStripe extends FakeProcessor<Fault> {
     return { status: 200, body: strip(intent) };
   }
 
-  /** Cancels a PaymentIntent or a SetupIntent not yet succeeded. */
-  private cancel(object: 'payment_intent' | 'setup_intent', id: string): Answer {
+  /** Cancels a PaymentIntent or a SetupIntent not yet succeeded; it takes only cancellation_reason (one of Stripe's) and expand. */
+  private cancel(object: 'payment_intent' | 'setup_intent', id: string, params: Obj): Answer {
+    const unknown = Object.keys(params).find((k) => k !== 'cancellation_reason' && !k.startsWith('expand'));
+    if (unknown) return error(400, 'invalid_request_error', `Received unknown parameter: ${unknown}`, { code: 'parameter_unknown', param: unknown });
+    const reason = params.cancellation_reason;
+    if (reason !== undefined && !['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'].includes(reason as string)) {
+      return error(400, 'invalid_request_error', `Invalid cancellation_reason: ${String(reason)}`, { code: 'parameter_invalid_string', param: 'cancellation_reason' });
+    }
     const intent = (object === 'setup_intent' ? this.setupIntents : this.intents).get(id);
     if (!intent) return error(404, 'invalid_request_error', `No such ${object.replace('_', '')}: '${id}'`, { code: 'resource_missing' });
     if (intent.status === 'succeeded' || intent.status === 'canceled') {
       const name = object === 'setup_intent' ? 'SetupIntent' : 'PaymentIntent';
       return error(400, 'invalid_request_error', `You cannot cancel this ${name} because it has a status of ${intent.status}.`, { code: `${object}_unexpected_state` });
     }
-    Object.assign(intent, { status: 'canceled', next_action: null, ...(object === 'setup_intent' ? { cancellation_reason: 'abandoned' } : { canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: null }) });
+    Object.assign(intent, { status: 'canceled', next_action: null, ...(object === 'setup_intent' ? { cancellation_reason: 'abandoned' } : { canceled_at: Math.floor(Date.now() / 1000), cancellation_reason: reason ?? null }) });
     return { status: 200, body: strip(intent) };
   }
 

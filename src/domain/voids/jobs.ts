@@ -1,0 +1,56 @@
+// The worker's part of voids: pending voids checked with their processor (the authorisation's state
+// says whether it was released; one the processor never took is sent again under the same id),
+// then authorisations past capture_before voided (cancellation_reason `expired`), so that the
+// money held on the customer's card is released and the order can take another payment.
+import { and, asc, eq, lte, notExists } from 'drizzle-orm';
+import type { Db } from '../../storage/db.js';
+import { captures, payments, voids } from '../../storage/schema.js';
+import type { Runtime } from '../../runtime.js';
+import { ApiError } from '../../kernel/errors.js';
+import { systemContext } from '../../events/service.js';
+import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
+import { voidKind } from './kind.js';
+import { voidRequestOf, voidWithoutKey } from './service.js';
+import type { VoidRow } from './transitions.js';
+
+/** One pass: checks up to `batch` due voids, then voids up to `batch` lapsed authorisations. */
+export async function runVoidJobs(db: Db, rt: Runtime, batch = 50): Promise<{ checked: number; expired: number }> {
+  const due = await claimPendingChecks<VoidRow>(db, rt, voids, batch);
+  await checkAll(due, (row) =>
+    checkMovement(db, rt, voidKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: () => voidRequestOf(db, row) }),
+  );
+  return { checked: due.length, expired: await expireAuthorisations(db, rt, batch) };
+}
+
+/**
+ * Voids authorisations past capture_before with nothing captured and nothing on its way. Another
+ * worker voiding the same one meanwhile makes the admit rule refuse: that one is skipped.
+ */
+async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise<number> {
+  const pendingOf = (t: typeof captures | typeof voids) =>
+    db.select({ id: t.id }).from(t as typeof captures).where(and(eq(t.accountId, payments.accountId), eq(t.paymentId, payments.id), eq(t.status, 'pending')));
+  const lapsed = await db
+    .select({ accountId: payments.accountId, livemode: payments.livemode, id: payments.id })
+    .from(payments)
+    .where(
+      and(
+        eq(payments.status, 'requires_capture'),
+        lte(payments.captureBefore, rt.now()),
+        eq(payments.amountCaptured, 0),
+        notExists(pendingOf(captures)),
+        notExists(pendingOf(voids)),
+      ),
+    )
+    .orderBy(asc(payments.captureBefore))
+    .limit(batch);
+  let expired = 0;
+  await checkAll(lapsed, async (p) => {
+    try {
+      await voidWithoutKey(db, rt, systemContext(p.accountId, p.livemode), p.id, 'expired');
+      expired++;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 'invalid_state')) throw err;
+    }
+  });
+  return expired;
+}
