@@ -3733,6 +3733,43 @@ export interface components {
             capture_before: string | null;
             /** @description Why a canceled payment was voided (expired: its authorisation lapsed). */
             cancellation_reason: ("requested_by_customer" | "duplicate" | "fraudulent" | "abandoned" | "expired") | null;
+            /** @description The captures of a manual payment's authorisation, oldest first (also GET /v1/captures?payment=…); none for an automatic payment. */
+            captures: {
+                /** @example cap_01jd8x3v0pe7wbz0m4k6f2n9qa */
+                id: string;
+                /** @enum {string} */
+                object: "capture";
+                livemode: boolean;
+                /** @enum {string} */
+                status: "pending" | "succeeded" | "failed";
+                /**
+                 * @description Integer in the currency's minor unit (cents for USD, yen for JPY, fils for KWD).
+                 * @example 1999
+                 */
+                amount: number;
+                currency: string;
+                payment: string;
+                /** @description The last capture of the authorisation: the processor released what it still held. */
+                final_capture: boolean;
+                connector: string;
+                connector_reference: string | null;
+                failure_code: ("capture_declined" | "amount_above_capturable" | "authorization_expired" | "processing_error") | null;
+                failure_message: string | null;
+                metadata: {
+                    [key: string]: string;
+                };
+                version: number;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC with milliseconds.
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339 UTC with milliseconds.
+                 */
+                updated_at: string;
+            }[];
             payment_order: string;
             payment_method: {
                 /** @enum {string} */
@@ -7296,6 +7333,11 @@ export interface operations {
                      * @enum {string}
                      */
                     off_session_reason?: "unscheduled" | "subscription";
+                    /**
+                     * @description automatic: taken when authorised; manual: authorised only, captured later (`POST /v1/payments/{id}/capture`). Default: the payment order's `capture_method`.
+                     * @enum {string}
+                     */
+                    capture_method?: "automatic" | "manual";
                     /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
                     metadata?: {
                         [key: string]: string;
