@@ -4,10 +4,12 @@
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
+import type { DisputeReport } from './disputes.js';
 import type { AuthorizationReport, CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
 export * from './failure-codes.js';
+export * from './disputes.js';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'mandate'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
@@ -223,7 +225,9 @@ export type InboundEvent =
   | { eventId: string; object: 'payment'; reference: string; state: ChargeState }
   | { eventId: string; object: 'refund'; reference: string; state: RefundState }
   | { eventId: string; object: 'mandate'; reference: string; state: MandateState }
-  | { eventId: string; object: 'payout'; reference: string; state: PayoutState };
+  | { eventId: string; object: 'payout'; reference: string; state: PayoutState }
+  /** `reference`: our payment id when the processor echoes it, else '' (the report names the payment its own way). */
+  | { eventId: string; object: 'dispute'; reference: string; state: DisputeReport };
 
 /**
  * Everything a processor's webhook may report: the movements above, and capture and void outcomes

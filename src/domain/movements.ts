@@ -1,9 +1,10 @@
-// Every kind of money movement, by the object name processors report on: what the inbound
-// webhook route hands to the movement core (src/movement/inbound.ts).
+// Every kind of money movement, by the object name processors report on, and how their dispute
+// reports apply: what the inbound webhook route hands to the movement core (src/movement/inbound.ts).
 import type { KindsByObject } from '../movement/inbound.js';
 import { mandateKind } from './mandates/kind.js';
 import { paymentKind } from './payments/kind.js';
 import { payoutKind } from './payouts/kind.js';
 import { refundKind } from './refunds/kind.js';
+import { applyDisputeReport } from './disputes/report.js';
 
-export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind };
+export const MOVEMENT_KINDS: KindsByObject = { payment: paymentKind, refund: refundKind, payout: payoutKind, mandate: mandateKind, dispute: applyDisputeReport };
