@@ -24,6 +24,7 @@ import { connectorError, WebhookVerificationError, type ChargeStatusResult, type
 import { movementEventOf } from '../reports.js';
 import { callErrorOf, cancelTaken, CAPTURE_METHOD_KEY, captureTaken, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
+import { disputeEventOf } from './disputes.js';
 import { adyenHmac } from './hmac.js';
 import { createAdyenPayouts, isTransferWebhook, parseTransferWebhook, type AdyenPayoutOptions } from './payouts.js';
 
@@ -202,7 +203,10 @@ function verifiedItem(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode'>
 export function readAdyenWebhook(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundReport {
   const item = verifiedItem(opts, input);
   const eventId = `${item.pspReference}:${item.eventCode}:${item.success}`;
-  const reading = item.merchantAccountCode === opts.merchantAccount ? readNotification(item) : undefined;
+  const ours = item.merchantAccountCode === opts.merchantAccount;
+  const dispute = ours ? disputeEventOf(eventId, item) : undefined;
+  if (dispute) return dispute;
+  const reading = ours ? readNotification(item) : undefined;
   if (!reading) return { eventId, object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } };
   return { eventId, ...reading } as InboundReport;
 }

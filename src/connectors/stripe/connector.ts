@@ -10,6 +10,7 @@ import { beforeAbort, connectorError, TransportError, WebhookVerificationError, 
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
 import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf } from './captures.js';
 import { toStripeAmount } from './money.js';
+import { disputeEventOf } from './disputes.js';
 
 /** The API version every request names, so that Stripe's answers keep the shape mapped here. */
 export const STRIPE_API_VERSION = '2026-10-28.endive';
@@ -183,6 +184,8 @@ function verifiedEvent(stripe: Stripe, secrets: string[], input: InboundWebhook)
  */
 export function parseStripeWebhook(stripe: Stripe, secrets: string[], input: InboundWebhook): InboundEvent {
   const event = verifiedEvent(stripe, secrets, input);
+  const dispute = disputeEventOf(event);
+  if (dispute) return dispute;
   const object = event.data.object as { object?: string; metadata?: Record<string, string> | null };
   if (object.object === 'payment_intent') {
     const intent = object as Stripe.PaymentIntent;
