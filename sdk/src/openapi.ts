@@ -484,6 +484,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a dispute
+         * @description Retrieve a dispute.
+         */
+        get: operations["retrieveDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List disputes, newest first
+         * @description List disputes, newest first.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/routing": {
         parameters: {
             query?: never;
@@ -1506,6 +1546,106 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "dispute.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.created
+         * @description The processor reported a cardholder's chargeback (or an inquiry: warning_needs_response) of a payment. Written once per processor dispute.
+         */
+        post: operations["disputeCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.updated
+         * @description An open dispute changed: its status (evidence submitted: under_review), its deadline, or the worker warns that evidence_due_by is less than three days away (evidence_due_soon: true).
+         */
+        post: operations["disputeUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.closed
+         * @description The dispute reached won, lost or accepted. A lost or accepted dispute keeps its funds out of the balance; a won one has them back (dispute.funds_reinstated).
+         */
+        post: operations["disputeClosedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.funds_withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.funds_withdrawn
+         * @description The processor withdrew the disputed amount: it and the account's dispute fee (fee) left the balance, pending money first, then available (which may go negative).
+         */
+        post: operations["disputeFundsWithdrawnWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "dispute.funds_reinstated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * dispute.funds_reinstated
+         * @description The processor gave the disputed amount back (a won dispute): it returned to available, with the dispute fee where the processor gives its own back.
+         */
+        post: operations["disputeFundsReinstatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payout.created": {
         parameters: {
             query?: never;
@@ -2015,7 +2155,7 @@ export interface components {
                 /** @enum {string} */
                 type: "validation" | "authentication" | "eligibility" | "processing" | "rate-limit";
                 /** @enum {string} */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_on_session_only" | "payment_method_not_active" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "charge_disputed" | "dispute_evidence_closed" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_on_session_only" | "payment_method_not_active" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
                 message: string;
                 param?: string;
                 request_id: string;
@@ -2079,7 +2219,7 @@ export interface components {
          * Event
          * @description A change of one object, with a snapshot of the object after it. `type` says which change and which object `data.object` holds (GET /v1/event-types).
          */
-        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCanceledEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CaptureCreatedEvent"] | components["schemas"]["CaptureSucceededEvent"] | components["schemas"]["CaptureFailedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["PaymentMethodAttachedEvent"] | components["schemas"]["PaymentMethodUpdatedEvent"] | components["schemas"]["PaymentMethodDetachedEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCanceledEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CaptureCreatedEvent"] | components["schemas"]["CaptureSucceededEvent"] | components["schemas"]["CaptureFailedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["PaymentMethodAttachedEvent"] | components["schemas"]["PaymentMethodUpdatedEvent"] | components["schemas"]["PaymentMethodDetachedEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * PaymentOrderCreatedEvent
          * @description A payment order was created; it is open for payment.
@@ -2694,6 +2834,161 @@ export interface components {
             created_at: string;
             data: {
                 object: components["schemas"]["Capture"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * DisputeCreatedEvent
+         * @description The processor reported a cardholder's chargeback (or an inquiry: warning_needs_response) of a payment. Written once per processor dispute.
+         */
+        DisputeCreatedEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.created";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * DisputeUpdatedEvent
+         * @description An open dispute changed: its status (evidence submitted: under_review), its deadline, or the worker warns that evidence_due_by is less than three days away (evidence_due_soon: true).
+         */
+        DisputeUpdatedEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.updated";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * DisputeClosedEvent
+         * @description The dispute reached won, lost or accepted. A lost or accepted dispute keeps its funds out of the balance; a won one has them back (dispute.funds_reinstated).
+         */
+        DisputeClosedEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.closed";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * DisputeFundsWithdrawnEvent
+         * @description The processor withdrew the disputed amount: it and the account's dispute fee (fee) left the balance, pending money first, then available (which may go negative).
+         */
+        DisputeFundsWithdrawnEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.funds_withdrawn";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * DisputeFundsReinstatedEvent
+         * @description The processor gave the disputed amount back (a won dispute): it returned to available, with the dispute fee where the processor gives its own back.
+         */
+        DisputeFundsReinstatedEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "dispute.funds_reinstated";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["Dispute"];
             };
             request: {
                 id: string | null;
@@ -3483,13 +3778,13 @@ export interface components {
              * @description The event type, as in `type` and in enabled_events.
              * @enum {string}
              */
-            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.authorized" | "payment.canceled" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "capture.created" | "capture.succeeded" | "capture.failed" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "customer.created" | "customer.updated" | "customer.deleted" | "payment_method.attached" | "payment_method.updated" | "payment_method.detached" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.authorized" | "payment.canceled" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "capture.created" | "capture.succeeded" | "capture.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "dispute.funds_withdrawn" | "dispute.funds_reinstated" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "customer.created" | "customer.updated" | "customer.deleted" | "payment_method.attached" | "payment_method.updated" | "payment_method.detached" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
             description: string;
             /**
              * @description The `object` of the event's data.object.
              * @enum {string}
              */
-            data_object: "payment_order" | "payment" | "refund" | "capture" | "payout" | "mandate" | "beneficiary" | "customer" | "payment_method" | "webhook_endpoint" | "webhook_test" | "balance_transaction";
+            data_object: "payment_order" | "payment" | "refund" | "capture" | "dispute" | "payout" | "mandate" | "beneficiary" | "customer" | "payment_method" | "webhook_endpoint" | "webhook_test" | "balance_transaction";
             /**
              * @description Where the schema of data.object is in the OpenAPI document (/v1/openapi.json).
              * @example #/components/schemas/Payment
@@ -3540,6 +3835,74 @@ export interface components {
             connector_reference: string | null;
             failure_code: ("capture_declined" | "amount_above_capturable" | "authorization_expired" | "processing_error") | null;
             failure_message: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            version: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            updated_at: string;
+        };
+        /** Dispute */
+        Dispute: {
+            /** @example dp_01jd8x3v0pe7wbz0m4k6f2n9qa */
+            id: string;
+            /** @enum {string} */
+            object: "dispute";
+            livemode: boolean;
+            /** @enum {string} */
+            status: "warning_needs_response" | "needs_response" | "under_review" | "won" | "lost" | "accepted";
+            /**
+             * @description Integer in the currency's minor unit (cents for USD, yen for JPY, fils for KWD).
+             * @example 1999
+             */
+            amount: number;
+            currency: string;
+            payment: string;
+            /**
+             * @description Why the cardholder disputes the payment, mapped from the processor's reason code.
+             * @enum {string}
+             */
+            reason: "fraudulent" | "unrecognized" | "duplicate" | "subscription_canceled" | "product_not_received" | "product_unacceptable" | "credit_not_processed" | "processing_error" | "general";
+            /** @description The processor's own reason code, as it sent it. */
+            processor_reason: string | null;
+            /** @description Past it, evidence is refused (dispute_evidence_closed). */
+            evidence_due_by: string | null;
+            /** @description Text evidence, by field; a field saved again replaces the earlier text. */
+            evidence: {
+                /** @description What was sold: the product or service, as the customer bought it. */
+                product_description?: string;
+                /** @description The customer's email address. */
+                customer_email_address?: string;
+                /** @description Who delivered the goods. */
+                shipping_carrier?: string;
+                /** @description The carrier's tracking number. */
+                shipping_tracking_number?: string;
+                /** @description How and when the customer was shown the refund policy. */
+                refund_policy_disclosure?: string;
+                /** @description Why the customer is not entitled to a refund. */
+                refund_refusal_explanation?: string;
+                /** @description Anything else in favour of the merchant. */
+                uncategorized_text?: string;
+            };
+            /** @description The deadline is less than three days away and no evidence was submitted (the worker said so with dispute.updated). */
+            evidence_due_soon: boolean;
+            /** @description Adyen's defense reason code; null: the first one Adyen says applies. */
+            defense_reason: string | null;
+            /** @description The processor holds the disputed amount back: it, and the dispute fee, are out of the balance. */
+            funds_withdrawn: boolean;
+            /** @description The dispute fee charged when the funds were withdrawn (minor units). */
+            fee: number;
+            connector: string;
+            /** @description The processor's id of the dispute. */
+            connector_reference: string;
             metadata: {
                 [key: string]: string;
             };
@@ -3956,7 +4319,7 @@ export interface components {
             object: "balance_transaction";
             livemode: boolean;
             /** @enum {string} */
-            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal";
+            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal" | "dispute_withdrawal" | "dispute_reinstatement";
             currency: string;
             /** @description Gross amount of the movement: net plus fee. */
             amount: number;
@@ -7915,7 +8278,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Unprocessable Entity: `idempotency_key_reused`, `invalid_state`, `amount_above_refundable`, `insufficient_balance`. */
+            /** @description Unprocessable Entity: `idempotency_key_reused`, `invalid_state`, `amount_above_refundable`, `insufficient_balance`, `charge_disputed`. */
             422: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -8741,6 +9104,246 @@ export interface operations {
             };
         };
     };
+    retrieveDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example dp_01jd8x3v0pe7wbz0m4k6f2n9qa */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the dispute. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `resource_missing`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDisputes: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description An id: return the objects older than it. */
+                starting_after?: string;
+                /** @description An id: return the objects newer than it. */
+                ending_before?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                "created[gte]"?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                "created[lte]"?: string;
+                status?: "warning_needs_response" | "needs_response" | "under_review" | "won" | "lost" | "accepted";
+                payment?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: a page of dispute objects, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["Dispute"][];
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     retrieveRouting: {
         parameters: {
             query?: never;
@@ -9108,7 +9711,7 @@ export interface operations {
                 "created[gte]"?: string;
                 /** @description RFC 3339 UTC with milliseconds. */
                 "created[lte]"?: string;
-                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal";
+                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal" | "dispute_withdrawal" | "dispute_reinstatement";
                 /**
                  * @description ISO 4217 alphabetic code, upper case.
                  * @example EUR
@@ -15770,6 +16373,186 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CaptureFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeClosedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeFundsWithdrawnWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeFundsWithdrawnEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    disputeFundsReinstatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeFundsReinstatedEvent"];
             };
         };
         responses: {

@@ -3,7 +3,7 @@
 // payments take to become available. Part of the command table in onboarding.ts.
 import type { Db } from '../storage/db.js';
 import { getAccount } from '../domain/accounts/service.js';
-import { listTerms, setPricing, setSettlement, type TermsMethod } from '../domain/terms/service.js';
+import { listTerms, setDisputeFee, setPricing, setSettlement, type TermsMethod } from '../domain/terms/service.js';
 import { parseId } from '../kernel/ids.js';
 import { CURRENCY_EXPONENTS, MAX_AMOUNT } from '../kernel/currencies.js';
 import { UsageError, requireInteger } from './args.js';
@@ -40,13 +40,15 @@ function onAccount(id: string, work: (db: Db, uuid: string) => Promise<void>) {
 export const TERMS_COMMANDS: Command[] = [
   {
     name: 'accounts set-pricing',
-    synopsis: 'ACCT_ID (--method card|mandate | --payouts) [--bps N] [--fixed N] [--minimum N|none] [--currency CUR] [--refund-fee returned|kept]',
+    synopsis: 'ACCT_ID (--method card|mandate | --payouts) [--bps N] [--fixed N] [--minimum N|none] [--currency CUR] [--refund-fee returned|kept] [--dispute-fee N]',
     summary: "Set an account's fees: per payment method (or for payouts), for every currency or one",
     details:
       `--bps is the percentage part in basis points (290 = 2.9 %, 0..${MAX_BPS}); --fixed and --minimum are in the minor unit of the\n` +
       'currency (cents, yen, fils). The percentage part is rounded half up; the fee is at least --minimum and never more\n' +
       'than the amount. Without --currency the schedule applies to every currency that has none of its own.\n' +
       '--refund-fee (payments only) says whether a refund gives back its share of the fee (default kept).\n' +
+      '--dispute-fee (cards only, minor units, default 0) is charged when a processor withdraws a disputed payment\'s funds;\n' +
+      'a won dispute gives it back where the processor gives its own fee back (docs/disputes.md).\n' +
       'Payout fees are charged when a payout is created and given back if it fails or is cancelled.\n' +
       'Applies to payments that succeed, and payouts created, from then on.',
     positionals: ['ACCT_ID'],
@@ -58,13 +60,16 @@ export const TERMS_COMMANDS: Command[] = [
       minimum: { type: 'string' },
       currency: { type: 'string' },
       'refund-fee': { type: 'string' },
+      'dispute-fee': { type: 'string' },
     },
     prepare({ values, positionals: [id] }) {
       if (values.payouts && values.method !== undefined) throw new UsageError('give --method or --payouts, not both');
       const method: TermsMethod = values.payouts ? 'payout' : paymentMethodOf(values);
       const bps = str(values, 'bps');
       const fixed = str(values, 'fixed');
-      if (bps === undefined && fixed === undefined) throw new UsageError('give --bps, --fixed or both');
+      const disputeFee = str(values, 'dispute-fee');
+      if (disputeFee !== undefined && method !== 'card') throw new UsageError('--dispute-fee applies to --method card only');
+      if (bps === undefined && fixed === undefined && disputeFee === undefined) throw new UsageError('give --bps, --fixed, --dispute-fee or several');
       const minimum = str(values, 'minimum');
       const refundFee = str(values, 'refund-fee');
       if (refundFee !== undefined && method === 'payout') throw new UsageError('--refund-fee applies to payment methods, not to --payouts');
@@ -79,7 +84,14 @@ export const TERMS_COMMANDS: Command[] = [
         minimum: minimum === undefined || minimum === 'none' ? null : requireInteger('minimum', minimum, 0, MAX_AMOUNT),
         refundsReturnFee: refundFee === undefined ? undefined : refundFee === 'returned',
       };
-      return { run: onAccount(id!, (db, uuid) => setPricing(db, uuid, input)) };
+      const fee = disputeFee === undefined ? undefined : requireInteger('dispute-fee', disputeFee, 0, MAX_AMOUNT);
+      const fees = bps !== undefined || fixed !== undefined;
+      return {
+        run: onAccount(id!, async (db, uuid) => {
+          if (fees) await setPricing(db, uuid, input);
+          if (fee !== undefined) await setDisputeFee(db, uuid, { currency: input.currency, fee });
+        }),
+      };
     },
   },
   {

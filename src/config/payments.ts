@@ -51,6 +51,12 @@ export interface PaymentsConfig {
    */
   mandateDormancyDays: number;
   /**
+   * Processors (stripe, adyen, simulator) that give their dispute fee back when the merchant wins
+   * (DISPUTE_FEE_RETURNED_BY, comma-separated; default "stripe,simulator": Adyen keeps its
+   * chargeback fee whatever the outcome). A won dispute gives the merchant's dispute fee back likewise.
+   */
+  disputeFeeReturnedBy: string[];
+  /**
    * Fault injection for the crash-safety tests: SIGKILL the process right after this point of a
    * payment or refund. Never set it in production.
    */
@@ -124,6 +130,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
     gocardlessApiBaseUrl: baseUrl(env, 'GOCARDLESS_API_BASE_URL'),
     adyenPayoutBaseUrl: baseUrl(env, 'ADYEN_PAYOUT_BASE_URL'),
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
+    disputeFeeReturnedBy: (env.DISPUTE_FEE_RETURNED_BY ?? 'stripe,simulator').split(',').map((s) => s.trim()).filter(Boolean),
     crashAfter: crash as CrashPoint | undefined,
   };
 }

@@ -4,10 +4,12 @@
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
+import type { DisputeReport } from './disputes.js';
 import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
 export * from './failure-codes.js';
+export * from './disputes.js';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'mandate'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
@@ -231,7 +233,9 @@ export type InboundEvent =
    */
   | { eventId: string; object: 'capture'; reference: string; paymentConnectorReference: string | null; state: CaptureState }
   /** A void's outcome confirmed later (Adyen's CANCELLATION), named by our void id (the reference we sent with it). */
-  | { eventId: string; object: 'void'; reference: string; state: CancelState };
+  | { eventId: string; object: 'void'; reference: string; state: CancelState }
+  /** `reference`: our payment id when the processor echoes it, else '' (the report names the payment its own way). */
+  | { eventId: string; object: 'dispute'; reference: string; state: DisputeReport };
 
 export class WebhookVerificationError extends Error {
   constructor(

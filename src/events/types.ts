@@ -12,6 +12,7 @@ export const EVENT_OBJECTS = {
   payment: 'Payment',
   refund: 'Refund',
   capture: 'Capture',
+  dispute: 'Dispute',
   payout: 'Payout',
   mandate: 'Mandate',
   beneficiary: 'Beneficiary',
@@ -64,6 +65,15 @@ export const EVENT_TYPES = {
   'capture.created': on('capture', 'A capture was created (pending): its amount is taken from the authorisation, and it goes to the processor.'),
   'capture.succeeded': on('capture', "The capture succeeded (final): its amount is added to the payment's amount_captured and booked like a payment."),
   'capture.failed': on('capture', 'The capture failed (final): failure_code says why (capture_declined, authorization_expired…); nothing was taken.'),
+
+  'dispute.created': on('dispute', "The processor reported a cardholder's chargeback (or an inquiry: warning_needs_response) of a payment. Written once per processor dispute."),
+  'dispute.updated': on(
+    'dispute',
+    'An open dispute changed: its status (evidence submitted: under_review), its deadline, or the worker warns that evidence_due_by is less than three days away (evidence_due_soon: true).',
+  ),
+  'dispute.closed': on('dispute', 'The dispute reached won, lost or accepted. A lost or accepted dispute keeps its funds out of the balance; a won one has them back (dispute.funds_reinstated).'),
+  'dispute.funds_withdrawn': on('dispute', "The processor withdrew the disputed amount: it and the account's dispute fee (fee) left the balance, pending money first, then available (which may go negative)."),
+  'dispute.funds_reinstated': on('dispute', 'The processor gave the disputed amount back (a won dispute): it returned to available, with the dispute fee where the processor gives its own back.'),
 
   'payout.created': on('payout', 'A payout was created (pending), its amount reserved from the available balance.'),
   'payout.processing': on('payout', "The payout was sent to the bank; only the bank's answer moves it on."),

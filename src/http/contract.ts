@@ -127,6 +127,7 @@ const TAGS: Record<string, string> = {
   Beneficiaries: 'The people and companies payouts are sent to, with their bank accounts.',
   'Connector accounts': "The account's own credentials at a processor.",
   Captures: "Money taken from a manual payment's authorisation, in one capture or several.",
+  Disputes: "Cardholders' chargebacks of payments, as the processors report them: deadline, evidence, outcome and the money they take.",
   Connectors: 'The processors the service can route to, and what each needs.',
   Customers: 'The people who pay: named by payment orders, holding saved payment methods.',
   Events: 'Everything that happened to the objects of an account, in order; also sent to webhook endpoints.',

@@ -61,6 +61,8 @@ export const ERROR_CATALOGUE = {
   amount_above_capturable: eligibility(422, 'The amount is above what the authorisation still holds (amount_capturable).'),
   authorization_expired: eligibility(422, 'The authorisation lapsed (capture_before passed); nothing can be captured.'),
   capture_not_supported: eligibility(422, "The payment's connector captures an authorisation once: a capture that is not final is refused."),
+  charge_disputed: eligibility(422, 'The payment has an open or lost dispute: the cardholder gets the money back through their bank, so it cannot be refunded.'),
+  dispute_evidence_closed: eligibility(422, "The dispute's evidence deadline (evidence_due_by) has passed, or the dispute is no longer waiting for evidence."),
   mandate_not_active: eligibility(422, 'The mandate is not active; only an active mandate can be debited.'),
   payouts_not_enabled: eligibility(422, 'Payouts are not enabled for this account in live mode; onboarding enables them.'),
   insufficient_balance: eligibility(422, 'The available balance in this currency is too low for this payout or refund.'),

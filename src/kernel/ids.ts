@@ -7,6 +7,7 @@ export const ID_PREFIXES = {
   payment: 'pay',
   refund: 'ref',
   capture: 'cap',
+  dispute: 'dp',
   payout: 'po',
   beneficiary: 'ben',
   mandate: 'mdt',

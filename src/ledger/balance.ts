@@ -97,7 +97,7 @@ async function withLines(db: Db, accountId: string, rows: EntryRow[]) {
   return byEntry;
 }
 
-const SOURCE_PREFIXES = { payment: 'pay', refund: 'ref', payout: 'po' } as const;
+const SOURCE_PREFIXES = { payment: 'pay', refund: 'ref', payout: 'po', dispute: 'dp' } as const;
 
 function sourceFilter(source: string) {
   const type = (Object.keys(SOURCE_PREFIXES) as (keyof typeof SOURCE_PREFIXES)[]).find((t) => source.startsWith(`${SOURCE_PREFIXES[t]}_`));

@@ -3,11 +3,11 @@
 // entries its state calls for (a succeeded payment is credited once, a reversed one credited and
 // reversed once each; a refund reserves once and
 // settles or returns once; a payout reserves once, then leaves, is released, or leaves and comes
-// back), and that pending money matches its open settlements, each moved to available at most
+// back; a dispute's funds are withdrawn once more than reinstated while they are out), and that pending money matches its open settlements, each moved to available at most
 // once (check-settlement.ts). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
-import { toPublicId } from '../kernel/ids.js';
+import { toPublicId, type IdPrefix } from '../kernel/ids.js';
 import { checkSettlements, type SettlementMismatch } from './check-settlement.js';
 
 export interface LedgerCheckReport {
@@ -30,6 +30,7 @@ export interface LedgerCheckReport {
 }
 
 type Row = Record<string, unknown>;
+const POSTING_PREFIXES: Record<string, IdPrefix> = { payment: 'pay', refund: 'ref', payout: 'po', dispute: 'dp' };
 const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 
 export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Promise<LedgerCheckReport> {
@@ -95,6 +96,15 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
                CASE status WHEN 'paid' THEN 'payout,payout_paid' WHEN 'returned' THEN 'payout,payout_paid,payout_return'
                            WHEN 'failed' THEN 'payout,payout_release' WHEN 'cancelled' THEN 'payout,payout_release' ELSE 'payout' END
         FROM payouts WHERE ${scope('account_id')}
+        UNION ALL
+        -- A dispute's funds left once more than they came back while they are out (funds_booked):
+        -- each reinstatement follows a withdrawal (Adyen's second chargeback takes them again).
+        SELECT d.account_id, 'dispute', d.id, d.status,
+               array_to_string(array_fill('dispute_reinstatement'::text, ARRAY[r.n])
+                 || array_fill('dispute_withdrawal'::text, ARRAY[r.n + CASE WHEN d.funds_booked THEN 1 ELSE 0 END]), ',')
+        FROM disputes d
+        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM journal_entries j WHERE j.account_id = d.account_id AND j.source_id = d.id AND j.type = 'dispute_reinstatement') r
+        WHERE ${scope('d.account_id')}
       ), found AS (
         SELECT account_id, source_type, source_id, string_agg(type, ',' ORDER BY type) AS found
         -- Settlements are checked on their own (check-settlement.ts).
@@ -135,7 +145,7 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
     })),
     postingMismatches: mismatches.map((r) => ({
       account_id: String(r.account_id),
-      object: toPublicId(r.source_type === 'payment' ? 'pay' : r.source_type === 'payout' ? 'po' : 'ref', String(r.id)),
+      object: toPublicId(POSTING_PREFIXES[String(r.source_type)] ?? 'ref', String(r.id)),
       status: String(r.status),
       expected: String(r.expected),
       found: String(r.found),

@@ -49,6 +49,10 @@ export const ENTRY_TYPES = [
   'settlement',
   /** A succeeded payment taken back: a late debit failure, a charge-back. */
   'payment_reversal',
+  /** A dispute's amount, and its fee, withdrawn by the processor (src/domain/disputes). */
+  'dispute_withdrawal',
+  /** A won dispute's amount given back (and its fee, where the processor gives it back). */
+  'dispute_reinstatement',
 ] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
@@ -66,7 +70,7 @@ export interface JournalEntryInput {
   type: EntryType;
   currency: string;
   /** The object behind the movement, if any. */
-  source: { type: 'payment' | 'refund' | 'payout'; id: string } | null;
+  source: { type: 'payment' | 'refund' | 'payout' | 'dispute'; id: string } | null;
   description?: string;
   lines: JournalLine[];
   createdAt: Date;
@@ -192,6 +196,19 @@ function feeLines(fee: number): JournalLine[] {
         { ledgerAccount: 'merchant_available', amount: fee },
         { ledgerAccount: 'fee_revenue', amount: -fee },
       ];
+}
+
+/** A won dispute: the processor gives the amount back to available, with `feeReturned` of the dispute fee. */
+export function disputeReinstated(tx: Executor, m: Movement, feeReturned: number) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'dispute_reinstatement',
+    lines: [
+      { ledgerAccount: 'processor_clearing', amount: m.amount },
+      { ledgerAccount: 'merchant_available', amount: -m.amount },
+      ...feeLines(-feeReturned),
+    ],
+  });
 }
 
 /** The refund failed: the reserved amount returns to available. */

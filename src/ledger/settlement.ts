@@ -137,19 +137,35 @@ export async function settle(tx: Executor, row: SettlementRow, now: Date): Promi
  * is gone whatever the balance says. The fee is kept unless `returnFee` (then it comes back).
  */
 export async function paymentReversed(tx: Executor, m: PaymentMovement, opts: { fee?: number; returnFee?: boolean } = {}): Promise<string> {
-  const fee = opts.returnFee ? (opts.fee ?? (await feeOf(tx, m.accountId, 'payment', m.source.id))) : 0;
+  const returned = opts.returnFee ? (opts.fee ?? (await feeOf(tx, m.accountId, 'payment', m.source.id))) : 0;
+  return takenBack(tx, m, m.source.id, 'payment_reversal', { returned, charged: 0 });
+}
+
+/**
+ * Money of a succeeded payment the processor took back, as paymentReversed books it: `returned`
+ * of the payment's fee comes back, and `charged` (a dispute fee) is charged on top; the merchant's
+ * loss comes out of the payment's own pending money first, then out of available (even negative).
+ */
+export async function takenBack(
+  tx: Executor,
+  m: Movement,
+  paymentId: string,
+  type: 'payment_reversal' | 'dispute_withdrawal',
+  fee: { returned: number; charged: number },
+): Promise<string> {
   const own = await tx
     .select()
     .from(ledgerSettlements)
-    .where(and(eq(ledgerSettlements.accountId, m.accountId), eq(ledgerSettlements.paymentId, m.source.id), isNull(ledgerSettlements.settledAt)))
+    .where(and(eq(ledgerSettlements.accountId, m.accountId), eq(ledgerSettlements.paymentId, paymentId), isNull(ledgerSettlements.settledAt)))
     .for('update');
-  const fromPending = await drawPending(tx, own, m.amount - fee);
-  const fromAvailable = m.amount - fee - fromPending;
+  const loss = m.amount - fee.returned + fee.charged;
+  const fromPending = await drawPending(tx, own, loss);
+  const fromAvailable = loss - fromPending;
   const lines: JournalLine[] = [{ ledgerAccount: 'processor_clearing', amount: -m.amount }];
   if (fromPending > 0) lines.push({ ledgerAccount: 'merchant_pending', amount: fromPending });
-  if (fromAvailable > 0) lines.push({ ledgerAccount: 'merchant_available', amount: fromAvailable });
-  if (fee > 0) lines.push({ ledgerAccount: 'fee_revenue', amount: fee });
-  return postJournalEntry(tx, { ...m, type: 'payment_reversal', lines });
+  if (fromAvailable !== 0) lines.push({ ledgerAccount: 'merchant_available', amount: fromAvailable });
+  if (fee.returned !== fee.charged) lines.push({ ledgerAccount: 'fee_revenue', amount: fee.returned - fee.charged });
+  return postJournalEntry(tx, { ...m, type, lines });
 }
 
 /** The fee an object's entry of `type` booked (what fee_revenue received), 0 when none. */

@@ -10,14 +10,15 @@
 //                                                  verified with that account's own secret: it may
 //                                                  only settle that account's movements, of that
 //                                                  account and mode (its owner chose the secret).
-import { eq } from 'drizzle-orm';
+import { eq, type SQL } from 'drizzle-orm';
 import { isAccountKey, type Owner } from '../connectors/router.js';
 import { WebhookVerificationError, type Connector, type InboundEvent } from '../connectors/types.js';
 import { systemContext } from '../events/service.js';
 import { ApiError } from '../kernel/errors.js';
-import { parseId } from '../kernel/ids.js';
+import { parseId, toPublicId } from '../kernel/ids.js';
+import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Runtime } from '../runtime.js';
-import type { Db } from '../storage/db.js';
+import type { Db, Tx } from '../storage/db.js';
 import { connectorWebhookEvents } from '../storage/schema.js';
 import { applyState } from './apply.js';
 import type { AnyKind } from './kind.js';
@@ -31,8 +32,16 @@ export interface InboundResult {
   applied: boolean;
 }
 
-/** The kind that applies each object a processor may report on. */
-export type KindsByObject = Record<InboundEvent['object'], AnyKind>;
+type DisputeEvent = Extract<InboundEvent, { object: 'dispute' }>;
+
+/**
+ * Applies a dispute report to the payment it names (src/domain/disputes), in the webhook's
+ * transaction; `key` is the payment's route key this sender reports under.
+ */
+export type DisputeApplier = (tx: Tx, rt: Runtime, payment: MovementRow, key: string, report: DisputeEvent['state']) => Promise<void>;
+
+/** The kind that applies each object a processor may report on, and what applies its disputes. */
+export type KindsByObject = Record<Exclude<InboundEvent['object'], 'dispute'>, AnyKind> & { dispute: DisputeApplier };
 
 /** Who sent a webhook, as the receiving path knows it. */
 export interface InboundSender {
@@ -115,25 +124,64 @@ export async function receiveConnectorWebhook(
 }
 
 async function receiveEvent(db: Db, rt: Runtime, kinds: KindsByObject, sender: InboundSender, event: InboundEvent): Promise<InboundResult> {
+  if (event.object === 'dispute') return receiveDispute(db, rt, kinds, sender, event);
   const kind = kinds[event.object];
-  const { table } = kind.rules;
   const uuid = parseId(kind.prefix, event.reference);
-  // Processors know our object by its id alone; ids are unique across accounts.
-  const [owner] = uuid ? ((await db.select().from(table).where(eq(table.id, uuid))) as unknown as MovementRow[]) : [];
-  if (!uuid || !owner || !sender.accepts(owner)) return { received: true, duplicate: false, applied: false };
+  const owner = uuid ? await ownerOf(db, kind, eq(kind.rules.table.id, uuid)) : undefined;
+  return applyOnce(db, rt, sender, kind, event, owner, (tx, key) =>
+    applyState(db, rt, kind, systemContext(owner!.accountId, owner!.livemode), owner!.id, key, event.state, { tx }).then((after) => after !== undefined),
+  );
+}
+
+/** The one row of `kind` matching `where`; processors know our objects by ids unique across accounts. */
+async function ownerOf(db: Db, kind: AnyKind, where: SQL): Promise<MovementRow | undefined> {
+  const [owner] = (await db.select().from(kind.rules.table).where(where).limit(2)) as unknown as MovementRow[];
+  return owner;
+}
+
+/**
+ * A dispute names its payment by our id when the processor echoes it (Adyen, the simulators), else
+ * by the processor's own reference of the payment (Stripe's PaymentIntent).
+ */
+async function receiveDispute(db: Db, rt: Runtime, kinds: KindsByObject, sender: InboundSender, event: DisputeEvent): Promise<InboundResult> {
+  const kind = kinds.payment;
+  const table = kind.rules.table as typeof kind.rules.table & { connectorReference: PgColumn };
+  const uuid = parseId(kind.prefix, event.reference);
+  const { paymentConnectorReference } = event.state;
+  const where = uuid ? eq(table.id, uuid) : paymentConnectorReference ? eq(table.connectorReference, paymentConnectorReference) : undefined;
+  const owner = where ? await ownerOf(db, kind, where) : undefined;
+  return applyOnce(db, rt, sender, kind, event, owner, async (tx, key) => {
+    await kinds.dispute(tx, rt, owner!, key, event.state);
+    return true;
+  });
+}
+
+/**
+ * Records the processor's event id and applies it, in one transaction: an event seen before, or
+ * naming nothing this sender may settle, changes nothing.
+ */
+async function applyOnce(
+  db: Db,
+  rt: Runtime,
+  sender: InboundSender,
+  kind: AnyKind,
+  event: InboundEvent,
+  owner: MovementRow | undefined,
+  apply: (tx: Tx, key: string) => Promise<boolean>,
+): Promise<InboundResult> {
+  if (!owner || !sender.accepts(owner)) return { received: true, duplicate: false, applied: false };
   const key = await sender.keyFor(owner, kind.route(owner));
   const { accountId, livemode } = owner;
 
   return db.transaction(async (tx) => {
     const fresh = await tx
       .insert(connectorWebhookEvents)
-      .values({ accountId, connector: sender.name, eventId: event.eventId, livemode, objectId: event.reference, receivedAt: rt.now() })
+      .values({ accountId, connector: sender.name, eventId: event.eventId, livemode, objectId: event.reference || toPublicId(kind.prefix, owner.id), receivedAt: rt.now() })
       .onConflictDoNothing()
       .returning({ eventId: connectorWebhookEvents.eventId });
     if (fresh.length === 0) return { received: true, duplicate: true, applied: false };
     // An object held by another connector is not this processor's to settle.
     if (key === undefined) return { received: true, duplicate: false, applied: false };
-    const after = await applyState(db, rt, kind, systemContext(accountId, livemode), uuid, key, event.state, { tx });
-    return { received: true, duplicate: false, applied: after !== undefined };
+    return { received: true, duplicate: false, applied: await apply(tx, key) };
   });
 }

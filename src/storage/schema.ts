@@ -334,6 +334,8 @@ export const payments = pgTable(
     index('payments_order_idx').on(t.accountId, t.livemode, t.paymentOrderId),
     // Processors report by our id alone (inbound webhooks carry no account).
     uniqueIndex('payments_id_key').on(t.id),
+    // Disputes name the payment by the processor's own id of it (Stripe's PaymentIntent).
+    index('payments_connector_reference_idx').on(t.connectorReference),
     index('payments_status_check_idx').on(t.nextStatusCheckAt).where(sql`status IN ('pending', 'requires_action')`),
     // The worker's sweep of authorisations past capture_before.
     index('payments_capture_before_idx').on(t.captureBefore).where(sql`status = 'requires_capture'`),
@@ -427,6 +429,54 @@ export const voids = pgTable(
   ],
 );
 
+/**
+ * A cardholder's chargeback of a payment (src/domain/disputes), made from the processor's reports:
+ * one row per processor dispute (connector_reference, unique per account, mode and connector),
+ * however often and in whatever order its webhooks come. `stage` orders the reports (a report of an
+ * earlier stage than the row's changes no status); withdrawals and reinstatements are the most the
+ * processor has reported of each, and `funds_booked` says whether the amount is out of the
+ * balance now (journal entries dispute_withdrawal / dispute_reinstatement).
+ */
+export const disputes = pgTable(
+  'disputes',
+  {
+    ...objectKey(),
+    paymentId: uuid('payment_id').notNull(),
+    status: text('status', { enum: ['warning_needs_response', 'needs_response', 'under_review', 'won', 'lost', 'accepted'] }).notNull(),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    reason: text('reason').notNull(),
+    /** The processor's own reason code, as it sent it. */
+    processorReason: text('processor_reason'),
+    /** The payment's route key (its connector, or connector account). */
+    connector: text('connector').notNull(),
+    /** The processor's id of the dispute. */
+    connectorReference: text('connector_reference').notNull(),
+    stage: integer('stage').notNull(),
+    evidenceDueBy: ts('evidence_due_by'),
+    evidence: jsonb('evidence').$type<Record<string, string>>().notNull().default({}),
+    defenseReason: text('defense_reason'),
+    withdrawals: integer('withdrawals').notNull().default(0),
+    reinstatements: integer('reinstatements').notNull().default(0),
+    fundsBooked: boolean('funds_booked').notNull().default(false),
+    /** The dispute fee charged at the first withdrawal, and whether a won dispute gave it back. */
+    fee: money('fee').notNull().default(0),
+    feeReturned: boolean('fee_returned').notNull().default(false),
+    /** When the worker announced the coming evidence deadline (evidence_due_soon), once. */
+    dueSoonNotifiedAt: ts('due_soon_notified_at'),
+    metadata: metadata(),
+    ...versioned(),
+  },
+  (t) => [
+    ...objectIndexes('disputes', t),
+    index('disputes_payment_idx').on(t.accountId, t.livemode, t.paymentId),
+    uniqueIndex('disputes_id_key').on(t.id),
+    uniqueIndex('disputes_processor_key').on(t.accountId, t.livemode, t.connector, t.connectorReference),
+    // The worker's sweep of deadlines coming up.
+    index('disputes_due_idx').on(t.evidenceDueBy).where(sql`status IN ('warning_needs_response', 'needs_response') AND due_soon_notified_at IS NULL`),
+  ],
+);
+
 /** Each account's routing rules per mode (GET/PUT /v1/routing); absent means the mode's default. */
 export const routingConfigs = pgTable(
   'routing_configs',
@@ -495,7 +545,7 @@ export const journalEntries = pgTable(
     type: text('type').notNull(),
     currency: text('currency').notNull(),
     /** The object that caused the movement, if any. */
-    sourceType: text('source_type', { enum: ['payment', 'refund', 'payout'] }),
+    sourceType: text('source_type', { enum: ['payment', 'refund', 'payout', 'dispute'] }),
     sourceId: uuid('source_id'),
     description: text('description'),
     createdAt: ts('created_at').notNull(),
@@ -703,7 +753,7 @@ export const simulatorObjects = pgTable(
   'simulator_objects',
   {
     processor: text('processor').notNull(),
-    kind: text('kind', { enum: ['charge', 'refund', 'capture', 'mandate', 'payout'] }).notNull(),
+    kind: text('kind', { enum: ['charge', 'refund', 'capture', 'mandate', 'payout', 'dispute'] }).notNull(),
     /** The merchant's reference (our id): the processor's idempotency key. */
     reference: text('reference').notNull(),
     /** The processor's own id of the object. */
@@ -784,6 +834,8 @@ export const accountTerms = pgTable(
     /** Whether a refund gives back the part of the payment's fee it refunds. */
     refundsReturnFee: boolean('refunds_return_fee'),
     settlementDays: integer('settlement_days'),
+    /** Cards: what a dispute costs the merchant when the processor withdraws its funds (minor units); null: not set here (0). */
+    disputeFee: money('dispute_fee'),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.method, t.currency] })],

@@ -1,7 +1,5 @@
-// The world of the isolation suite (test/api/isolation.security.test.ts): four principals — two accounts,
-// each in test and live mode — owning objects of every kind, and one row per authenticated route
-// saying how to call it. Live mode runs on the lab connector (payments.ts). Index 0 of every
-// kind a principal owns is never changed by any test: the suite checks that it never is.
+// The world of the isolation suite (test/api/isolation.security.test.ts): four principals (two accounts, each in test and live mode, live on the lab
+// connector) owning objects of every kind, one row per authenticated route saying how to call it; index 0 of every kind a principal owns never changes.
 import crypto from 'node:crypto';
 import { expect } from 'vitest';
 import { setPayoutSettings } from '../../src/domain/accounts/service.js';
@@ -11,6 +9,8 @@ import { mandateBody, mandateMethod } from './mandates.js';
 import { CARDS, cardMethod, LIVE_CARD } from './payments.js';
 import { bankAccount } from './payouts.js';
 import { savedCard } from './customers.js';
+import { disputes } from '../../src/storage/schema.js';
+import { newId, parseId } from '../../src/kernel/ids.js';
 
 export type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
 export const PRINCIPALS: Principal[] = ['aTest', 'aLive', 'bTest', 'bLive'];
@@ -33,7 +33,8 @@ export type Resource =
   | 'customer'
   | 'payment_method'
   | 'authorized_payment'
-  | 'capture';
+  | 'capture'
+  | 'dispute';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
 export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_order: (id) => [`/v1/payment-orders/${id}`],
@@ -51,6 +52,7 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_method: (id) => [`/v1/payment-methods/${id}`],
   authorized_payment: (id) => [`/v1/payments/${id}`],
   capture: (id) => [`/v1/captures/${id}`],
+  dispute: (id) => [`/v1/disputes/${id}`],
 };
 
 /** Distinct amounts per principal, so a balance that mixed tenants or modes would show. */
@@ -117,6 +119,14 @@ export class World {
       return this.made(me, 'authorized_payment', res);
     },
     capture: async (me) => this.made(me, 'capture', await this.as(me, 'POST', `/v1/payments/${await this.make.authorized_payment(me)}/capture`, { amount: 100 })),
+    // Processors report disputes (live mode's lab connector sends none): the row is written as a report makes it.
+    dispute: async (me) => {
+      const [payment, { id, uuid }, at] = [parseId('pay', await this.make.payment(me))!, newId('dp'), new Date()];
+      const owner = { accountId: parseId('acct', this.accountIds[me])!, id: uuid, livemode: isLive(me), createdAt: at, updatedAt: at, metadata: { owner: me } };
+      await this.h.db.insert(disputes).values({ ...owner, paymentId: payment, status: 'needs_response', amount: 100, currency: 'EUR', reason: 'fraudulent', connector: 'lab', connectorReference: `lab_${uuid}`, stage: 1 });
+      this.owned[me].dispute.push(id);
+      return id;
+    },
     mandate: async (me) => this.made(me, 'mandate', await this.as(me, 'POST', '/v1/mandates', mandateBody('sepa_core', '0000', { metadata: { owner: me } }))),
     pending_mandate: async (me) => this.made(me, 'pending_mandate', await this.as(me, 'POST', '/v1/mandates', mandateBody('sepa_core', '0003', { metadata: { owner: me } }))),
     // The 0003 account keeps a payout in transit, were it ever sent (no worker runs here).
@@ -278,6 +288,8 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/refunds/:id', kind: 'read', resource: 'refund', ok: 200 },
   { route: 'GET /v1/captures', kind: 'list', resource: 'capture', ok: 200, filter: (w, them) => `payment=${first(w, them, 'authorized_payment')}` },
   { route: 'GET /v1/captures/:id', kind: 'read', resource: 'capture', ok: 200 },
+  { route: 'GET /v1/disputes', kind: 'list', resource: 'dispute', ok: 200, filter: (w, them) => `payment=${first(w, them, 'payment')}` },
+  { route: 'GET /v1/disputes/:id', kind: 'read', resource: 'dispute', ok: 200 },
   // After the reads: the capture it makes is nobody's listed object.
   { route: 'POST /v1/payments/:id/capture', kind: 'write', resource: 'authorized_payment', ok: 201, body: () => ({ amount: 100 }) },
   { route: 'POST /v1/payments/:id/cancel', kind: 'write', resource: 'authorized_payment', ok: 200 },

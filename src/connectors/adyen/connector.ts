@@ -25,6 +25,7 @@ import { verificationOf } from '../verifications.js';
 import { connectorError, WebhookVerificationError, type CardDetails, type ChargeRequest, type ChargeStatusResult, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { callErrorOf, cancelTaken, CAPTURE_METHOD_KEY, captureTaken, chargeStateOf, readNotification, refundTaken, type PaymentAnswer } from './mapping.js';
 import { toAdyenAmount } from './money.js';
+import { disputeEventOf } from './disputes.js';
 import { adyenHmac } from './hmac.js';
 import { createAdyenPayouts, isTransferWebhook, parseTransferWebhook, type AdyenPayoutOptions } from './payouts.js';
 
@@ -221,7 +222,10 @@ function verifiedItem(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode'>
 export function readAdyenWebhook(opts: Pick<AdyenConnectorOptions, 'hmacKeys' | 'livemode' | 'merchantAccount'>, input: InboundWebhook): InboundEvent {
   const item = verifiedItem(opts, input);
   const eventId = `${item.pspReference}:${item.eventCode}:${item.success}`;
-  const reading = item.merchantAccountCode === opts.merchantAccount ? readNotification(item) : undefined;
+  const ours = item.merchantAccountCode === opts.merchantAccount;
+  const dispute = ours ? disputeEventOf(eventId, item) : undefined;
+  if (dispute) return dispute;
+  const reading = ours ? readNotification(item) : undefined;
   if (!reading) return { eventId, object: 'payment', reference: '', state: { kind: 'pending', connectorReference: '' } };
   return { eventId, ...reading } as InboundEvent;
 }

@@ -33,3 +33,10 @@ export function adyenAmountLimit(amount: number, currency: string): string | und
   const converted = toAdyenAmount(amount, currency);
   return converted.ok ? undefined : converted.problem;
 }
+
+/** An Adyen amount in `currency` in our minor units. */
+export function fromAdyenAmount(value: number, currency: string): number {
+  const iso = CURRENCY_EXPONENTS.get(currency) ?? 2;
+  const shift = (ADYEN_EXPONENT[currency] ?? iso) - iso;
+  return shift >= 0 ? value / 10 ** shift : value * 10 ** -shift;
+}

@@ -9,6 +9,8 @@ export interface TestCard {
   decline?: 'card_declined' | 'insufficient_funds';
   /** Manual capture: authorised, then every capture is declined (capture_declined). */
   captureDeclined?: true;
+  /** Succeeds, then the cardholder disputes it (fraudulent) within SIMULATOR_PENDING_DELAY_MS. */
+  disputed?: true;
   description: string;
 }
 
@@ -18,6 +20,12 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
     scenario: 'success',
     captureDeclined: true,
     description: 'Succeeds at once; under manual capture it is authorised, then its capture is declined (capture_declined).',
+  },
+  '4000000000000259': {
+    scenario: 'success',
+    disputed: true,
+    description:
+      'Succeeds, then within seconds (SIMULATOR_PENDING_DELAY_MS) is disputed (fraudulent) with its funds withdrawn; evidence containing winning_evidence wins it, losing_evidence loses it.',
   },
   '4000000000000002': { scenario: 'decline', decline: 'card_declined', description: 'Declined: card_declined.' },
   '4000000000009995': { scenario: 'decline', decline: 'insufficient_funds', description: 'Declined: insufficient_funds.' },

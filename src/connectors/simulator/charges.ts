@@ -39,6 +39,8 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     p: ProcessorContext,
     /** The processor's mandates, by its own id (a debit names one). */
     private readonly mandateById: (mandateId: string) => Promise<SimMandate | undefined>,
+    /** Opens the cardholder's dispute of a captured charge of the disputed test card (disputes.ts). */
+    private readonly dispute: (charge: SimCharge) => Promise<void>,
   ) {
     super(p, {
       kind: 'charge',
@@ -58,7 +60,10 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     if (!isChargeRequest(body)) return simError(400, 'BAD_REQUEST', 'merchant_reference, amount_minor, currency and card are required');
     countRequest(this.requests, body.merchant_reference);
     const same = (held: SimCharge) => held.amount_minor === body.amount_minor && held.currency === body.currency;
-    return this.createOnce(body.merchant_reference, same, async () => (body.mandate_id === undefined ? this.card(body) : this.debit(body, body.mandate_id)));
+    const answer = await this.createOnce(body.merchant_reference, same, async () => (body.mandate_id === undefined ? this.card(body) : this.debit(body, body.mandate_id)));
+    const charge = answer.body as SimCharge | undefined;
+    if (charge?.state === 'CAPTURED' && body.card && testCard(body.card.pan)?.disputed) await this.dispute(charge);
+    return answer;
   }
 
   private newCharge(body: SimChargeRequest): SimCharge {

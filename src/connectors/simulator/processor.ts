@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import { ChargeDesk, RefundDesk } from './charges.js';
 import { CaptureDesk } from './captures.js';
+import { DisputeDesk } from './disputes.js';
 import { MandateDesk } from './mandates.js';
 import { PayoutDesk } from './payouts.js';
 import type { Desk, ProcessorContext } from './objects.js';
@@ -42,6 +43,8 @@ export class SimulatedProcessor implements ProcessorContext {
   readonly mandates: MandateDesk;
   /** Payouts sent by this processor (payouts.ts). */
   readonly payouts: PayoutDesk;
+  /** Cardholders' disputes of its charges (disputes.ts). */
+  readonly disputes: DisputeDesk;
   private readonly desks: Record<string, Desk>;
 
   constructor(
@@ -49,11 +52,12 @@ export class SimulatedProcessor implements ProcessorContext {
     private readonly host: SimulatorHost,
   ) {
     this.mandates = new MandateDesk(this);
-    this.charges = new ChargeDesk(this, (id) => this.mandates.getByObjectId(id));
+    this.disputes = new DisputeDesk(this);
+    this.charges = new ChargeDesk(this, (id) => this.mandates.getByObjectId(id), (charge) => this.disputes.open(charge));
     this.refunds = new RefundDesk(this);
     this.captures = new CaptureDesk(this);
     this.payouts = new PayoutDesk(this);
-    this.desks = { charges: this.charges, refunds: this.refunds, captures: this.captures, mandates: this.mandates, payouts: this.payouts };
+    this.desks = { charges: this.charges, refunds: this.refunds, captures: this.captures, mandates: this.mandates, payouts: this.payouts, disputes: this.disputes };
   }
 
   get name() {
@@ -88,7 +92,7 @@ export class SimulatedProcessor implements ProcessorContext {
 
   /** What falls due on its own: pending objects settling, timed-out requests being reported. */
   runDue(key: SimKey): Promise<void> {
-    const desk = { charge: this.charges, refund: this.refunds, capture: this.captures, mandate: this.mandates, payout: this.payouts }[key.kind];
+    const desk = { charge: this.charges, refund: this.refunds, capture: this.captures, mandate: this.mandates, payout: this.payouts, dispute: this.disputes }[key.kind];
     return desk.runDue(key.reference);
   }
 

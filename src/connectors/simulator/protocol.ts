@@ -131,12 +131,39 @@ export interface SimError {
 
 export interface SimWebhook {
   event_id: string;
-  event_type: 'charge.state_changed' | 'refund.state_changed' | 'mandate.state_changed' | 'payout.state_changed';
+  event_type: 'charge.state_changed' | 'refund.state_changed' | 'mandate.state_changed' | 'payout.state_changed' | 'dispute.state_changed';
   occurred_at: string;
   charge?: SimCharge;
   refund?: SimRefund;
   mandate?: SimMandate;
   payout?: SimPayout;
+  dispute?: SimDispute;
+}
+
+// ---- disputes (chargebacks) ----
+
+/** OPENING: the issuer's chargeback is on its way (not reported yet); the rest as named. */
+export const SIM_DISPUTE_STATES = ['OPENING', 'NEEDS_RESPONSE', 'UNDER_REVIEW', 'WON', 'LOST', 'ACCEPTED'] as const;
+export type SimDisputeState = (typeof SIM_DISPUTE_STATES)[number];
+
+export const SIM_DISPUTE_REASONS = ['FRAUD', 'NOT_RECEIVED', 'NOT_AS_DESCRIBED', 'DUPLICATE', 'CANCELLED_RECURRING', 'CREDIT_NOT_PROCESSED', 'UNRECOGNISED', 'OTHER'] as const;
+export type SimDisputeReason = (typeof SIM_DISPUTE_REASONS)[number];
+
+/** A dispute of a charge, held under the charge's merchant reference (one per charge). */
+export interface SimDispute {
+  dispute_id: string;
+  /** The disputed charge's merchant reference (our payment id). */
+  merchant_reference: string;
+  charge_id: string;
+  amount_minor: number;
+  currency: string;
+  state: SimDisputeState;
+  reason: SimDisputeReason;
+  /** Whether the processor took the amount from the merchant, and gave it back. */
+  funds_withdrawn: boolean;
+  funds_reinstated: boolean;
+  evidence_due_at: string;
+  created_at: string;
 }
 
 // ---- direct debit mandates ----

@@ -6,7 +6,7 @@
 // as a reset sandbox would) and for tests of the simulator alone.
 import type { SimWebhook } from './protocol.js';
 
-export type SimKind = 'charge' | 'refund' | 'capture' | 'mandate' | 'payout';
+export type SimKind = 'charge' | 'refund' | 'capture' | 'mandate' | 'payout' | 'dispute';
 
 export interface SimKey {
   processor: string;

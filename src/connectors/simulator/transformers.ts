@@ -1,6 +1,7 @@
 // Pure mapping between the simulated processors' vocabulary (protocol.ts) and ours (types.ts).
 // Every processor word is mapped exhaustively: a new processor state or code fails to compile
 // here until it is given a meaning.
+import { disputeReportOf, isDispute } from './dispute-transformers.js';
 import {
   DEFAULT_CAPTURE_WINDOW_MS,
   type CardVerificationRequest,
@@ -233,6 +234,9 @@ export function inboundEventOf(webhook: unknown, pages: ChallengePages): Inbound
   }
   if (w.event_type === 'mandate.state_changed' && isMandate(w.mandate)) {
     return { eventId: w.event_id, object: 'mandate', reference: w.mandate.merchant_reference, state: mandateStateOf(w.mandate) };
+  }
+  if (w.event_type === 'dispute.state_changed' && isDispute(w.dispute)) {
+    return { eventId: w.event_id, object: 'dispute', reference: w.dispute.merchant_reference, state: disputeReportOf(w.dispute) };
   }
   if (w.event_type === 'payout.state_changed' && isPayout(w.payout)) {
     return { eventId: w.event_id, object: 'payout', reference: w.payout.merchant_reference, state: payoutStateOf(w.payout) };

@@ -11,6 +11,7 @@ import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf }
 import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf } from './captures.js';
 import { toStripeAmount } from './money.js';
 import { PAYMENT_METHOD_KEY, SETUP_INTENT_LOOKUP, setupDeclineOf, setupIntentParams, setupStateOf } from './setup-intents.js';
+import { disputeEventOf } from './disputes.js';
 
 /** The API version every request names, so that Stripe's answers keep the shape mapped here. */
 export const STRIPE_API_VERSION = '2026-10-28.endive';
@@ -207,6 +208,8 @@ function verifiedEvent(stripe: Stripe, secrets: string[], input: InboundWebhook)
  */
 export function parseStripeWebhook(stripe: Stripe, secrets: string[], input: InboundWebhook): InboundEvent {
   const event = verifiedEvent(stripe, secrets, input);
+  const dispute = disputeEventOf(event);
+  if (dispute) return dispute;
   const object = event.data.object as { object?: string; metadata?: Record<string, string> | null };
   if (object.object === 'payment_intent') {
     const intent = object as Stripe.PaymentIntent;

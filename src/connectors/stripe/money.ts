@@ -35,3 +35,11 @@ export function stripeAmountLimit(amount: number, currency: string): string | un
   const converted = toStripeAmount(amount, currency);
   return !converted.ok && converted.problem === LIMIT_PROBLEM(currency) ? converted.problem : undefined;
 }
+
+/** A Stripe amount in `currency` (lower or upper case) in our minor units. */
+export function fromStripeAmount(amount: number, currency: string): number {
+  const code = currency.toUpperCase();
+  const iso = CURRENCY_EXPONENTS.get(code) ?? 2;
+  const shift = (STRIPE_EXPONENT[code] ?? iso) - iso;
+  return shift >= 0 ? amount / 10 ** shift : amount * 10 ** -shift;
+}

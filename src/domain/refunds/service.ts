@@ -32,6 +32,7 @@ import type { RefundRequest } from '../../connectors/types.js';
 import { runMovement } from '../../movement/engine.js';
 import { resendCheckAt } from '../../movement/saga.js';
 import { planted } from '../../kernel/plants.js';
+import { assertNotDisputed } from '../disputes/service.js';
 
 const REFUNDS: Resource<typeof refunds> = { table: refunds, prefix: 'ref', name: 'refund' };
 
@@ -62,6 +63,7 @@ async function admitRefund(tx: Executor, rt: Runtime, ctx: RequestContext, input
   const payment = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, paymentUuid);
   if (!payment) return undefined;
   paymentStates.require(payment.status, 'captured', 'refund');
+  await assertNotDisputed(tx, payment);
   // Refunds draw on captured money only: all of an automatic payment, a manual one's captures.
   const remaining = payment.amountCaptured - payment.amountRefunded;
   const amount = input.amount ?? remaining;

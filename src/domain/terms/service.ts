@@ -26,10 +26,12 @@ export interface ResolvedTerms {
   fee: FeeSchedule | null;
   refundsReturnFee: boolean;
   settlementDays: number;
+  /** Cards: charged when a processor withdraws a disputed payment's funds. */
+  disputeFee: number;
 }
 
 /** What an account without a row for the method and currency gets: no fee, T+0. */
-export const DEFAULT_TERMS: ResolvedTerms = { fee: null, refundsReturnFee: false, settlementDays: 0 };
+export const DEFAULT_TERMS: ResolvedTerms = { fee: null, refundsReturnFee: false, settlementDays: 0, disputeFee: 0 };
 
 /**
  * The SQL condition under which an account has no terms at all, so every booking of it is under
@@ -54,6 +56,10 @@ export function setPricing(db: Executor, accountUuid: string, input: PricingInpu
   });
 }
 
+export function setDisputeFee(db: Executor, accountUuid: string, input: { currency?: string; fee: number }): Promise<void> {
+  return upsert(db, accountUuid, 'card', input.currency ?? '', { disputeFee: input.fee });
+}
+
 export function setSettlement(db: Executor, accountUuid: string, input: { method: Exclude<TermsMethod, 'payout'>; currency?: string; days: number }): Promise<void> {
   return upsert(db, accountUuid, input.method, input.currency ?? '', { settlementDays: input.days });
 }
@@ -71,6 +77,7 @@ export async function termsFor(db: Executor, accountUuid: string, method: TermsM
     fee: pricing ? { bps: pricing.feeBps!, fixed: pricing.feeFixed ?? 0, minimum: pricing.feeMinimum ?? null } : DEFAULT_TERMS.fee,
     refundsReturnFee: own?.refundsReturnFee ?? fallback?.refundsReturnFee ?? DEFAULT_TERMS.refundsReturnFee,
     settlementDays: own?.settlementDays ?? fallback?.settlementDays ?? DEFAULT_TERMS.settlementDays,
+    disputeFee: own?.disputeFee ?? fallback?.disputeFee ?? DEFAULT_TERMS.disputeFee,
   };
 }
 
@@ -98,6 +105,7 @@ export interface TermsView {
   currency: string | null;
   pricing: { bps: number; fixed: number; minimum: number | null; refunds_return_fee: boolean } | null;
   settlement_days: number | null;
+  dispute_fee: number | null;
 }
 
 /** What onboarding set for the account, row by row (for the CLI). */
@@ -108,5 +116,6 @@ export async function listTerms(db: Executor, accountUuid: string): Promise<Term
     currency: r.currency || null,
     pricing: r.feeBps == null ? null : { bps: r.feeBps, fixed: r.feeFixed ?? 0, minimum: r.feeMinimum, refunds_return_fee: r.refundsReturnFee ?? false },
     settlement_days: r.settlementDays,
+    dispute_fee: r.disputeFee,
   }));
 }

@@ -13,6 +13,7 @@ import type { Runtime } from '../../runtime.js';
 import { registerPaymentRoutes } from './payments.js';
 import { registerRefundRoutes } from './refunds.js';
 import { registerCaptureRoutes } from './captures.js';
+import { registerDisputeRoutes } from './disputes.js';
 import { registerRoutingRoutes } from './routing.js';
 import { registerBalanceRoutes } from './balance.js';
 import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
@@ -32,6 +33,7 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Run
   registerPaymentActionRoutes(app, db, rt);
   registerRefundRoutes(app, db, rt);
   registerCaptureRoutes(app, db, rt);
+  registerDisputeRoutes(app, db);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);
   registerConnectorWebhookRoutes(app, db, rt, limiter && { limiter, config });

@@ -24,7 +24,7 @@ export function registerRefundRoutes(app: App, db: Db, rt: Runtime) {
         description: 'The refunds of a payment never add up to more than its amount, even when requested concurrently (422 amount_above_refundable).',
         body: CreateRefundBody,
         headers: IdempotencyHeader(true),
-        response: { 201: RefundRef, ...errorResponses('resource_missing', 'invalid_state', 'amount_above_refundable', 'insufficient_balance') },
+        response: { 201: RefundRef, ...errorResponses('resource_missing', 'invalid_state', 'amount_above_refundable', 'insufficient_balance', 'charge_disputed') },
       },
     },
     async (req, reply) => sendOutcome(reply, await createRefund(db, rt, req.ctx, req.body)),

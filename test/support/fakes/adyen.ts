@@ -79,6 +79,12 @@ const RESPONSES = {
   captures: validator('checkout#/components/schemas/PaymentCaptureResponse'),
   cancels: validator('checkout#/components/schemas/PaymentCancelResponse'),
 };
+/** The dispute notifications the connector reads (src/connectors/adyen/disputes.ts). */
+export type DisputeEventCode =
+  | 'REQUEST_FOR_INFORMATION' | 'NOTIFICATION_OF_CHARGEBACK' | 'CHARGEBACK' | 'INFORMATION_SUPPLIED' | 'DISPUTE_DEFENSE_PERIOD_ENDED'
+  | 'CHARGEBACK_REVERSED' | 'SECOND_CHARGEBACK' | 'PREARBITRATION_WON' | 'PREARBITRATION_LOST';
+type NotificationCode = 'AUTHORISATION' | 'CANCELLATION' | 'CAPTURE' | 'CAPTURE_FAILED' | 'REFUND' | 'REFUND_FAILED' | DisputeEventCode;
+
 /** The schema Adyen's webhook document gives each event's notification. */
 const NOTIFICATIONS = Object.fromEntries(
   Object.entries(webhooks.webhooks).map(([event, hook]) => [event.slice(1), validator(`webhooks${hook.post.requestBody.content['application/json'].schema.$ref}`)]),
@@ -140,7 +146,7 @@ export class FakeAdyen extends FakeProcessor<Fault> {
    * A standard webhook as Adyen sends it, built from the published example of `eventCode` and
    * signed with the SDK's HMAC (`hmacKey` hex). Checked against the webhook document.
    */
-  notification(eventCode: 'AUTHORISATION' | 'CANCELLATION' | 'CAPTURE' | 'CAPTURE_FAILED' | 'REFUND' | 'REFUND_FAILED', fields: Obj, hmacKey: string, live = false): string {
+  notification(eventCode: NotificationCode, fields: Obj, hmacKey: string, live = false): string {
     const name = Object.keys(webhooks.components.examples).find((k) => k.startsWith(`post-${eventCode}-`))!;
     const body = structuredClone((webhooks.components.examples as Obj)[name].value);
     const item = Object.assign(body.notificationItems[0].NotificationRequestItem, { eventDate: new Date().toISOString().replace(/\.\d+Z$/, '+00:00') }, fields);

@@ -14,6 +14,9 @@ import Stripe from 'stripe';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { FakeProcessor } from './processor.js';
 
+/** The fields of a balance transaction a dispute's funds movements carry (Stripe's BalanceTransaction). */
+const balanceTransaction = { object: 'balance_transaction', currency: 'usd', fee: 0, fee_details: [], status: 'available', type: 'adjustment', description: 'Chargeback' };
+
 export const STRIPE_CARDS = {
   success: '4242424242424242',
   declined: '4000000000000002',
@@ -68,6 +71,18 @@ export class FakeStripe extends FakeProcessor<Fault> {
   /** A webhook as Stripe sends it: the event body and its Stripe-Signature, made by the SDK. */
   event(type: string, object: Obj, secret: string, timestamp = Math.floor(Date.now() / 1000)): { body: string; signature: string } {
     return stripeEvent(type, object, secret, timestamp);
+  }
+
+  /**
+   * The cardholder's dispute of a PaymentIntent's charge, as Stripe's published dispute object
+   * (its example), in `status` with `balance_transactions` of the funds withdrawn (and reinstated).
+   */
+  dispute(intentId: string, id: string, status: string, funds: { withdrawn: boolean; reinstated: boolean }, reason = 'fraudulent'): Obj {
+    const intent = this.intents.get(intentId)!;
+    const move = (amount: number) => ({ ...balanceTransaction, id: `txn_${crypto.randomBytes(8).toString('hex')}`, amount, net: amount, reporting_category: amount < 0 ? 'dispute' : 'dispute_reversal' });
+    const moves = [...(funds.withdrawn ? [move(-intent.amount)] : []), ...(funds.reinstated ? [move(intent.amount)] : [])];
+    const dueBy = Math.floor(Date.now() / 1000) + 7 * 86_400;
+    return { ...structuredClone(examples.dispute), id, amount: intent.amount, currency: intent.currency, payment_intent: intentId, charge: intent.latest_charge ?? `ch_${intentId}`, status, reason, balance_transactions: moves, evidence_details: { ...examples.dispute.evidence_details, due_by: dueBy }, livemode: intent.livemode };
   }
 
   /** Settles a PaymentIntent left waiting (requires_action) as the customer's 3-D Secure answer would. */
