@@ -72,6 +72,7 @@ function prepared(accountUuid: string) {
     reference: `order-${key}`, customerEmail: BODY.customer.email, customerName: BODY.customer.name, customerId: null, description: BODY.description,
     metadata: BODY.metadata, expiresAt: new Date(now.getTime() + 86400_000), version: 1, createdAt: now, updatedAt: now,
     checkoutToken: null, checkoutUrl: null, successUrl: null, cancelUrl: null, captureMethod: 'automatic' as const,
+    setupFutureUsage: null,
   };
   const view = paymentOrderView(row);
   return { now, id, key, reqId, row, view, data: JSON.stringify({ object: view }), body: JSON.stringify(view) };

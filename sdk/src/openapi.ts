@@ -2187,6 +2187,8 @@ export interface components {
             description: string | null;
             /** @enum {string} */
             capture_method: "automatic" | "manual";
+            /** @description What the hosted checkout offers to save the card for, with the customer's consent; null: it offers nothing. */
+            setup_future_usage: ("on_session" | "off_session") | null;
             metadata: {
                 [key: string]: string;
             };
@@ -5067,6 +5069,11 @@ export interface operations {
                      * @enum {string}
                      */
                     capture_method?: "automatic" | "manual";
+                    /**
+                     * @description Needs `customer.id`. The hosted checkout then offers the customer to save the card for that use (a consent box saying what you may do with it); ticked, the payment saves it (`payment_method_saved`); unticked, nothing is saved. `on_session`: the customer will be present to pay again; `off_session`: you may also charge it without the customer (docs/customers.md).
+                     * @enum {string}
+                     */
+                    setup_future_usage?: "on_session" | "off_session";
                     /** @description Up to 50 string keys (at most 40 characters) with string values (at most 500 characters). */
                     metadata?: {
                         [key: string]: string;

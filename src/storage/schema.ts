@@ -177,6 +177,8 @@ export const paymentOrders = pgTable(
     cancelUrl: text('cancel_url'),
     /** How the order's payments take the money (the hosted checkout's); a payment may name its own. */
     captureMethod: text('capture_method', { enum: ['automatic', 'manual'] }).notNull().default('automatic'),
+    /** Whether the hosted checkout offers to save the card for the order's customer (behind a consent box), and for what use; null: it does not. */
+    setupFutureUsage: text('setup_future_usage', { enum: ['on_session', 'off_session'] }),
     ...versioned(),
   },
   (t) => [

@@ -73,13 +73,16 @@ const request = fc.record({
   headers: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 2, arbitrary: fc.array(fc.tuple(headerName, headerValue), { minLength: 1, maxLength: 2 }) }),
   withBody: fc.boolean(),
   /**
-   * The shapes the routes take: an order (typed customer or one named by id), a customer, a card to
-   * save (good, foreign customer, bad number), a saved card's change, and payments: saving the card
-   * (setup_future_usage), with a saved card on and off session, and each of those malformed.
+   * The shapes the routes take: an order (typed customer or one named by id, asking to save the
+   * card or not), a customer, a card to save (good, foreign customer, bad number), a saved card's
+   * change, and payments: saving the card (setup_future_usage), with a saved card on and off
+   * session, and each of those malformed.
    */
   body: fc.constantFrom(
     orderBody(),
     orderBody({ customer: { id: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa' } }),
+    orderBody({ customer: { id: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa' }, setup_future_usage: 'off_session' }),
+    orderBody({ setup_future_usage: 'on_session' }),
     { email: 'jane@example.com', name: 'Jane', reference: 'user-1' },
     { exp_month: 12, exp_year: 2030, metadata: { a: 'b' } },
     { customer: 'cus_01jd8x3v0pe7wbz0m4k6f2n9qa', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123' }, usage: 'off_session' },

@@ -1,6 +1,6 @@
 // The hosted checkout in a real browser (Debian's Chromium through playwright-core): paying with
 // the success card, a decline then success, 3-D Secure completed and failed, the page of a paid
-// order, the card checked as it is typed, the form without JavaScript, keyboard use, axe-core
+// order, the card checked as it is typed, the form without JavaScript, keyboard use, the consent box that saves the card, axe-core
 // with no serious or critical violation, and the screenshots of docs/checkout-and-dashboard.md (UPDATE_SCREENSHOTS=1).
 import fs from 'node:fs';
 import http from 'node:http';
@@ -11,6 +11,7 @@ import { hasChromium, launchBrowser, newContext, PHONE_VIEWPORT, screenshot } fr
 import { useService } from '../support/fixtures.js';
 import { CARDS, newOrder } from '../support/payments.js';
 import { CHALLENGE_CARD } from '../support/payments.actions.js';
+import { newCustomer } from '../support/customers.js';
 
 const s = useService({ tenantName: 'Acme Coffee Roasters' });
 const EXPIRY = `12 / ${String((new Date().getUTCFullYear() + 3) % 100).padStart(2, '0')}`;
@@ -46,6 +47,16 @@ async function fillCard(page: Page, number: string) {
 async function pay(page: Page, number: string) {
   await fillCard(page, number);
   await page.getByRole('button', { name: /^Pay / }).click();
+}
+
+/** axe-core's serious and critical violations on the page, evaluated through the DevTools protocol: the page's CSP (rightly) refuses injected scripts. */
+async function seriousViolations(page: Page) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+  return violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical');
 }
 
 const paymentsOf = async (orderId: string) => (await s.api.get(`/v1/payments?payment_order=${orderId}`)).body.data as any[];
@@ -155,19 +166,39 @@ describe.skipIf(!hasChromium)('hosted checkout in Chromium', () => {
     await context.close();
   });
 
+  it('saves the card when the consent box is ticked, with the keyboard alone and without JavaScript; the box passes axe-core', async () => {
+    const customer = await newCustomer(s.api);
+    const o = await order({ customer: { id: customer.id }, setup_future_usage: 'off_session' });
+    const withScript = await (await newContext(browser)).newPage();
+    await withScript.goto(o.checkout_url);
+    expect(await seriousViolations(withScript)).toEqual([]);
+    await fillCard(withScript, '4242 4242 4242 4242');
+    await screenshot(withScript, 'checkout-consent');
+    await withScript.context().close();
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(o.checkout_url);
+    await fillCard(page, '4242 4242 4242 4242');
+    const box = page.getByLabel(/charge it later without me present/);
+    expect(await box.isChecked()).toBe(false);
+    await page.getByLabel('Security code').focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Space');
+    expect(await box.isChecked()).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Payment received' }).waitFor();
+    const [payment] = await paymentsOf(o.id);
+    expect(payment.payment_method_saved).toMatch(/^pm_/);
+    await context.close();
+  });
+
   it('axe-core finds no serious or critical violation, on desktop and phone widths; the phone screenshot', async () => {
     const o = await order();
     for (const viewport of [undefined, PHONE_VIEWPORT]) {
       const context = await newContext(browser, viewport);
       const page = await context.newPage();
       await page.goto(o.checkout_url);
-      // Evaluated through the DevTools protocol: the page's CSP (rightly) refuses injected scripts.
-      await page.evaluate(AXE);
-      const violations = await page.evaluate(async () => {
-        const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-        return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-      });
-      expect(violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+      expect(await seriousViolations(page)).toEqual([]);
       // Readable on a phone: nothing wider than the screen.
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       if (viewport) {

@@ -10,6 +10,7 @@ import { useService } from '../support/fixtures.js';
 import { CARDS, eventTypesOf, newOrder, pay } from '../support/payments.js';
 import { MAX_PAYMENTS_PER_ORDER } from '../../src/domain/checkout/service.js';
 import { CARD, payThroughCheckout, resolve, textOf, visit } from '../support/checkout.js';
+import { newCustomer } from '../support/customers.js';
 
 const s = useService({ tenantName: 'Acme Coffee & Co' });
 const SHOP = { success_url: 'https://shop.example.com/thanks?cart=7', cancel_url: 'https://shop.example.com/cart' };
@@ -187,6 +188,62 @@ describe('paying', () => {
       expect(textOf(res.html)).toContain('Nothing was charged');
     }
     expect(await paymentsOf(order.id)).toHaveLength(0);
+  });
+});
+
+describe('saving the card (an order with setup_future_usage)', () => {
+  const orderFor = async (setup_future_usage?: string) => {
+    const customer = await newCustomer(s.api);
+    return { customer, order: await newOrder(s.api, { customer: { id: customer.id }, ...(setup_future_usage ? { setup_future_usage } : {}) }) };
+  };
+  const savedOf = async (customerId: string) => (await s.api.get(`/v1/payment-methods?customer=${customerId}`)).body.data as any[];
+  const BOX = /<input type="checkbox" id="save_card" name="save_card" value="yes">/;
+
+  it('ticked: the box (never ticked in advance) says what the merchant may do; the payment saves the card for the customer', async () => {
+    const { customer, order } = await orderFor('off_session');
+    const page = await visit(order.checkout_url);
+    expect(page.html).toMatch(BOX);
+    expect(textOf(page.html)).toContain('allow Acme Coffee & Co to charge it later without me present');
+    const { answer } = await payThroughCheckout(order.checkout_url, { save_card: 'yes' });
+    expect(answer.status, answer.html).toBe(303);
+    const [payment] = await paymentsOf(order.id);
+    expect(payment).toMatchObject({ status: 'succeeded', payment_method_saved: expect.stringMatching(/^pm_/) });
+    const [saved] = await savedOf(customer.id);
+    expect(saved).toMatchObject({ id: payment.payment_method_saved, usage: 'off_session', status: 'active', card: { last4: '4242' } });
+    expect(await eventTypesOf(s.api, saved.id)).toEqual(['payment_method.attached']);
+  });
+
+  it('unticked: the payment is made and nothing is saved', async () => {
+    const { customer, order } = await orderFor('on_session');
+    const page = await visit(order.checkout_url);
+    expect(textOf(page.html)).toContain('it will not charge the card without me');
+    const { answer } = await payThroughCheckout(order.checkout_url);
+    expect(answer.status, answer.html).toBe(303);
+    const [payment] = await paymentsOf(order.id);
+    expect(payment).toMatchObject({ status: 'succeeded', payment_method_saved: null });
+    expect(await savedOf(customer.id)).toEqual([]);
+  });
+
+  it('an order without setup_future_usage shows no box, and a box sent anyway saves nothing', async () => {
+    const { customer, order } = await orderFor();
+    const page = await visit(order.checkout_url);
+    expect(page.html).not.toContain('save_card');
+    const { answer } = await payThroughCheckout(order.checkout_url, { save_card: 'yes' });
+    expect(answer.status, answer.html).toBe(303);
+    expect((await paymentsOf(order.id))[0]).toMatchObject({ status: 'succeeded', payment_method_saved: null });
+    expect(await savedOf(customer.id)).toEqual([]);
+  });
+
+  it('keeps the tick when the form comes back with an error; a customer deleted since: pay without saving', async () => {
+    const { customer, order } = await orderFor('on_session');
+    const { answer } = await payThroughCheckout(order.checkout_url, { cvc: '1', save_card: 'yes' });
+    expect(answer.status).toBe(422);
+    expect(answer.html).toContain('name="save_card" value="yes" checked>');
+    expect((await s.api.request('DELETE', `/v1/customers/${customer.id}`)).status).toBe(200);
+    const gone = await payThroughCheckout(order.checkout_url, { save_card: 'yes' });
+    expect(textOf(gone.answer.html)).toContain('Untick the box to pay without saving it');
+    expect((await payThroughCheckout(order.checkout_url)).answer.status).toBe(303);
+    expect((await paymentsOf(order.id)).map((p) => p.status)).toEqual(['succeeded']);
   });
 });
 

@@ -205,6 +205,27 @@ describe('payment orders naming a customer', () => {
     expectError(await api.post('/v1/payment-orders', orderBody({ customer: {} })), 400, 'parameter_missing', { param: 'customer.email' });
   });
 
+  it('take setup_future_usage (for the hosted checkout) only with customer.id, and show it (null by default)', async () => {
+    const c = await newCustomer(api);
+    for (const usage of ['on_session', 'off_session']) {
+      const res = await api.post('/v1/payment-orders', orderBody({ customer: { id: c.id }, setup_future_usage: usage }));
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.setup_future_usage).toBe(usage);
+      expect((await api.get(`/v1/payment-orders/${res.body.id}`)).body.setup_future_usage).toBe(usage);
+    }
+    expect((await api.post('/v1/payment-orders', orderBody({ customer: { id: c.id } }))).body.setup_future_usage).toBeNull();
+    expect((await api.post('/v1/payment-orders', orderBody())).body.setup_future_usage).toBeNull();
+    const [before] = await h.query(sql`SELECT count(*)::int AS n FROM payment_orders WHERE account_id = ${parseId('acct', h.tenant.accountId)}`);
+    // Without a customer id: refused, the refusal stored against the key (the one-statement create stood aside).
+    const typed = orderBody({ setup_future_usage: 'off_session' });
+    const first = await api.post('/v1/payment-orders', typed, { idempotencyKey: 'ord-sfu-no-cus' });
+    expectError(first, 400, 'parameter_invalid', { param: 'setup_future_usage' });
+    expect((await api.post('/v1/payment-orders', typed, { idempotencyKey: 'ord-sfu-no-cus' })).text).toBe(first.text);
+    expectError(await api.post('/v1/payment-orders', orderBody({ customer: { id: c.id }, setup_future_usage: 'always' })), 400, 'parameter_invalid', { param: 'setup_future_usage' });
+    const [after] = await h.query(sql`SELECT count(*)::int AS n FROM payment_orders WHERE account_id = ${parseId('acct', h.tenant.accountId)}`);
+    expect(after).toEqual(before);
+  });
+
   it('stores a refusal against the Idempotency-Key and replays it', async () => {
     const body = orderBody({ customer: { id: 'cus_01h455vb4pex5vsknk084sn02q' } });
     const first = await api.post('/v1/payment-orders', body, { idempotencyKey: 'ord-missing-cus' });

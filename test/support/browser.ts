@@ -7,7 +7,7 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where browser tests write the screenshots the docs show (docs/screenshots/). */
-export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../docs/screenshots');
+export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../../docs/screenshots');
 
 /** Without Chromium the browser tests skip locally; in CI (.ci/run installs it) they must run. */
 export const hasChromium = fs.existsSync(CHROMIUM_PATH) || process.env.CI === 'true';

@@ -37,8 +37,8 @@ export async function visit(url: string, opts: { cookie?: string; form?: Record<
 
 export const CARD = { number: '4242 4242 4242 4242', expiry: `12 / ${String((new Date().getUTCFullYear() + 2) % 100).padStart(2, '0')}`, cvc: '123' };
 
-/** Opens the checkout, then sends its form with `card`; the POST's answer (not followed). */
-export async function payThroughCheckout(checkoutUrl: string, card: Partial<typeof CARD> = {}) {
+/** Opens the checkout, then sends its form with `card` (and the consent box's `save_card` when ticked); the POST's answer (not followed). */
+export async function payThroughCheckout(checkoutUrl: string, card: Partial<typeof CARD> & { save_card?: string } = {}) {
   const page = await visit(checkoutUrl);
   expect(page.status, page.html).toBe(200);
   expect(page.csrf).toBeTruthy();

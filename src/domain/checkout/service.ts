@@ -82,20 +82,21 @@ export interface CheckoutSettings {
   idempotencyRetentionS: number;
 }
 
+/** What the customer sent: the card, whether they ticked the consent box to save it, the form's attempt id. */
+export interface CheckoutForm {
+  card: CardDetails;
+  saveCard: boolean;
+  attempt: string;
+}
+
 /**
- * Pays the checkout's order with `card` through createPayment. `attempt` is the form's random id:
+ * Pays the checkout's order with the form's card through createPayment. `attempt` is the form's random id:
  * the same form sent again (a double click, a reload of the POST) replays the first answer; the
- * payment's return_url is the checkout itself, so a customer action comes back to it.
+ * payment's return_url is the checkout itself, so a customer action comes back to it. The card is
+ * saved for the order's customer only when the order asks for it and the customer ticked the box.
  */
-export async function payCheckout(
-  db: Db,
-  rt: Runtime,
-  settings: CheckoutSettings,
-  checkout: Checkout,
-  card: CardDetails,
-  attempt: string,
-  requestId: string,
-): Promise<CheckoutResult> {
+export async function payCheckout(db: Db, rt: Runtime, settings: CheckoutSettings, checkout: Checkout, form: CheckoutForm, requestId: string): Promise<CheckoutResult> {
+  const { card, attempt } = form;
   const { order } = checkout;
   if (!ATTEMPT_PATTERN.test(attempt)) throw new ApiError('parameter_invalid', { param: 'attempt', message: 'The form is incomplete; reload the page.' });
   const ctx: RequestContext = { accountId: order.accountId, livemode: order.livemode, requestId };
@@ -111,6 +112,7 @@ export async function payCheckout(
     payment_method: { type: 'card', card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear, cvc: card.cvc } },
     return_url: order.checkoutUrl!,
     metadata: { source: 'checkout' },
+    ...(form.saveCard ? savingOf(order) : {}),
   };
   const key = `checkout_${attempt}`;
   // Fingerprinted as the API fingerprints a payment: card data only as keyed digests.
@@ -126,6 +128,12 @@ export async function payCheckout(
     throw err;
   }
   return resultOf(outcome);
+}
+
+/** The saving the order offers, as a payment asks for it; nothing when it offers none. */
+function savingOf(order: PaymentOrderRow): Pick<CreatePaymentBody, 'customer' | 'setup_future_usage'> {
+  if (order.setupFutureUsage === null || order.customerId === null) return {};
+  return { customer: toPublicId('cus', order.customerId), setup_future_usage: order.setupFutureUsage };
 }
 
 /**

@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { Amount, Currency, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned, bodyExamples } from '../../kernel/schemas.js';
 import { PAYMENT_ORDER_STATUSES } from './state.js';
 import { CAPTURE_METHODS } from '../../connectors/types.js';
+import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';
 
 const CustomerUrl = (description: string, example: string) =>
   Type.String({ minLength: 1, maxLength: 2048, description: `${description} An absolute URL; https in live mode.`, examples: [example] });
@@ -23,6 +24,15 @@ export const CreatePaymentOrderBody = Type.Object(
     description: Type.Optional(Type.String({ maxLength: 1000 })),
     capture_method: Type.Optional(
       Type.String({ enum: [...CAPTURE_METHODS], description: 'How its payments take the money: at once (automatic, the default), or authorised to be captured later (manual; docs/authorise-and-capture.md).' }),
+    ),
+    setup_future_usage: Type.Optional(
+      Type.String({
+        enum: [...PAYMENT_METHOD_USAGES],
+        description:
+          'Needs `customer.id`. The hosted checkout then offers the customer to save the card for that use (a consent box saying what you may do with it); ' +
+          'ticked, the payment saves it (`payment_method_saved`); unticked, nothing is saved. `on_session`: the customer will be present to pay again; ' +
+          '`off_session`: you may also charge it without the customer (docs/customers.md).',
+      }),
     ),
     metadata: Type.Optional(Metadata),
     expires_at: Type.Optional(
@@ -57,6 +67,9 @@ export const PaymentOrder = Type.Object(
     }),
     description: Type.Union([Type.String(), Type.Null()]),
     capture_method: Type.String({ enum: [...CAPTURE_METHODS] }),
+    setup_future_usage: Type.Union([Type.String({ enum: [...PAYMENT_METHOD_USAGES] }), Type.Null()], {
+      description: 'What the hosted checkout offers to save the card for, with the customer\'s consent; null: it offers nothing.',
+    }),
     metadata: MetadataView,
     expires_at: Timestamp,
     checkout_url: Type.Union([Type.String(), Type.Null()], {

@@ -39,6 +39,7 @@ export function paymentOrderView(row: Row): PaymentOrderView {
     customer: { id: row.customerId === null ? null : toPublicId('cus', row.customerId), email: row.customerEmail, name: row.customerName },
     description: row.description,
     capture_method: row.captureMethod,
+    setup_future_usage: row.setupFutureUsage,
     metadata: row.metadata,
     expires_at: row.expiresAt.toISOString(),
     checkout_url: row.checkoutUrl,
@@ -100,6 +101,15 @@ async function namedCustomer(db: Db, ctx: RequestContext, input: CreatePaymentOr
   return { customerId: customer.id, customerEmail: customer.email, customerName: customer.name };
 }
 
+/** The checkout saves a card only for a customer it can be attached to: one the order names by id. */
+function setupFutureUsage(input: CreatePaymentOrderBody, customer: OrderCustomer): Row['setupFutureUsage'] {
+  if (input.setup_future_usage === undefined) return null;
+  if (customer.customerId === null) {
+    throw new ApiError('parameter_invalid', { param: 'setup_future_usage', message: 'setup_future_usage saves the card for a customer: name one with customer.id.' });
+  }
+  return input.setup_future_usage as Row['setupFutureUsage'];
+}
+
 /** A new order's row, as both create paths store it. `publicUrl`: PUBLIC_BASE_URL, base of its checkout_url. */
 function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, customer: OrderCustomer, expiresAt: Date, now: Date, publicUrl: string): Row {
   return {
@@ -119,6 +129,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, custome
     successUrl: input.success_url === undefined ? null : customerUrl(input.success_url, 'success_url', ctx.livemode),
     cancelUrl: input.cancel_url === undefined ? null : customerUrl(input.cancel_url, 'cancel_url', ctx.livemode),
     captureMethod: (input.capture_method ?? 'automatic') as Row['captureMethod'],
+    setupFutureUsage: setupFutureUsage(input, customer),
     version: 1,
     createdAt: now,
     updatedAt: now,

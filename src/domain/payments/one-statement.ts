@@ -52,9 +52,9 @@ import {
 } from './new-payment.js';
 
 const READ_ORDER: RawStatement = {
-  name: 'payment_read_order_v3',
+  name: 'payment_read_order_v4',
   text: `SELECT account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name, customer_id, description, metadata,
-       expires_at, checkout_token, checkout_url, success_url, cancel_url, capture_method, version, created_at, updated_at
+       expires_at, checkout_token, checkout_url, success_url, cancel_url, capture_method, setup_future_usage, version, created_at, updated_at
 FROM payment_orders WHERE account_id = $1 AND livemode = $2 AND id = $3`,
 };
 
@@ -160,6 +160,7 @@ async function readOrder(db: Db, ctx: RequestContext, uuid: string): Promise<Pay
     successUrl: r.success_url as string | null,
     cancelUrl: r.cancel_url as string | null,
     captureMethod: r.capture_method as PaymentOrderRow['captureMethod'],
+    setupFutureUsage: r.setup_future_usage as PaymentOrderRow['setupFutureUsage'],
     version: r.version as number,
     createdAt: new Date(r.created_at as string | Date),
     updatedAt: new Date(r.updated_at as string | Date),

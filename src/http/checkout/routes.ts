@@ -48,7 +48,9 @@ function fieldMessage(field: 'number' | 'expiry' | 'cvc', livemode: boolean): st
 }
 
 /** What the customer is told about a payment the service refused (nothing was charged). */
-function refusalMessage(code: string, message: string): string {
+function refusalMessage(code: string, message: string, param: string | null): string {
+  // The order's customer was deleted since: the card has no one to be saved for.
+  if (code === 'resource_missing' && param === 'customer') return 'This shop cannot save your card right now. Untick the box to pay without saving it.';
   if (code === 'processor_unavailable') return 'The payment service cannot reach the card processor right now. Nothing was charged; please try again in a moment.';
   if (code === 'idempotency_key_in_use') return 'This payment is still being processed. Wait a moment, then check again.';
   if (code === 'rate_limited') return message;
@@ -120,13 +122,15 @@ export function registerCheckoutRoutes(app: App, db: Db, rt: Runtime, deps: Chec
       const fields = requestParams({}, req.body);
       if (!csrfNow().verify(req, token, fields.csrf)) return page(reply, checkout, 'Please try again', refusedFormPage(pathOf(token)), 403);
       const checked = checkCardForm(fields, rt.now());
-      const typed = { expiry: (fields.expiry ?? '').slice(0, 9) };
+      // An unticked checkbox is not sent at all: only a ticked box saves the card.
+      const saveCard = fields.save_card === 'yes';
+      const typed = { expiry: (fields.expiry ?? '').slice(0, 9), saveCard };
       if ('errors' in checked) return render(req, reply, checkout, token, { form: { ...typed, errors: checked.errors }, status: 422 });
 
       let result: CheckoutResult;
       let status = 422;
       try {
-        result = await payCheckout(db, rt, deps, checkout, checked.card, fields.attempt ?? '', req.id);
+        result = await payCheckout(db, rt, deps, checkout, { card: checked.card, saveCard, attempt: fields.attempt ?? '' }, req.id);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         if (err.status >= 500) req.log.warn({ code: err.code }, 'checkout payment not made');
@@ -139,7 +143,7 @@ export function registerCheckoutRoutes(app: App, db: Db, rt: Runtime, deps: Chec
         const field = fieldOf(result.param);
         const form = field
           ? { ...typed, errors: { [field]: fieldMessage(field, checkout.order.livemode) } }
-          : { ...typed, problem: refusalMessage(result.code, result.message) };
+          : { ...typed, problem: refusalMessage(result.code, result.message, result.param) };
         return render(req, reply, checkout, token, { form, status });
       }
       const { payment } = result;

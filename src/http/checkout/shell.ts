@@ -25,6 +25,8 @@ input{width:100%;font:inherit;font-size:1.1rem;padding:.7rem .75rem;border:1px s
 input:focus{outline:3px solid #0b57d0;outline-offset:1px;border-color:#0b57d0}
 input[aria-invalid=true]{border-color:#b00020;border-width:2px}
 .row{display:flex;gap:1rem}.row>div{flex:1;min-width:0}
+.consent{display:flex;gap:.6rem;align-items:flex-start;font-weight:400;margin:1.25rem 0 0}
+.consent input{width:1.25rem;height:1.25rem;flex:none;margin:.15rem 0 0;padding:0}
 .error{color:#b00020;margin:.25rem 0 0;font-size:.95rem;min-height:0}
 .error:empty{display:none}
 .notice{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem}

@@ -58,6 +58,25 @@ export interface FormState {
   problem?: string;
   /** The expiry as typed, given back (card number and CVC never are). */
   expiry?: string;
+  /** The consent box as the customer left it, given back; never ticked in advance. */
+  saveCard?: boolean;
+}
+
+/**
+ * The consent box of an order that asks to save the card: what the merchant (the name the page
+ * shows) may do with it, in the customer's words. Unticked, nothing is saved.
+ */
+function consentBox({ order, merchantName }: Checkout, ticked: boolean): string {
+  if (order.setupFutureUsage === null) return '';
+  const merchant = escapeHtml(merchantName);
+  const text =
+    order.setupFutureUsage === 'off_session'
+      ? `Save this card with ${merchant} and allow ${merchant} to charge it later without me present, as its terms allow (for example a subscription or a top-up).`
+      : `Save this card with ${merchant} for my future purchases. ${merchant} may keep it and let me pay with it again when I am present; it will not charge the card without me.`;
+  return (
+    `<label class="consent" for="save_card"><input type="checkbox" id="save_card" name="save_card" value="yes"${ticked ? ' checked' : ''}>` +
+    `<span>${text} Optional: without it, the card is used for this payment only.</span></label>`
+  );
 }
 
 function field(name: 'number' | 'expiry' | 'cvc', label: string, hint: string, attrs: string, error: string | undefined, value = ''): string {
@@ -83,6 +102,7 @@ export function formPage(checkout: Checkout, action: string, state: FormState): 
     `<input type="hidden" name="csrf" value="${escapeHtml(state.csrf)}"><input type="hidden" name="attempt" value="${escapeHtml(state.attempt)}">` +
     number +
     `<div class="row"><div>${expiry}</div><div>${cvc}</div></div>` +
+    consentBox(checkout, state.saveCard === true) +
     `<button type="submit" id="pay" data-busy="Paying…">Pay ${escapeHtml(amount)} ${escapeHtml(checkout.order.currency)}</button>` +
     `</form>${cancel}`
   );

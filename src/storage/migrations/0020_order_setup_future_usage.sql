@@ -1,0 +1,1 @@
+ALTER TABLE "payment_orders" ADD COLUMN "setup_future_usage" text;
