@@ -11,7 +11,7 @@ export function movementEventOf(report: InboundReport): InboundEvent {
   if (report.object === 'void') {
     const state: ChargeState =
       report.state.kind === 'canceled'
-        ? { kind: 'declined', connectorReference: report.state.connectorReference, failureCode: 'processing_error', message: 'The authorisation was cancelled at the processor.' }
+        ? { kind: 'declined', connectorReference: report.state.connectorReference, failureCode: 'processing_error', declineType: 'processor', message: 'The authorisation was cancelled at the processor.' }
         : { kind: 'pending', connectorReference: report.state.connectorReference ?? '' };
     return { eventId: report.eventId, object: 'payment', reference: report.state.kind === 'failed' ? '' : report.reference, state };
   }

@@ -83,7 +83,7 @@ const verificationAnswer =
   (read: (status: number, body: unknown) => ChargeStatusResult) =>
   (status: number, body: unknown): VerificationStatusResult => {
     const state = read(status, body);
-    if (state.kind === 'reversed') return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, message: state.message };
+    if (state.kind === 'reversed') return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, declineType: 'do_not_retry', message: state.message };
     // A verification is never captured: an authorisation is its success.
     if (state.kind !== 'succeeded' && state.kind !== 'authorized') return state;
     return { kind: 'succeeded', connectorReference: state.connectorReference, networkTransactionId: (body as SimCharge).network_transaction_id ?? null };
