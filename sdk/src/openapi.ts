@@ -4171,6 +4171,8 @@ export interface components {
                 outcome: "succeeded" | "pending" | "requires_action" | "declined" | "error" | "timeout" | "skipped";
                 /** @description Why a declined, failed or skipped attempt ended as it did. */
                 error_code: string | null;
+                /** @description What a refusal says about trying again; null for a success, a skip, or an outcome that is not known (a timeout after sending, a 5xx). */
+                decline_type: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor") | null;
                 duration_ms: number;
                 /**
                  * Format: date-time
@@ -4180,6 +4182,8 @@ export interface components {
             }[];
             failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "charged_back" | "processing_error") | null;
             failure_message: string | null;
+            /** @description A failed payment: what its last refusal says about trying again (docs/declines.md); null otherwise. */
+            decline_type: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor") | null;
             /** @description Set while the status is `requires_action`: what the customer must do before the processor decides; null otherwise. */
             next_action: {
                 /** @enum {string} */
@@ -4520,6 +4524,8 @@ export interface components {
                 outcome: "succeeded" | "pending" | "requires_action" | "declined" | "error" | "timeout" | "skipped";
                 /** @description Why a declined, failed or skipped attempt ended as it did. */
                 error_code: string | null;
+                /** @description What a refusal says about trying again; null for a success, a skip, or an outcome that is not known (a timeout after sending, a 5xx). */
+                decline_type: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor") | null;
                 duration_ms: number;
                 /**
                  * Format: date-time

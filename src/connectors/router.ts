@@ -12,11 +12,14 @@ import type { Metrics } from '../metrics/registry.js';
 import { isDatabaseUnavailable } from '../kernel/outage.js';
 import {
   connectorError,
+  isRetryable,
   TransportError,
   type Connector,
   type ConnectorError,
+  type ConnectorErrorCode,
   type PaymentMethodType,
 } from './types.js';
+import type { DeclineType } from './declines.js';
 
 export interface RoutingRule {
   name?: string;
@@ -107,6 +110,8 @@ export interface Attempt {
   connector: string;
   outcome: AttemptOutcome;
   error_code: string | null;
+  /** A refusal's decline type (src/connectors/declines.ts); null when the outcome is not a refusal or is unknown. */
+  decline_type: DeclineType | null;
   duration_ms: number;
   started_at: string;
 }
@@ -163,11 +168,12 @@ export async function callConnector<T extends { kind: string }>(
 
 export function attemptOf(name: string, guarded: Guarded<{ kind: string; failureCode?: string }>): Attempt {
   if ('skipped' in guarded) {
-    return { connector: name, outcome: 'skipped', error_code: 'circuit_open', duration_ms: 0, started_at: guarded.startedAt.toISOString() };
+    return { connector: name, outcome: 'skipped', error_code: 'circuit_open', decline_type: null, duration_ms: 0, started_at: guarded.startedAt.toISOString() };
   }
-  const r = guarded.result as { kind: string; code?: string; failureCode?: string };
+  const r = guarded.result as { kind: string; code?: ConnectorErrorCode; failureCode?: string; declineType?: DeclineType };
   let outcome: AttemptOutcome;
   let errorCode: string | null = null;
+  let declineType: DeclineType | null = null;
   switch (r.kind) {
     case 'succeeded':
     case 'pending':
@@ -178,15 +184,19 @@ export function attemptOf(name: string, guarded: Guarded<{ kind: string; failure
     case 'failed':
       outcome = 'declined';
       errorCode = r.failureCode ?? null;
+      declineType = r.declineType ?? null;
       break;
     default:
       outcome = r.code === 'timeout' ? 'timeout' : 'error';
       errorCode = r.code ?? null;
+      // Refused before acting: the processor's own refusal. Anything else is unknown, never a decline.
+      if (isRetryable(r)) declineType = 'processor';
   }
   return {
     connector: name,
     outcome,
     error_code: errorCode,
+    decline_type: declineType,
     duration_ms: Math.round(guarded.durationMs * 100) / 100,
     started_at: guarded.startedAt.toISOString(),
   };

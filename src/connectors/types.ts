@@ -3,6 +3,7 @@
 // processor's words (its statuses, error codes, signature scheme) never leave that folder. The
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
+import type { DeclineType } from './declines.js';
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
 import type { DisputeReport } from './disputes.js';
 import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
@@ -96,6 +97,8 @@ export interface MandateDebitDetails {
 // own reference), or refused with a reason (a reference only if it got that far).
 type Taken<Kind extends string> = Kind extends string ? { kind: Kind; connectorReference: string } : never;
 type Refused<Kind extends string, Code extends string> = { kind: Kind; connectorReference: string | null; failureCode: Code; message: string };
+/** A card or debit refused, with what the refusal says about trying again (src/connectors/declines.ts). */
+type Declined = Refused<'declined', PaymentFailureCode> & { declineType: DeclineType };
 /** The answer to a call that acts: the state it led to, or why the call itself failed. */
 type Answer<State> = State | ConnectorError;
 /** The answer to a status question, which may also be that the processor never heard of it. */
@@ -105,7 +108,7 @@ export type ChargeState =
   /** `networkTransactionId`: the card scheme's id of a customer-initiated card payment, when the processor gives it (kept on a saved card for later merchant-initiated payments). */
   | (Taken<'succeeded'> & { networkTransactionId?: string })
   | Taken<'pending'>
-  | Refused<'declined', PaymentFailureCode>
+  | Declined
   /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction }
   /** Manual capture: the processor holds the money until captured or voided, until `captureBefore` if it says. */
@@ -155,7 +158,7 @@ export type VerificationState =
   /** The card scheme's id of this customer-initiated verification, when the processor gives one (merchant-initiated payments quote it). */
   | { kind: 'succeeded'; connectorReference: string; networkTransactionId: string | null }
   | Taken<'pending'>
-  | Refused<'declined', PaymentFailureCode>
+  | Declined
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction };
 export type VerificationResult = Answer<VerificationState>;
 export type VerificationStatusResult = StatusAnswer<VerificationState>;

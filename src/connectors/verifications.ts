@@ -13,9 +13,11 @@ export function verificationOf(state: ChargeResult, networkTransactionId?: strin
 export function verificationOf(state: ChargeStatusResult, networkTransactionId?: string | null): VerificationStatusResult;
 export function verificationOf(state: ChargeStatusResult, networkTransactionId?: string | null): VerificationStatusResult {
   switch (state.kind) {
-    case 'reversed':
     case 'declined':
-      return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, message: state.message };
+      return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, declineType: state.declineType, message: state.message };
+    // A card's money taken back says nothing more of it can be trusted.
+    case 'reversed':
+      return { kind: 'declined', connectorReference: state.connectorReference, failureCode: state.failureCode, declineType: 'do_not_retry', message: state.message };
     case 'succeeded':
       return { kind: 'succeeded', connectorReference: state.connectorReference, networkTransactionId: networkTransactionId ?? state.networkTransactionId ?? null };
     case 'authorized':

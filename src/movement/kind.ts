@@ -3,6 +3,7 @@
 // calling the route's connectors, recording attempts, locating a movement a crashed request left
 // behind, applying every report through one step, the worker's checks and inbound events.
 import type { Attempt } from '../connectors/router.js';
+import type { DeclineType } from '../connectors/declines.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
 import { type IdPrefix, objectHead, toPublicId } from '../kernel/ids.js';
 import type { EventType } from '../events/types.js';
@@ -14,7 +15,7 @@ import type { MovementRow, MovementTable } from './row.js';
 export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 
 /** A state as an attempt record tells it: the processor took it, holds it pending (or waiting for the customer), or refused it. */
-export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string };
+export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
   object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method';
@@ -66,6 +67,8 @@ export function attemptsView(stored: readonly Record<string, unknown>[]): Attemp
     connector: a.connector,
     outcome: a.outcome,
     error_code: a.error_code,
+    // Attempts recorded before decline types existed have none.
+    decline_type: a.decline_type ?? null,
     duration_ms: a.duration_ms,
     started_at: a.started_at,
   }));
@@ -79,10 +82,12 @@ export function attemptsView(stored: readonly Record<string, unknown>[]): Attemp
 export function reported<K extends string>(
   to: K,
   connector: string,
-  state: { connectorReference: string | null; failureCode?: string; message?: string },
-): { kind: K; connector: string; connectorReference: string | null; failureCode?: string; failureMessage?: string } {
+  state: { connectorReference: string | null; failureCode?: string; message?: string; declineType?: DeclineType },
+): { kind: K; connector: string; connectorReference: string | null; failureCode?: string; failureMessage?: string; declineType?: DeclineType } {
   const base = { kind: to, connector, connectorReference: state.connectorReference };
-  return state.failureCode === undefined ? base : { ...base, failureCode: state.failureCode, failureMessage: state.message };
+  if (state.failureCode === undefined) return base;
+  const failed = { ...base, failureCode: state.failureCode, failureMessage: state.message };
+  return state.declineType === undefined ? failed : { ...failed, declineType: state.declineType };
 }
 
 /** The fields every movement's view opens with, in the documented order. */

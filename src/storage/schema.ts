@@ -2,6 +2,7 @@
 // indexes), so that each query is tenant-scoped by construction and the schema can be distributed
 // by account (Citus) without changes.
 import { sql } from 'drizzle-orm';
+import { DECLINE_TYPES } from '../connectors/declines.js';
 import {
   type AnyPgColumn,
   bigint,
@@ -313,6 +314,8 @@ export const payments = pgTable(
     captureBefore: ts('capture_before'),
     /** canceled: why (`requested_by_customer`, `expired`, …). */
     cancellationReason: text('cancellation_reason'),
+    /** failed: what the last refusal says about trying again (src/connectors/declines.ts). */
+    declineType: text('decline_type', { enum: DECLINE_TYPES }),
     /** The card's brand, last4, expiry and keyed fingerprint; never the number or the CVC. */
     paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
     ...routed(),

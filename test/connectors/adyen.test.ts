@@ -57,17 +57,22 @@ describe('Adyen connector: payments', () => {
   });
 
   it.each([
-    [ADYEN_CARDS.refused(2), 'card_declined'],
-    [ADYEN_CARDS.refused(4), 'processing_error'],
-    [ADYEN_CARDS.refused(6), 'expired_card'],
-    [ADYEN_CARDS.refused(11), 'authentication_failed'],
-    [ADYEN_CARDS.refused(12), 'insufficient_funds'],
-    [ADYEN_CARDS.refused(24), 'incorrect_cvc'],
-    [ADYEN_CARDS.refused(38), 'authentication_required'],
-    [ADYEN_CARDS.error, 'processing_error'],
-    [ADYEN_CARDS.cancelled, 'processing_error'],
-  ])('card %s is declined as %s, with the pspReference', async (number, failureCode) => {
-    expect(await charge(number)).toMatchObject({ kind: 'declined', failureCode, connectorReference: expect.stringMatching(/^[0-9A-F]{16}$/) });
+    [ADYEN_CARDS.refused(2), 'card_declined', 'generic'],
+    [ADYEN_CARDS.refused(4), 'processing_error', 'retry_later'],
+    [ADYEN_CARDS.refused(5), 'card_declined', 'do_not_retry'],
+    [ADYEN_CARDS.refused(6), 'expired_card', 'fix_data'],
+    [ADYEN_CARDS.refused(11), 'authentication_failed', 'authentication_required'],
+    [ADYEN_CARDS.refused(12), 'insufficient_funds', 'retry_later'],
+    [ADYEN_CARDS.refused(24), 'incorrect_cvc', 'fix_data'],
+    [ADYEN_CARDS.refused(26), 'card_declined', 'do_not_retry'],
+    [ADYEN_CARDS.refused(38), 'authentication_required', 'authentication_required'],
+    [ADYEN_CARDS.error, 'processing_error', 'processor'],
+    [ADYEN_CARDS.cancelled, 'processing_error', 'processor'],
+    // A Mastercard merchant advice code outranks the reason (2 Refused alone is generic).
+    [ADYEN_CARDS.adviceDoNotRetry, 'card_declined', 'do_not_retry'],
+    [ADYEN_CARDS.adviceRetryLater, 'card_declined', 'retry_later'],
+  ])('card %s is declined as %s (%s), with the pspReference', async (number, failureCode, declineType) => {
+    expect(await charge(number)).toMatchObject({ kind: 'declined', failureCode, declineType, connectorReference: expect.stringMatching(/^[0-9A-F]{16}$/) });
   });
 
   it('Received is pending: there is no status lookup, the check reports it still pending; the webhook settles it', async () => {
@@ -95,7 +100,7 @@ describe('Adyen connector: 3-D Secure', () => {
       expect(done).toEqual(
         outcome === 'authorised'
           ? { kind: 'succeeded', connectorReference: psp }
-          : { kind: 'declined', connectorReference: psp, failureCode: 'authentication_failed', message: expect.stringMatching(/3D Not Authenticated/) },
+          : { kind: 'declined', connectorReference: psp, failureCode: 'authentication_failed', declineType: 'authentication_required', message: expect.stringMatching(/3D Not Authenticated/) },
       );
       expect(fake.requests.at(-1)).toMatchObject({ path: '/v71/payments/details', key: `${reference}-details` });
       // The customer reloads the return page: Adyen replays its answer under the same key.

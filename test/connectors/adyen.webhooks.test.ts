@@ -46,7 +46,7 @@ describe('Adyen connector: standard webhooks', () => {
     expect(parse(authorisation({}))).toEqual({ eventId: 'QFQTPCQ8HXSKGK82:AUTHORISATION:true', object: 'payment', reference: 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa', state: { kind: 'succeeded', connectorReference: 'QFQTPCQ8HXSKGK82' } });
     expect(parse(authorisation({ success: 'false', reason: 'CVC Declined' }))).toMatchObject({
       eventId: 'QFQTPCQ8HXSKGK82:AUTHORISATION:false',
-      state: { kind: 'declined', failureCode: 'incorrect_cvc', message: expect.stringMatching(/CVC Declined/) },
+      state: { kind: 'declined', failureCode: 'incorrect_cvc', declineType: 'fix_data', message: expect.stringMatching(/CVC Declined/) },
     });
     expect(parse(authorisation({ success: 'false', reason: 'Not enough balance' }))).toMatchObject({ state: { failureCode: 'insufficient_funds' } });
     const base = { merchantReference: 'pay_x', merchantAccountCode: MERCHANT, originalReference: 'PAYMENTPSP000001', pspReference: 'MODIFICATION0001' };

@@ -44,12 +44,15 @@ describe('Stripe connector: charges', () => {
   });
 
   it.each([
-    [STRIPE_CARDS.declined, 'card_declined'],
-    [STRIPE_CARDS.insufficientFunds, 'insufficient_funds'],
-    [STRIPE_CARDS.expired, 'expired_card'],
-    [STRIPE_CARDS.incorrectCvc, 'incorrect_cvc'],
-  ])('card %s is declined as %s, with the PaymentIntent as reference', async (number, failureCode) => {
-    expect(await charge(number)).toMatchObject({ kind: 'declined', failureCode, connectorReference: expect.stringMatching(/^pi_/) });
+    [STRIPE_CARDS.declined, 'card_declined', 'generic'],
+    [STRIPE_CARDS.doNotHonor, 'card_declined', 'generic'],
+    [STRIPE_CARDS.insufficientFunds, 'insufficient_funds', 'retry_later'],
+    [STRIPE_CARDS.expired, 'expired_card', 'fix_data'],
+    [STRIPE_CARDS.incorrectCvc, 'incorrect_cvc', 'fix_data'],
+    [STRIPE_CARDS.stolen, 'card_declined', 'do_not_retry'],
+    [STRIPE_CARDS.lost, 'card_declined', 'do_not_retry'],
+  ])('card %s is declined as %s (%s), with the PaymentIntent as reference', async (number, failureCode, declineType) => {
+    expect(await charge(number)).toMatchObject({ kind: 'declined', failureCode, declineType, connectorReference: expect.stringMatching(/^pi_/) });
   });
 
   it.each([STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.requiresAction])(

@@ -20,7 +20,7 @@ const lab: Connector = {
   async charge(r) {
     const state: ChargeState = r.returnUrl
       ? { kind: 'requires_action', connectorReference: `lab_${r.reference}`, action: { url: ACS, method: 'POST', data: { PaReq: 'abc<&>"', TermUrl: r.returnUrl, MD: r.reference } } }
-      : { kind: 'declined', connectorReference: null, failureCode: 'authentication_required', message: 'no return URL' };
+      : { kind: 'declined', connectorReference: null, failureCode: 'authentication_required', declineType: 'authentication_required', message: 'no return URL' };
     states.set(r.reference, state);
     return state;
   },

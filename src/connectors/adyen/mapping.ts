@@ -7,7 +7,9 @@ import type { PaymentDetailsResponse, PaymentResponse } from '@adyen/api-library
 import type { NotificationRequestItem } from '@adyen/api-library/lib/src/typings/notification/models.js';
 import type { HttpAnswer } from '../http.js';
 import { verificationOf } from '../verifications.js';
-import { connectorError, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type PaymentFailureCode, type RefundState, type VerificationState } from '../types.js';
+import { adyenDeclineOf } from './declines.js';
+import { decline, type Decline } from '../declines.js';
+import { connectorError, type CancelState, type CaptureState, type ChargeState, type ConnectorError, type CustomerAction, type RefundState, type VerificationState } from '../types.js';
 
 type ResultCode = `${PaymentResponse.ResultCodeEnum}`;
 /** What /payments and /payments/details answer, as this connector reads it. */
@@ -17,38 +19,6 @@ export type PaymentAnswer = Pick<PaymentResponse | PaymentDetailsResponse, 'pspR
   additionalData?: Record<string, string> | null;
   action?: { type?: string; url?: string; method?: string; data?: Record<string, string> } | null;
 };
-
-/**
- * Adyen's refusal reasons (https://docs.adyen.com/development-resources/refusal-reasons) that say
- * more than `card_declined`, by refusalReasonCode and refusalReason (a webhook carries the reason
- * only); every other one (2 Refused, 5 Blocked Card, 8 Invalid Card Number, 20 FRAUD, 23 Transaction
- * Not Permitted, 25 Restricted Card, …) is a decline.
- */
-const REFUSALS: [code: string, reason: string, ours: PaymentFailureCode][] = [
-  ['4', 'Acquirer Error', 'processing_error'],
-  ['6', 'Expired Card', 'expired_card'],
-  ['9', 'Issuer Unavailable', 'processing_error'],
-  ['11', '3D Not Authenticated', 'authentication_failed'],
-  ['12', 'Not enough balance', 'insufficient_funds'],
-  ['15', 'Cancelled', 'processing_error'],
-  // The shopper left the challenge.
-  ['16', 'Shopper Cancelled', 'authentication_failed'],
-  ['21', 'Not Submitted', 'processing_error'],
-  ['24', 'CVC Declined', 'incorrect_cvc'],
-  ['28', 'Withdrawal amount exceeded', 'insufficient_funds'],
-  ['29', 'Withdrawal count exceeded', 'insufficient_funds'],
-  // The issuer wants 3-D Secure, which was not attempted (the payment has no return_url).
-  ['38', 'Authentication required', 'authentication_required'],
-  ['39', 'RReq not received from DS', 'authentication_failed'],
-  ['42', '3DS Authentication Error', 'authentication_failed'],
-];
-const BY_CODE = new Map(REFUSALS.map(([code, , ours]) => [code, ours]));
-const BY_REASON = new Map(REFUSALS.map(([, reason, ours]) => [reason.toLowerCase(), ours]));
-
-export function refusalCodeOf(answer: Pick<PaymentAnswer, 'refusalReasonCode' | 'refusalReason'>): PaymentFailureCode {
-  const byCode = answer.refusalReasonCode && BY_CODE.get(answer.refusalReasonCode);
-  return byCode || (answer.refusalReason && BY_REASON.get(answer.refusalReason.toLowerCase())) || 'card_declined';
-}
 
 /** The page Adyen sends the customer to, when its action is one the service can present (a redirect). */
 function customerActionOf(action: PaymentAnswer['action']): CustomerAction | undefined {
@@ -63,7 +33,7 @@ function customerActionOf(action: PaymentAnswer['action']): CustomerAction | und
  */
 export function chargeStateOf(answer: PaymentAnswer, reference: string | null = answer.pspReference ?? null, manual = false): ChargeState {
   const connectorReference = reference ?? '';
-  const declined = (failureCode: PaymentFailureCode, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, failureCode, message });
+  const declined = (why: Decline, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, ...why, message });
   const code = answer.resultCode;
   switch (code) {
     case 'Authorised': {
@@ -73,18 +43,18 @@ export function chargeStateOf(answer: PaymentAnswer, reference: string | null = 
       return networkTransactionId ? { kind: 'succeeded', connectorReference, networkTransactionId } : { kind: 'succeeded', connectorReference };
     }
     case 'Refused':
-      return declined(refusalCodeOf(answer), `Adyen refused the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
+      return declined(adyenDeclineOf(answer), `Adyen refused the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
     case 'Cancelled':
-      return declined(answer.refusalReasonCode === '16' ? 'authentication_failed' : 'processing_error', 'The payment was cancelled at Adyen before it completed.');
+      return declined(answer.refusalReasonCode === '16' ? adyenDeclineOf(answer) : decline('processing_error', 'processor'), 'The payment was cancelled at Adyen before it completed.');
     case 'Error':
-      return declined('processing_error', `Adyen could not process the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
+      return declined(decline('processing_error', 'processor'), `Adyen could not process the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);
     case 'RedirectShopper':
     case 'IdentifyShopper':
     case 'ChallengeShopper': {
       const action = customerActionOf(answer.action);
       // A native 3-D Secure 2 action (no page to send the customer to) needs Adyen's own browser
       // component, which the service does not serve; it asks for redirects (nativeThreeDS disabled).
-      if (!action) return declined('authentication_required', `Adyen asked for the customer (${code}) without a page to redirect them to.`);
+      if (!action) return declined(decline('authentication_required', 'authentication_required'), `Adyen asked for the customer (${code}) without a page to redirect them to.`);
       return { kind: 'requires_action', connectorReference, action };
     }
     default:
@@ -164,7 +134,7 @@ export function readNotification(item: NotificationRequestItem): NotificationRea
     case 'AUTHORISATION': {
       const state: ChargeState = success
         ? { kind: isManual(item) ? 'authorized' : 'succeeded', connectorReference: item.pspReference }
-        : { kind: 'declined', connectorReference: item.pspReference, failureCode: refusalCodeOf({ refusalReason: item.reason }), message: `Adyen refused the payment${reason}.` };
+        : { kind: 'declined', connectorReference: item.pspReference, ...adyenDeclineOf({ refusalReason: item.reason, additionalData: item.additionalData as Record<string, string> | undefined }), message: `Adyen refused the payment${reason}.` };
       // A card verification (a zero-value authorisation) is named by our pm_ id.
       if (item.merchantReference.startsWith('pm_')) return { object: 'payment_method', reference: item.merchantReference, state: verificationOf(state) };
       return { object: 'payment', reference: item.merchantReference, state };
@@ -181,7 +151,7 @@ export function readNotification(item: NotificationRequestItem): NotificationRea
     case 'TECHNICAL_CANCEL':
       // The authorisation was cancelled before capture: nothing was charged.
       return success
-        ? { object: 'payment', reference: item.merchantReference, state: { kind: 'declined', connectorReference: item.originalReference ?? item.pspReference, failureCode: 'processing_error', message: `The payment was cancelled at Adyen${reason}.` } }
+        ? { object: 'payment', reference: item.merchantReference, state: { kind: 'declined', connectorReference: item.originalReference ?? item.pspReference, failureCode: 'processing_error', declineType: 'processor', message: `The payment was cancelled at Adyen${reason}.` } }
         : undefined;
     case 'CAPTURE':
     case 'CAPTURE_FAILED': {

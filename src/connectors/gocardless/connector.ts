@@ -98,7 +98,7 @@ export function createGoCardlessConnector(opts: GoCardlessConnectorOptions): Con
       };
       const answer = await gc.create<Payment>('/payments', 'payments', payment, request.reference, signal);
       if (!answer.ok && answer.status === 422 && answer.reason && MANDATE_REFUSALS.has(answer.reason)) {
-        return { kind: 'declined', connectorReference: null, failureCode: 'mandate_invalid', message: `GoCardless refused the debit: its mandate is not active (${answer.reason}).` };
+        return { kind: 'declined', connectorReference: null, failureCode: 'mandate_invalid', declineType: 'do_not_retry', message: `GoCardless refused the debit: its mandate is not active (${answer.reason}).` };
       }
       return answer.ok ? paymentStateOf(answer.value) : answer.error;
     },

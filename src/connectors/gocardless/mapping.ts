@@ -2,6 +2,7 @@
 // MandateStatus and PaymentStatus enums, so that a status added by a later SDK fails to compile
 // here until it is mapped), the event actions its webhooks carry, and the failure causes it names.
 import type { Mandate, MandateStatus, Payment, PaymentStatus } from 'gocardless-nodejs/types';
+import type { DeclineType } from '../declines.js';
 import type { ChargeState, MandateFailureCode, MandateState, PaymentFailureCode } from '../types.js';
 
 /** Where our ids go in the metadata of what we create at GoCardless (and come back in its events' resource_metadata). */
@@ -53,7 +54,10 @@ export function mandateStateOf(mandate: Mandate, cause?: { cause?: string; origi
   }
 }
 
-type PaymentReading = { kind: 'pending' | 'succeeded' } | { kind: 'declined' | 'reversed'; failureCode: PaymentFailureCode };
+type PaymentReading =
+  | { kind: 'pending' | 'succeeded' }
+  | { kind: 'declined'; failureCode: PaymentFailureCode; declineType: DeclineType }
+  | { kind: 'reversed'; failureCode: PaymentFailureCode };
 
 /**
  * Each GoCardless payment status. `confirmed` is our success (collected from the payer's bank);
@@ -67,8 +71,8 @@ const PAYMENT_STATUS: Record<`${PaymentStatus}`, PaymentReading> = {
   confirmed: { kind: 'succeeded' },
   paid_out: { kind: 'succeeded' },
   // Never left for the bank: cancelled (by the merchant, or with its mandate) or refused by the payer.
-  cancelled: { kind: 'declined', failureCode: 'mandate_invalid' },
-  customer_approval_denied: { kind: 'declined', failureCode: 'debit_declined' },
+  cancelled: { kind: 'declined', failureCode: 'mandate_invalid', declineType: 'do_not_retry' },
+  customer_approval_denied: { kind: 'declined', failureCode: 'debit_declined', declineType: 'do_not_retry' },
   failed: { kind: 'reversed', failureCode: 'debit_declined' },
   charged_back: { kind: 'reversed', failureCode: 'charged_back' },
 };
@@ -81,9 +85,13 @@ export function paymentStateOf(payment: Payment, cause?: { cause?: string; descr
   const reading = payment.status ? PAYMENT_STATUS[payment.status] : undefined;
   if (!reading) return { kind: 'pending', connectorReference };
   if (!('failureCode' in reading)) return { kind: reading.kind, connectorReference };
-  const failureCode = reading.kind === 'declined' && cause?.cause && PAYMENT_CANCEL_CAUSES.has(cause.cause) ? 'debit_declined' : reading.failureCode;
+  // A payment cancelled for a reason of its own (not its mandate's) says nothing about the next debit.
+  const ownCause = reading.kind === 'declined' && cause?.cause && PAYMENT_CANCEL_CAUSES.has(cause.cause);
   const message = cause?.description ?? `GoCardless reports the payment ${payment.status}${cause?.cause ? ` (${cause.cause})` : ''}.`;
-  return { kind: reading.kind, connectorReference, failureCode, message };
+  if (reading.kind === 'reversed') return { kind: 'reversed', connectorReference, failureCode: reading.failureCode, message };
+  return ownCause
+    ? { kind: 'declined', connectorReference, failureCode: 'debit_declined', declineType: 'retry_later', message }
+    : { kind: 'declined', connectorReference, failureCode: reading.failureCode, declineType: reading.declineType, message };
 }
 
 /**

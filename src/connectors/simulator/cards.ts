@@ -6,7 +6,9 @@ export type TestCardScenario = (typeof TEST_CARD_SCENARIOS)[number];
 export interface TestCard {
   scenario: TestCardScenario;
   /** Declines: the processor's reason, mapped onto our failure code by the connector. */
-  decline?: 'card_declined' | 'insufficient_funds';
+  decline?: 'card_declined' | 'insufficient_funds' | 'stolen_card';
+  /** Declined by this simulated processor only; every other one approves it (a decline another processor recovers). */
+  declinedOnlyBy?: string;
   /** Manual capture: authorised, then every capture is declined (capture_declined). */
   captureDeclined?: true;
   /** Succeeds, then the cardholder disputes it (fraudulent) within SIMULATOR_PENDING_DELAY_MS. */
@@ -27,8 +29,15 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
     description:
       'Succeeds, then within seconds (SIMULATOR_PENDING_DELAY_MS) is disputed (fraudulent) with its funds withdrawn; evidence containing winning_evidence wins it, losing_evidence loses it.',
   },
-  '4000000000000002': { scenario: 'decline', decline: 'card_declined', description: 'Declined: card_declined.' },
-  '4000000000009995': { scenario: 'decline', decline: 'insufficient_funds', description: 'Declined: insufficient_funds.' },
+  '4000000000000002': { scenario: 'decline', decline: 'card_declined', description: 'Declined: card_declined (decline type generic).' },
+  '4000000000009995': { scenario: 'decline', decline: 'insufficient_funds', description: 'Declined: insufficient_funds (decline type retry_later).' },
+  '4000000000000440': {
+    scenario: 'decline',
+    decline: 'card_declined',
+    declinedOnlyBy: 'simulator_a',
+    description: 'Declined by simulator_a as do_not_honor (decline type generic); simulator_b approves it.',
+  },
+  '4000000000000853': { scenario: 'decline', decline: 'stolen_card', description: 'Declined by every simulator: stolen_card (decline type do_not_retry).' },
   '4000000000000077': {
     scenario: 'pending',
     description: 'Pending; succeeds after SIMULATOR_PENDING_DELAY_MS or POST /v1/test-helpers/payments/{id}/resolve, reported by webhook.',

@@ -29,6 +29,9 @@ function isRefundRequest(body: unknown): body is SimRefundRequest {
   return typeof b?.merchant_reference === 'string' && typeof b.charge_reference === 'string' && Number.isSafeInteger(b.amount_minor) && b.amount_minor > 0;
 }
 
+/** A decline card's reason, in this processor's words. */
+const REFUSAL_OF_DECLINE = { card_declined: 'DO_NOT_HONOUR', insufficient_funds: 'NOT_ENOUGH_BALANCE', stolen_card: 'STOLEN_CARD' } as const;
+
 const SETTLED_CHARGE_STATES = ['CAPTURED', 'REFUSED'] as const;
 
 export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
@@ -97,7 +100,7 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');
-    if (card.scenario === 'decline') return refuse(card.decline === 'insufficient_funds' ? 'NOT_ENOUGH_BALANCE' : 'DO_NOT_HONOUR');
+    if (card.scenario === 'decline' && (card.declinedOnlyBy === undefined || card.declinedOnlyBy === this.p.profile.name)) return refuse(REFUSAL_OF_DECLINE[card.decline ?? 'card_declined']);
     if (card.scenario === 'pending') return { object: { ...charge, state: 'PENDING' }, settlesTo: manual ? 'AUTHORISED' : 'CAPTURED' };
     // 3-D Secure: the cardholder decides on the challenge page; nothing settles on its own.
     if (card.scenario === 'challenge') {

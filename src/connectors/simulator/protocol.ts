@@ -8,6 +8,8 @@ export type SimChargeState = (typeof SIM_CHARGE_STATES)[number];
 
 export const SIM_REFUSALS = [
   'DO_NOT_HONOUR',
+  /** The card is reported stolen: the issuer will never approve it. */
+  'STOLEN_CARD',
   'NOT_ENOUGH_BALANCE',
   'EXPIRED_CARD',
   'CVC_DECLINED',

@@ -38,18 +38,7 @@ import {
 } from './protocol.js';
 import { isPayout, payoutStateOf } from './payout-transformers.js';
 import { answersOf } from './answers.js';
-
-const FAILURE_OF_REFUSAL = {
-  DO_NOT_HONOUR: 'card_declined',
-  NOT_ENOUGH_BALANCE: 'insufficient_funds',
-  EXPIRED_CARD: 'expired_card',
-  CVC_DECLINED: 'incorrect_cvc',
-  UNKNOWN_CARD: 'card_declined',
-  AUTHENTICATION_REQUIRED: 'authentication_required',
-  AUTHENTICATION_FAILED: 'authentication_failed',
-  DEBIT_RETURNED: 'debit_declined',
-  MANDATE_NOT_ACTIVE: 'mandate_invalid',
-} as const satisfies Record<SimRefusal, PaymentFailureCode>;
+import { DECLINE_OF_REFUSAL } from './declines.js';
 
 const MESSAGE_OF_FAILURE = {
   card_declined: 'The card was declined.',
@@ -106,7 +95,7 @@ export function isCharge(body: unknown): body is SimCharge {
     typeof b?.charge_id === 'string' &&
     typeof b.merchant_reference === 'string' &&
     (SIM_CHARGE_STATES as readonly string[]).includes(b.state) &&
-    (b.refusal == null || Object.hasOwn(FAILURE_OF_REFUSAL, b.refusal))
+    (b.refusal == null || Object.hasOwn(DECLINE_OF_REFUSAL, b.refusal))
   );
 }
 
@@ -140,10 +129,10 @@ export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeS
       return { kind: 'authorized', connectorReference: charge.charge_id, captureBefore: new Date(Date.parse(charge.created_at) + DEFAULT_CAPTURE_WINDOW_MS) };
     case 'VOIDED':
       // Released at our request: nothing was taken; the void's own answer said so first.
-      return { kind: 'declined', connectorReference: charge.charge_id, failureCode: 'processing_error', message: 'The authorisation was voided at the processor.' };
+      return { kind: 'declined', connectorReference: charge.charge_id, failureCode: 'processing_error', declineType: 'processor', message: 'The authorisation was voided at the processor.' };
     case 'REFUSED': {
-      const failureCode = FAILURE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
-      return { kind: 'declined', connectorReference: charge.charge_id, failureCode, message: MESSAGE_OF_FAILURE[failureCode] };
+      const why = DECLINE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
+      return { kind: 'declined', connectorReference: charge.charge_id, ...why, message: MESSAGE_OF_FAILURE[why.failureCode] };
     }
     default:
       return state satisfies never;

@@ -3,65 +3,8 @@
 // nothing: the core may then try the next connector; anything else is verified, never re-sent
 // elsewhere, since Stripe documents that a 500 may have succeeded).
 import Stripe from 'stripe';
+import { stripeDeclineOf } from './declines.js';
 import { connectorError, type ChargeState, type ConnectorError, type PaymentFailureCode, type RefundState } from '../types.js';
-
-/** Every decline code Stripe documents (https://docs.stripe.com/declines/codes), in our failure codes. */
-const DECLINE_CODES: Record<string, PaymentFailureCode> = {
-  insufficient_funds: 'insufficient_funds',
-  withdrawal_count_limit_exceeded: 'insufficient_funds',
-  card_velocity_exceeded: 'insufficient_funds',
-  expired_card: 'expired_card',
-  incorrect_cvc: 'incorrect_cvc',
-  invalid_cvc: 'incorrect_cvc',
-  processing_error: 'processing_error',
-  issuer_not_available: 'processing_error',
-  reenter_transaction: 'processing_error',
-  try_again_later: 'processing_error',
-  authentication_required: 'authentication_required',
-  ...Object.fromEntries(
-    [
-      'approve_with_id', 'call_issuer', 'card_not_supported', 'currency_not_supported',
-      'do_not_honor', 'do_not_try_again', 'duplicate_transaction', 'fraudulent', 'generic_decline', 'incorrect_number',
-      'incorrect_pin', 'incorrect_zip', 'invalid_account', 'invalid_amount', 'invalid_expiry_month', 'invalid_expiry_year',
-      'invalid_number', 'invalid_pin', 'lost_card', 'merchant_blacklist', 'new_account_information_available',
-      'no_action_taken', 'not_permitted', 'offline_pin_required', 'online_or_offline_pin_required', 'pickup_card',
-      'pin_try_exceeded', 'restricted_card', 'revocation_of_all_authorizations', 'revocation_of_authorization',
-      'security_violation', 'service_not_allowed', 'stolen_card', 'stop_payment_order', 'testmode_decline',
-      'transaction_not_allowed',
-    ].map((code) => [code, 'card_declined' as const]),
-  ),
-};
-
-/** `card_error` codes that say more than `card_declined` (whose decline code then says why). */
-const CARD_ERROR_CODES: Record<string, PaymentFailureCode> = {
-  expired_card: 'expired_card',
-  incorrect_cvc: 'incorrect_cvc',
-  invalid_cvc: 'incorrect_cvc',
-  insufficient_funds: 'insufficient_funds',
-  processing_error: 'processing_error',
-  card_decline_rate_limit_exceeded: 'card_declined',
-  incorrect_number: 'card_declined',
-  invalid_number: 'card_declined',
-  invalid_expiry_month: 'card_declined',
-  invalid_expiry_year: 'card_declined',
-  card_declined: 'card_declined',
-  // error_on_requires_action: the card needs 3-D Secure and we asked Stripe not to start it.
-  authentication_required: 'authentication_required',
-  // The cardholder failed (or abandoned) 3-D Secure.
-  payment_intent_authentication_failure: 'authentication_failed',
-  setup_intent_authentication_failure: 'authentication_failed',
-};
-
-interface LastError {
-  code?: string | null;
-  decline_code?: string | null;
-  message?: string | null;
-}
-
-export function failureCodeOf(error: LastError | null | undefined): PaymentFailureCode {
-  if (!error) return 'processing_error';
-  return (error.decline_code && DECLINE_CODES[error.decline_code]) || (error.code && CARD_ERROR_CODES[error.code]) || 'card_declined';
-}
 
 /** Where a PaymentIntent stands, for us; its metadata carries our payment id. */
 export function chargeStateOf(
@@ -78,17 +21,17 @@ export function chargeStateOf(
       if (redirect) return { kind: 'requires_action', connectorReference, action: { url: redirect, method: 'GET' } };
       // use_stripe_sdk (or another action) needs Stripe.js in the customer's browser, which this
       // service does not run: nobody can complete it (the connector cancels it when it meets it).
-      return { kind: 'declined', connectorReference, failureCode: 'authentication_required', message: 'Stripe asks for an action only Stripe.js can perform (use_stripe_sdk).' };
+      return { kind: 'declined', connectorReference, failureCode: 'authentication_required', declineType: 'authentication_required', message: 'Stripe asks for an action only Stripe.js can perform (use_stripe_sdk).' };
     }
     case 'requires_capture':
       // capture_method manual: authorised, held until captured or cancelled.
       return { kind: 'authorized', connectorReference };
     case 'requires_payment_method': {
       const error = intent.last_payment_error;
-      return { kind: 'declined', connectorReference, failureCode: failureCodeOf(error), message: error?.message ?? 'Stripe declined the payment.' };
+      return { kind: 'declined', connectorReference, ...stripeDeclineOf(error), message: error?.message ?? 'Stripe declined the payment.' };
     }
     case 'canceled':
-      return { kind: 'declined', connectorReference, failureCode: 'processing_error', message: 'The PaymentIntent was canceled at Stripe.' };
+      return { kind: 'declined', connectorReference, failureCode: 'processing_error', declineType: 'processor', message: 'The PaymentIntent was canceled at Stripe.' };
     default:
       // processing, requires_confirmation, or a status of a later
       // API version: still moving or not yet known, never failed while money could still move.
@@ -132,7 +75,7 @@ export function declineOf(err: unknown): ChargeState | undefined {
   if (!(err instanceof Stripe.errors.StripeCardError)) return undefined;
   const intent = err.payment_intent;
   if (intent) return chargeStateOf(intent);
-  return { kind: 'declined', connectorReference: null, failureCode: failureCodeOf(err), message: err.message };
+  return { kind: 'declined', connectorReference: null, ...stripeDeclineOf(err), message: err.message };
 }
 
 /** Any other error of a call, as the core classifies it; a bug of ours is rethrown (the core then verifies). */

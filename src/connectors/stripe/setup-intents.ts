@@ -7,7 +7,8 @@
 import Stripe from 'stripe';
 import type { VerificationState } from '../types.js';
 import { verificationOf } from '../verifications.js';
-import { chargeStateOf, failureCodeOf } from './mapping.js';
+import { chargeStateOf } from './mapping.js';
+import { stripeDeclineOf } from './declines.js';
 
 export const PAYMENT_METHOD_KEY = 'payment_method_id';
 /** How many of the account's newest SetupIntents a lookup by our id reads (Stripe has no search for them). */
@@ -25,7 +26,7 @@ export function setupDeclineOf(err: unknown): VerificationState | undefined {
   if (!(err instanceof Stripe.errors.StripeCardError)) return undefined;
   const intent = (err as { setup_intent?: SetupIntent }).setup_intent;
   if (intent) return setupStateOf(intent);
-  return { kind: 'declined', connectorReference: null, failureCode: failureCodeOf(err), message: err.message };
+  return { kind: 'declined', connectorReference: null, ...stripeDeclineOf(err), message: err.message };
 }
 
 /** The params of the SetupIntent that verifies the card (confirmed at once; 3-D Secure by redirect to `returnUrl` when given). */

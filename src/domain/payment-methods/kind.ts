@@ -17,7 +17,7 @@ export const verificationKind: MovementKind<PaymentMethodRow, VerificationState,
   send: async (connector, request, signal) =>
     connector.verifyCard ? connector.verifyCard(request, signal) : connectorError('request_rejected', `${connector.name} does not verify cards`),
   status: async (connector, request, signal) => (connector.verificationStatus ? connector.verificationStatus(request, signal) : { kind: 'not_found' }),
-  attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
+  attempt: (state) => (state.kind === 'declined' ? { kind: 'declined', failureCode: state.failureCode, declineType: state.declineType } : { kind: state.kind }),
   fromState: (connector, state): VerificationUpdate => {
     switch (state.kind) {
       case 'succeeded':

@@ -24,7 +24,11 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
   // An authorisation is the call's success: the money is held, for a capture to take.
   attempt: (state) =>
-    state.kind === 'declined' || state.kind === 'reversed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'authorized' ? 'succeeded' : state.kind },
+    state.kind === 'declined'
+      ? { kind: 'declined', failureCode: state.failureCode, declineType: state.declineType }
+      : state.kind === 'reversed'
+        ? { kind: 'declined', failureCode: state.failureCode }
+        : { kind: state.kind === 'authorized' ? 'succeeded' : state.kind },
   fromState: (connector, state) =>
     state.kind === 'requires_action'
       ? { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action }
@@ -38,6 +42,8 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
     connector,
     connectorReference: null,
     failureCode: 'processing_error',
+    // Certainly nothing was done anywhere: every connector refused before acting, or none was reached.
+    declineType: 'processor',
     failureMessage: `No connector could process the payment (${code}).`,
   }),
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),

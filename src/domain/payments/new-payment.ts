@@ -89,6 +89,7 @@ export function newPaymentRow(
     amountCaptured: 0,
     captureBefore: null,
     cancellationReason: null,
+    declineType: null,
     paymentMethod,
     route,
     connector: null,

@@ -6,6 +6,9 @@ import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { CAPTURE_METHODS, PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
+import { DECLINE_TYPES } from '../../connectors/declines.js';
+
+const DeclineTypeOrNull = (description: string) => Type.Union([Type.String({ enum: [...DECLINE_TYPES] }), Type.Null()], { description });
 import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';
 import { Capture } from '../captures/schema.js';
 
@@ -127,6 +130,7 @@ export const PaymentAttempt = Type.Object({
   connector: Type.String(),
   outcome: Type.String({ enum: [...ATTEMPT_OUTCOMES] }),
   error_code: Type.Union([Type.String(), Type.Null()], { description: 'Why a declined, failed or skipped attempt ended as it did.' }),
+  decline_type: DeclineTypeOrNull('What a refusal says about trying again; null for a success, a skip, or an outcome that is not known (a timeout after sending, a 5xx).'),
   duration_ms: Type.Number(),
   started_at: Timestamp,
 });
@@ -173,6 +177,7 @@ export const Payment = Type.Object(
     attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),
     failure_code: Type.Union([Type.String({ enum: [...PAYMENT_FAILURE_CODES] }), Type.Null()]),
     failure_message: Type.Union([Type.String(), Type.Null()]),
+    decline_type: DeclineTypeOrNull('A failed payment: what its last refusal says about trying again (docs/declines.md); null otherwise.'),
     next_action: Type.Union(
       [
         Type.Object({

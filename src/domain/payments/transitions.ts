@@ -19,6 +19,7 @@ import { capturesByPayment } from '../captures/view.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
+import type { DeclineType } from '../../connectors/declines.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
 import { eraseInFlightCard } from './in-flight.js';
@@ -43,6 +44,7 @@ export function paymentView(row: PaymentRow, captures: readonly CaptureView[]): 
     attempts: attemptsView(row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
+    decline_type: row.declineType,
     next_action: paymentStates.is(row.status, 'withCustomer') ? { type: 'redirect_to_url', url: row.nextActionUrl!, return_url: row.returnUrl! } : null,
     return_url: row.returnUrl,
     ...viewTail(row),
@@ -69,7 +71,8 @@ export type PaymentUpdate =
   | { kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null }
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
   | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string }
+  /** `declineType`: what the refusal says about trying again; absent when nothing said (abandoned, expired, an unknown outcome). */
+  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string; declineType?: DeclineType }
   /** A direct debit's money came back (late failure, charge-back): failed whatever it reached, a success's booking reversed. */
   | { kind: 'reversed'; connector: string; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
@@ -120,7 +123,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
     }),
     // What a succeeded automatic payment took is captured (refunds draw on captured money).
     succeeded: (update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...networkTransactionColumns(update, row) }),
-    failed: () => ACTION_CLOSED,
+    failed: (update) => ({ ...ACTION_CLOSED, declineType: (update as Extract<PaymentUpdate, { kind: 'failed' }>).declineType ?? null }),
   },
   // A card kept in flight for the worker's replay (in-flight.ts) is erased as soon as the processor holds the payment.
   effects: {
@@ -171,6 +174,7 @@ function authenticationRequired(update: { connector?: string | null; connectorRe
     connector: update.connector ?? null,
     connectorReference: update.connectorReference ?? null,
     failureCode: 'authentication_required',
+    declineType: 'authentication_required',
     failureMessage: 'The processor needs the customer to authenticate (3-D Secure), and the payment has no return_url to bring them back to.',
   };
 }
@@ -181,6 +185,7 @@ export const ACTION_EXPIRED: PaymentUpdate = {
   connector: null,
   connectorReference: null,
   failureCode: 'authentication_failed',
+  declineType: 'authentication_required',
   failureMessage: 'The customer did not complete the action (3-D Secure, redirect) in time.',
 };
 

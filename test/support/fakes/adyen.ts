@@ -42,6 +42,9 @@ export const ADYEN_CARDS = {
   cancelled: luhn('411111110400000'),
   /** Refused with this refusalReasonCode. */
   refused: refusalCard,
+  /** Refused (2) with Mastercard merchant advice 03 (do not try again) and 24 (retry after an hour). */
+  adviceDoNotRetry: luhn('411111110500000'),
+  adviceRetryLater: luhn('411111110500010'),
 } as const;
 
 /**
@@ -52,11 +55,25 @@ export const ADYEN_CARDS = {
 const SERVICE_TEST_CARDS: Record<string, { resultCode: string; refusal?: number }> = {
   '4000000000000002': { resultCode: 'Refused', refusal: 2 },
   '4000000000009995': { resultCode: 'Refused', refusal: 12 },
+  '4000000000000440': { resultCode: 'Refused', refusal: 2 },
+  '4000000000000853': { resultCode: 'Refused', refusal: 5 },
   '4000000000000077': { resultCode: 'Received' },
   '4000000000003220': { resultCode: 'RedirectShopper' },
 };
 
-const REFUSAL_REASONS: Record<number, string> = { 2: 'Refused', 4: 'Acquirer Error', 6: 'Expired Card', 11: '3D Not Authenticated', 12: 'Not enough balance', 24: 'CVC Declined', 38: 'Authentication required' };
+const REFUSAL_REASONS: Record<number, string> = {
+  2: 'Refused',
+  4: 'Acquirer Error',
+  5: 'Blocked Card',
+  6: 'Expired Card',
+  11: '3D Not Authenticated',
+  12: 'Not enough balance',
+  24: 'CVC Declined',
+  26: 'Revocation Of Auth',
+  38: 'Authentication required',
+};
+/** Refused (2) with a Mastercard merchant advice code, as Adyen passes it on in additionalData. */
+const ADVICE_CARDS: Record<string, string> = { [luhn('411111110500000')]: '03: Do not try again', [luhn('411111110500010')]: '24: Retry after 1 hour' };
 
 // ---- the published documents, compiled once ----
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -248,6 +265,8 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     const alias = SERVICE_TEST_CARDS[number];
     const refusal = Object.entries(REFUSAL_REASONS).find(([code]) => refusalCard(Number(code)) === number || alias?.refusal === Number(code));
     if (refusal) return answer('Refused', { refusalReason: refusal[1], refusalReasonCode: refusal[0] });
+    const advice = ADVICE_CARDS[number];
+    if (advice) return answer('Refused', { refusalReason: 'Refused', refusalReasonCode: '2', additionalData: { merchantAdviceCode: advice } });
     if (number === ADYEN_CARDS.received || alias?.resultCode === 'Received') return answer('Received');
     if (number === ADYEN_CARDS.error) return answer('Error', { refusalReason: 'Acquirer Error' });
     if (number === ADYEN_CARDS.cancelled) return answer('Cancelled');

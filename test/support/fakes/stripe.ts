@@ -28,6 +28,12 @@ export const STRIPE_CARDS = {
   threeDS2Required: '4000000000003220',
   expired: '4000000000000069',
   incorrectCvc: '4000000000000127',
+  /** Stripe's stolen-card and lost-card test cards. */
+  stolen: '4000000000009979',
+  lost: '4000000000009987',
+  /** The service's test cards for decline types (docs/test-mode.md): a do_not_honor and a stolen card. */
+  doNotHonor: '4000000000000440',
+  serviceStolen: '4000000000000853',
 } as const;
 
 const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
@@ -35,6 +41,10 @@ const DECLINES: Record<string, { code: string; decline_code?: string; message: s
   [STRIPE_CARDS.insufficientFunds]: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
   [STRIPE_CARDS.expired]: { code: 'expired_card', message: 'Your card has expired.' },
   [STRIPE_CARDS.incorrectCvc]: { code: 'incorrect_cvc', message: "Your card's security code is incorrect." },
+  [STRIPE_CARDS.stolen]: { code: 'card_declined', decline_code: 'stolen_card', message: 'Your card was declined.' },
+  [STRIPE_CARDS.lost]: { code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' },
+  [STRIPE_CARDS.doNotHonor]: { code: 'card_declined', decline_code: 'do_not_honor', message: 'Your card was declined.' },
+  [STRIPE_CARDS.serviceStolen]: { code: 'card_declined', decline_code: 'stolen_card', message: 'Your card was declined.' },
 };
 
 export type Fault = '429' | '500_after' | 'drop_after' | 'hang_after' | 'processing';
