@@ -28,12 +28,8 @@ export const STRIPE_CARDS = {
   threeDS2Required: '4000000000003220',
   expired: '4000000000000069',
   incorrectCvc: '4000000000000127',
-  /** Stripe's stolen-card and lost-card test cards. */
-  stolen: '4000000000009979',
-  lost: '4000000000009987',
-  /** The service's test cards for decline types (docs/test-mode.md): a do_not_honor and a stolen card. */
-  doNotHonor: '4000000000000440',
-  serviceStolen: '4000000000000853',
+  /** Stripe's stolen-card and lost-card test cards; the service's do_not_honor and stolen cards (docs/test-mode.md). */
+  stolen: '4000000000009979', lost: '4000000000009987', doNotHonor: '4000000000000440', serviceStolen: '4000000000000853',
 } as const;
 
 const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
