@@ -4634,7 +4634,10 @@ export interface components {
                 connector: string;
                 /** @enum {string} */
                 outcome: "succeeded" | "pending" | "requires_action" | "declined" | "error" | "timeout" | "skipped";
+                /** @description Why a declined, failed or skipped attempt ended as it did. */
                 error_code: string | null;
+                /** @description What a refusal says about trying again; null for a success, a skip, or an outcome that is not known (a timeout after sending, a 5xx). */
+                decline_type: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor") | null;
                 duration_ms: number;
                 /**
                  * Format: date-time

@@ -1,8 +1,8 @@
 // Request and response schemas of payouts and their test helper.
 import { Type, type Static } from 'typebox';
-import { Amount, Currency, IdFilter, ListQuery, Metadata, MetadataView, OneOf, Timestamp, Versioned } from '../../kernel/schemas.js';
+import { Amount, Currency, IdFilter, ListQuery, Metadata, MetadataView, OneOf, Versioned } from '../../kernel/schemas.js';
 import { PAYOUT_FAILURE_CODES } from '../../connectors/types.js';
-import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
+import { PaymentAttempt } from '../payments/schema.js';
 import { PAYOUT_STATUSES } from './state.js';
 
 export const CreatePayoutBody = Type.Object(
@@ -18,13 +18,8 @@ export const CreatePayoutBody = Type.Object(
 );
 export type CreatePayoutBody = Static<typeof CreatePayoutBody>;
 
-const AttemptSchema = Type.Object({
-  connector: Type.String(),
-  outcome: Type.String({ enum: [...ATTEMPT_OUTCOMES] }),
-  error_code: Type.Union([Type.String(), Type.Null()]),
-  duration_ms: Type.Number(),
-  started_at: Timestamp,
-});
+// Every movement's attempts are recorded alike (src/connectors/router.ts attemptOf).
+const AttemptSchema = PaymentAttempt;
 
 export const Payout = Type.Object(
   {
