@@ -69,15 +69,15 @@ describe('terms resolution', () => {
   it('takes the currency row over the default row field by field, per method', async () => {
     const { accountId } = await h.newTenant();
     const acct = accountUuid(accountId);
-    expect(await termsFor(h.db, acct, 'card', 'EUR')).toEqual({ fee: null, refundsReturnFee: false, settlementDays: 0 });
+    expect(await termsFor(h.db, acct, 'card', 'EUR')).toEqual({ fee: null, refundsReturnFee: false, settlementDays: 0, disputeFee: 0 });
     await setPricing(h.db, acct, { method: 'card', bps: 290, fixed: 30, minimum: null, refundsReturnFee: true });
     await setSettlement(h.db, acct, { method: 'card', currency: 'GBP', days: 3 });
     // GBP has a settlement delay of its own and the default pricing.
-    expect(await termsFor(h.db, acct, 'card', 'GBP')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: true, settlementDays: 3 });
-    expect(await termsFor(h.db, acct, 'mandate', 'GBP')).toEqual({ fee: null, refundsReturnFee: false, settlementDays: 0 });
+    expect(await termsFor(h.db, acct, 'card', 'GBP')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: true, settlementDays: 3, disputeFee: 0 });
+    expect(await termsFor(h.db, acct, 'mandate', 'GBP')).toEqual({ fee: null, refundsReturnFee: false, settlementDays: 0, disputeFee: 0 });
     await setPricing(h.db, acct, { method: 'card', currency: 'GBP', bps: 100, fixed: 0, minimum: 5 });
-    expect(await termsFor(h.db, acct, 'card', 'GBP')).toEqual({ fee: { bps: 100, fixed: 0, minimum: 5 }, refundsReturnFee: true, settlementDays: 3 });
-    expect(await termsFor(h.db, acct, 'card', 'EUR')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: true, settlementDays: 0 });
+    expect(await termsFor(h.db, acct, 'card', 'GBP')).toEqual({ fee: { bps: 100, fixed: 0, minimum: 5 }, refundsReturnFee: true, settlementDays: 3, disputeFee: 0 });
+    expect(await termsFor(h.db, acct, 'card', 'EUR')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: true, settlementDays: 0, disputeFee: 0 });
   });
 });
 
@@ -88,7 +88,7 @@ describe('fees on payments', () => {
     await setPricing(h.db, acct, { method: 'card', bps: 290, fixed: 30, minimum: null });
     await setPricing(h.db, acct, { method: 'card', currency: 'JPY', bps: 290, fixed: 10, minimum: null });
     await setPricing(h.db, acct, { method: 'card', currency: 'KWD', bps: 125, fixed: 0, minimum: 100 });
-    expect(await termsFor(h.db, acct, 'card', 'USD')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: false, settlementDays: 0 });
+    expect(await termsFor(h.db, acct, 'card', 'USD')).toEqual({ fee: { bps: 290, fixed: 30, minimum: null }, refundsReturnFee: false, settlementDays: 0, disputeFee: 0 });
 
     const eur = (await orderAndPay(api, CARDS.success, { amount: 1999, currency: 'EUR' })).payment;
     const jpy = (await orderAndPay(api, CARDS.success, { amount: 1050, currency: 'JPY' })).payment;
