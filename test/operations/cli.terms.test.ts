@@ -20,7 +20,7 @@ describe('cli: accounts set-pricing and set-settlement, argument checks', () => 
 
   it('refuses what makes no schedule', async () => {
     expect(await usage('accounts', 'set-pricing', ACCT, '--bps', '290')).toBe('error: --method is required (card or mandate)');
-    expect(await usage('accounts', 'set-pricing', ACCT, '--method', 'card')).toBe('error: give --bps, --fixed or both');
+    expect(await usage('accounts', 'set-pricing', ACCT, '--method', 'card')).toBe('error: give --bps, --fixed, --dispute-fee or several');
     expect(await usage('accounts', 'set-pricing', ACCT, '--method', 'wire', '--bps', '1')).toBe('error: --method must be card or mandate, got "wire"');
     expect(await usage('accounts', 'set-pricing', ACCT, '--method', 'card', '--payouts', '--fixed', '1')).toBe('error: give --method or --payouts, not both');
     expect(await usage('accounts', 'set-pricing', ACCT, '--method', 'card', '--bps', '10001')).toBe('error: --bps must be between 0 and 10000, got 10001');
@@ -50,9 +50,9 @@ describe.skipIf(!isPostgres)('cli: pricing and settlement against PostgreSQL', (
     expect(shown.json).toEqual({
       account: tenant.accountId,
       terms: [
-        { method: 'card', currency: null, pricing: { bps: 290, fixed: 30, minimum: null, refunds_return_fee: true }, settlement_days: null },
-        { method: 'card', currency: 'EUR', pricing: null, settlement_days: 2 },
-        { method: 'payout', currency: 'EUR', pricing: { bps: 0, fixed: 25, minimum: null, refunds_return_fee: false }, settlement_days: null },
+        { method: 'card', currency: null, pricing: { bps: 290, fixed: 30, minimum: null, refunds_return_fee: true }, dispute_fee: null, settlement_days: null },
+        { method: 'card', currency: 'EUR', pricing: null, dispute_fee: null, settlement_days: 2 },
+        { method: 'payout', currency: 'EUR', pricing: { bps: 0, fixed: 25, minimum: null, refunds_return_fee: false }, dispute_fee: null, settlement_days: null },
       ],
     });
     await orderAndPay(tenant.api, CARDS.success, { amount: 1000, currency: 'EUR' });
