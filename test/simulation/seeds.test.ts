@@ -26,10 +26,10 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   });
 
   const CAUGHT: [Plant, number, number, string][] = [
-    ['payout-skips-balance-lock', 4, 100, 'payoutsNeverOverdraw'],
-    ['refund-skips-sum-check', 1, 29, 'refundsNeverExceedPaymentAtAnyMoment'],
-    ['event-outside-transaction', 1, 9, 'legalTransitionsAndIncreasingVersions'],
-    ['resume-recharges', 18, 58, 'noChargeSentAgainOnceHeld'],
+    ['payout-skips-balance-lock', 1, 59, 'payoutsNeverOverdraw'],
+    ['refund-skips-sum-check', 9, 41, 'refundsNeverExceedPayment'],
+    ['event-outside-transaction', 1, 13, 'legalTransitionsAndIncreasingVersions'],
+    ['resume-recharges', 4, 35, 'noChargeSentAgainOnceHeld'],
   ];
   for (const [defect, seed, steps, invariant] of CAUGHT) {
     it(`--plant ${defect}: seed ${seed} fails ${invariant} by step ${steps}`, async () => {
