@@ -15,6 +15,8 @@ import { SIM_SIGNATURE_HEADER } from './protocol.js';
 import { processorSecret, signPayload } from './signing.js';
 import type { SimKey, SimReport, SimulatorStore } from './store.js';
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface SimulatorClock {
   now(): Date;
   /** Runs fn after delayMs; returns a cancel function. */
@@ -88,7 +90,9 @@ export class ReportPump {
 
   private after(delayMs: number, fn: () => void): void {
     if (this.closed) return;
-    const cancel = this.opts.clock.schedule(Math.max(0, delayMs), () => {
+    // Node fires a timer set past 2^31 - 1 ms (about 24.8 days) at once; something due that far
+    // out (an authorisation's expiry) is found by a later sweep anyway.
+    const cancel = this.opts.clock.schedule(Math.min(Math.max(0, delayMs), MAX_TIMER_MS), () => {
       this.timers.delete(cancel);
       if (!this.closed) fn();
     });
