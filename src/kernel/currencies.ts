@@ -25,3 +25,16 @@ export const CURRENCY_CODES: readonly string[] = [...CURRENCY_EXPONENTS.keys()].
 
 export const MIN_AMOUNT = 1;
 export const MAX_AMOUNT = 99_999_999_999;
+
+/**
+ * A processor's amount in `currency` (its exponent where it differs from ISO's in `exponents`) in
+ * our minor units. Processors whose exponent is larger than ISO's (ISK at Stripe and Adyen, CLP at
+ * Adyen) only move whole ISO units, so the division is exact for what they report; rounding keeps
+ * the ledger's integers integral should one ever not be. An unknown currency is taken as ISO's
+ * default of two decimals on both sides, so nothing is rescaled.
+ */
+export function fromProcessorUnits(value: number, currency: string, exponents: Readonly<Record<string, number>>): number {
+  const iso = CURRENCY_EXPONENTS.get(currency) ?? 2;
+  const shift = (exponents[currency] ?? iso) - iso;
+  return shift >= 0 ? Math.round(value / 10 ** shift) : value * 10 ** -shift;
+}

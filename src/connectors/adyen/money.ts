@@ -4,7 +4,7 @@
 // ISO), so a CVE or IDR amount must be whole escudos or rupiahs. The table lists every ISO currency
 // in circulation except the ones below, which Adyen does not process. Adyen's amount is an int64:
 // no amount of ours (at most 11 digits, times 100 at most) comes near it.
-import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
+import { CURRENCY_EXPONENTS, fromProcessorUnits } from '../../kernel/currencies.js';
 
 /** Adyen's exponent where it differs from ISO 4217's. */
 const ADYEN_EXPONENT: Record<string, number> = { CLP: 2, ISK: 2, CVE: 0, IDR: 0 };
@@ -36,7 +36,5 @@ export function adyenAmountLimit(amount: number, currency: string): string | und
 
 /** An Adyen amount in `currency` in our minor units. */
 export function fromAdyenAmount(value: number, currency: string): number {
-  const iso = CURRENCY_EXPONENTS.get(currency) ?? 2;
-  const shift = (ADYEN_EXPONENT[currency] ?? iso) - iso;
-  return shift >= 0 ? value / 10 ** shift : value * 10 ** -shift;
+  return fromProcessorUnits(value, currency, ADYEN_EXPONENT);
 }

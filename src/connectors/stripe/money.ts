@@ -5,7 +5,7 @@
 // in 0 for card payments. HUF and TWD are two-decimal for charges (their whole-unit rule is for
 // payouts, which this connector does not make); UGX is zero-decimal on both sides. Stripe takes at
 // most 8 digits.
-import { CURRENCY_EXPONENTS } from '../../kernel/currencies.js';
+import { CURRENCY_EXPONENTS, fromProcessorUnits } from '../../kernel/currencies.js';
 
 export const STRIPE_MAX_AMOUNT = 99_999_999;
 
@@ -38,8 +38,5 @@ export function stripeAmountLimit(amount: number, currency: string): string | un
 
 /** A Stripe amount in `currency` (lower or upper case) in our minor units. */
 export function fromStripeAmount(amount: number, currency: string): number {
-  const code = currency.toUpperCase();
-  const iso = CURRENCY_EXPONENTS.get(code) ?? 2;
-  const shift = (STRIPE_EXPONENT[code] ?? iso) - iso;
-  return shift >= 0 ? amount / 10 ** shift : amount * 10 ** -shift;
+  return fromProcessorUnits(amount, currency.toUpperCase(), STRIPE_EXPONENT);
 }

@@ -84,9 +84,11 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
   object: 'payment',
   table: payments,
   states: paymentStates,
-  // The view of a payment as it is created (no captures yet); viewIn lists them once there may be some.
+  // The view of a payment as it is created (no captures yet); viewIn lists them once there may be
+  // some. Only a manual payment has captures of its own: an automatic one is spared the query.
   view: (row) => paymentView(row, []),
-  viewIn: async (tx, row) => paymentView(row, (await capturesByPayment(tx, row, [row.id])).get(row.id) ?? []),
+  viewIn: async (tx, row) =>
+    paymentView(row, row.captureMethod === 'manual' ? ((await capturesByPayment(tx, row, [row.id])).get(row.id) ?? []) : []),
   open: 'awaiting',
   working: 'pending',
   firstWhen: 'no_connector',
