@@ -2,7 +2,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import { journalEntries, journalLines, ledgerBalances } from '../storage/schema.js';
-import { parseId, toPublicId } from '../kernel/ids.js';
+import { ID_PREFIXES, parseId, toPublicId, type IdPrefix } from '../kernel/ids.js';
 import { ApiError } from '../kernel/errors.js';
 import { respond } from '../idempotency/store.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
@@ -97,13 +97,19 @@ async function withLines(db: Db, accountId: string, rows: EntryRow[]) {
   return byEntry;
 }
 
-const SOURCE_PREFIXES = { payment: 'pay', refund: 'ref', payout: 'po', dispute: 'dp' } as const;
+/** The public prefix of each kind of journal entry's source: one list for the balance's filter and `ledger check`. */
+export const SOURCE_PREFIXES = {
+  payment: ID_PREFIXES.payment,
+  refund: ID_PREFIXES.refund,
+  payout: ID_PREFIXES.payout,
+  dispute: ID_PREFIXES.dispute,
+} as const satisfies Record<NonNullable<typeof journalEntries.$inferSelect.sourceType>, IdPrefix>;
 
 function sourceFilter(source: string) {
   const type = (Object.keys(SOURCE_PREFIXES) as (keyof typeof SOURCE_PREFIXES)[]).find((t) => source.startsWith(`${SOURCE_PREFIXES[t]}_`));
   const uuid = type && parseId(SOURCE_PREFIXES[type], source);
   if (!type || !uuid) {
-    throw new ApiError('parameter_invalid', { param: 'source', message: 'source must be a payment (pay_…), refund (ref_…) or payout (po_…) id.' });
+    throw new ApiError('parameter_invalid', { param: 'source', message: 'source must be a payment (pay_…), refund (ref_…), payout (po_…) or dispute (dp_…) id.' });
   }
   return and(eq(journalEntries.sourceType, type), eq(journalEntries.sourceId, uuid));
 }

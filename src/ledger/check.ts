@@ -7,7 +7,8 @@
 // once (check-settlement.ts). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
-import { toPublicId, type IdPrefix } from '../kernel/ids.js';
+import { toPublicId } from '../kernel/ids.js';
+import { SOURCE_PREFIXES } from './balance.js';
 import { checkSettlements, type SettlementMismatch } from './check-settlement.js';
 
 export interface LedgerCheckReport {
@@ -30,7 +31,6 @@ export interface LedgerCheckReport {
 }
 
 type Row = Record<string, unknown>;
-const POSTING_PREFIXES: Record<string, IdPrefix> = { payment: 'pay', refund: 'ref', payout: 'po', dispute: 'dp' };
 const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 
 export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Promise<LedgerCheckReport> {
@@ -145,7 +145,7 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
     })),
     postingMismatches: mismatches.map((r) => ({
       account_id: String(r.account_id),
-      object: toPublicId(POSTING_PREFIXES[String(r.source_type)] ?? 'ref', String(r.id)),
+      object: toPublicId(SOURCE_PREFIXES[r.source_type as keyof typeof SOURCE_PREFIXES], String(r.id)),
       status: String(r.status),
       expected: String(r.expected),
       found: String(r.found),
