@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // The same suite runs twice: against a real PostgreSQL server over TCP and against the embedded
@@ -12,6 +13,10 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Vitest's default is one worker fewer than the cores: a single worker on a 2-core machine, where
+    // most test files spend their time waiting on PostgreSQL, a service process or a browser. Two
+    // files at a time keep both cores busy; TEST_WORKERS overrides it (1 to run the files one by one).
+    maxWorkers: Number(process.env.TEST_WORKERS) || Math.max(2, availableParallelism() - 1),
     projects: [
       { test: { ...shared, name: 'postgres', env: { TEST_DB: 'postgres' } } },
       { test: { ...shared, name: 'pglite', env: { TEST_DB: 'pglite' } } },
