@@ -31,7 +31,6 @@ import { registerEventRoutes } from './routes/events.js';
 import { registerWebhookRoutes } from './routes/webhook-endpoints.js';
 import { WebhookDeliveryAttempt, WebhookEndpoint, WebhookEndpointWithSecret, WebhookTest } from '../domain/webhooks/schema.js';
 import { Capture } from '../domain/captures/schema.js';
-import { RoutingExplanation } from '../domain/routing/schema.js';
 import { Dispute } from '../domain/disputes/schema.js';
 import { createSender } from '../domain/webhooks/sender.js';
 import { EVENT_SCHEMAS, EventSchema, EventTypeSchema, eventWebhooks } from './routes/events.js';
@@ -154,7 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addSchema(ErrorResponse);
   app.addSchema(PaymentOrder);
   // Events are answered, never validated: their schemas are for the document only.
-  for (const schema of [EventSchema, ...EVENT_SCHEMAS, EventTypeSchema, WebhookTest, Capture, Dispute, RoutingExplanation]) app.addSchema(schema);
+  for (const schema of [EventSchema, ...EVENT_SCHEMAS, EventTypeSchema, WebhookTest, Capture, Dispute]) app.addSchema(schema);
   for (const schema of [WebhookEndpoint, WebhookEndpointWithSecret, WebhookDeliveryAttempt]) {
     app.addSchema(schema);
     addSharedSchema(schema);

@@ -111,7 +111,7 @@ export const RoutingExplanation = Type.Object(
     ),
     chosen: Type.Union([Type.String(), Type.Null()], { description: 'The connector of the final attempt; before any, the first planned.' }),
   },
-  { $id: 'RoutingExplanation', title: 'RoutingExplanation', description: 'Why the payment went where it went (docs/routing.md).' },
+  { title: 'RoutingExplanation', description: 'Why the payment went where it went (docs/routing.md).' },
 );
 
 const Segment = {
