@@ -34,8 +34,8 @@ export interface RoutingRule {
 }
 
 /** The strategy a rule orders its connectors by: its own, else `volume_split` when it gives weights, else `priority`. */
-export function strategyOf(rule: Pick<RoutingRule, 'strategy' | 'connectors'>): RoutingStrategy {
-  return rule.strategy ?? (rule.connectors.some((c) => (c.weight ?? 0) > 0) ? 'volume_split' : 'priority');
+export function strategyOf(rule: { strategy?: string; connectors: readonly { weight?: number }[] }): RoutingStrategy {
+  return (rule.strategy as RoutingStrategy | undefined) ?? (rule.connectors.some((c) => (c.weight ?? 0) > 0) ? 'volume_split' : 'priority');
 }
 
 export interface RouteInput {
