@@ -56,6 +56,8 @@ export interface SegmentOutcomes {
 export interface RoutingStatsEntry {
   rows: SegmentOutcomes[];
   fetchedAtMs: number;
+  /** A read is under way to replace the entry. */
+  refreshing?: boolean;
 }
 
 /** Why a connector of the rule is not tried first, or at all. */
