@@ -25,6 +25,8 @@ export interface RouteOptions {
   fallback?: boolean;
   /** success_rate: the window's outcomes per route key in the movement's segment (stats.ts). */
   stats?: ReadonlyMap<string, Outcomes>;
+  /** Connectors that already declined the movement (a cascade): skipped as already_declined. */
+  declined?: ReadonlySet<string>;
 }
 
 /** The connectors the movement may go to, in order, and why (strategy.ts); an empty route when none may. */
@@ -48,7 +50,7 @@ export function planExplainedRoute(rt: Runtime, routing: Routing, query: RouteQu
   };
   const breakerOpen = (key: string) => !rt.connectors.breaker.isAvailable(key);
   const ranked = rule
-    ? rankCandidates({ rule: { ...rule, ref: rule.name ?? `rules.${index}` }, unable, breakerOpen, stats: opts.stats, random: rt.random })
+    ? rankCandidates({ rule: { ...rule, ref: rule.name ?? `rules.${index}` }, unable, breakerOpen, stats: opts.stats, declined: opts.declined, random: rt.random })
     : { route: [], explanation: { rule: null, strategy: 'priority' as const, candidates: [], chosen: null } };
   if (ranked.route.length > 0) return ranked;
   if (opts.fallback) {
