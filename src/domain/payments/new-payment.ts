@@ -11,7 +11,7 @@ import { abandonAfterMs } from '../../movement/saga.js';
 import type { Routing } from '../routing/targets.js';
 import { planExplainedRoute } from '../routing/planner.js';
 import { segmentOutcomes, type SegmentOutcomes } from '../routing/stats.js';
-import type { Ranked, RoutingExplanation } from '../routing/strategy.js';
+import type { Ranked } from '../routing/strategy.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/transitions.js';
 import { cardBrand, summarizeCard, validateCard } from './cards.js';
