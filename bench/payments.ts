@@ -68,6 +68,7 @@ ${bind(AT_ONCE_STATEMENTS.createPayment, {
   1: ':acct', 2: 'false', 3: ORDER, 4: '1', 5: 'now()', 6: ':pay_id', 7: String(AMOUNT), 8: "'EUR'", 9: ':method', 10: "'{simulator_a,simulator_b}'",
   11: "'{}'", 12: "now() + interval '2 minutes'", 13: UUID7, 14: ORDER_PUBLIC, 15: ':order_processing', 16: UUID7, 17: PAY_PUBLIC,
   18: ':payment_created', 19: REQ, 20: KEY, 21: ':fingerprint', 22: "('payment_created:' || :pay_id)", 23: '86400', 24: "'automatic'",
+  25: `'{"rule":"default","strategy":"priority","candidates":[{"connector":"simulator_a"},{"connector":"simulator_b"}],"chosen":"simulator_a"}'`,
 })};
 ${bind(AT_ONCE_STATEMENTS.finishSucceeded, {
   1: ':acct', 2: 'false', 3: ':pay_id', 4: '1', 5: "'simulator_a'", 6: "('simulator_a_ch_bench' || :r::text)", 7: ':attempts', 8: 'now()', 9: ORDER,

@@ -8,7 +8,7 @@ import type { CallDeps, Owner } from './connectors/router.js';
 import { createEncryptor, type Encryptor } from './kernel/encryption.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { connectorAccountSource } from './connectors/account-credentials.js';
-import type { RoutingCacheEntry } from './connectors/routing-rules.js';
+import type { RoutingCacheEntry, RoutingStatsEntry } from './connectors/routing-rules.js';
 import { createVault, type Vault } from './vault/vault.js';
 
 export interface Runtime {
@@ -32,6 +32,8 @@ export interface Runtime {
   /** The idempotency lock timeout: until then a crashed request's retry may resume its movement. */
   idempotencyLockTimeoutS: number;
   routingCache: Map<string, RoutingCacheEntry>;
+  /** The window's outcomes per account and mode, read for success_rate routing (src/domain/routing/stats.ts). */
+  routingStats: Map<string, RoutingStatsEntry>;
   /** Base of the URLs handed out (webhook_url): PUBLIC_BASE_URL, else where the API listens. */
   publicUrl(): string;
   /** Once the API listens: its address, for the simulator's webhooks and the default public URL. */
@@ -88,6 +90,7 @@ export function createRuntime(config: RuntimeConfig, opts: RuntimeOptions = {}):
     oneStatementPaths: opts.oneStatementPaths ?? true,
     idempotencyLockTimeoutS: config.idempotencyLockTimeoutS,
     routingCache: new Map(),
+    routingStats: new Map(),
     publicUrl,
     setServiceUrl(url) {
       listening = url;

@@ -548,6 +548,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/routing/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This mode's recent authorisation rates per connector and segment
+         * @description The window success_rate routing scores (docs/routing.md): per connector and segment (card brand, currency, issuing country where known), the attempts whose outcome was learnt and how many were authorised, over the mode's latest payments of the last hour.
+         */
+        get: operations["retrieveRoutingStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/balance": {
         parameters: {
             query?: never;
@@ -4180,6 +4200,27 @@ export interface components {
                  */
                 started_at: string;
             }[];
+            /** @description Why the payment went where it went; null for payments made before it was kept. */
+            routing: {
+                /** @description The rule that matched: its name, else its place in GET /v1/routing (`rules.0`). */
+                rule: string | null;
+                /** @enum {string} */
+                strategy: "priority" | "volume_split" | "success_rate";
+                /** @description The rule's connectors in the order considered, then those left out. */
+                candidates: {
+                    /** @description As attempts name it: a connector account id (ca_…) or a built-in simulator. */
+                    connector: string;
+                    /** @description success_rate in a warm segment: recent authorisation rate plus an exploration bonus; the highest goes first. */
+                    score?: number;
+                    /**
+                     * @description Why it was left out (or, breaker_open, put last under success_rate and skipped while its circuit stays open).
+                     * @enum {string}
+                     */
+                    skipped?: "breaker_open" | "currency_not_supported" | "amount_limit" | "capability_missing" | "already_declined";
+                }[];
+                /** @description The connector of the final attempt; before any, the first planned. */
+                chosen: string | null;
+            } | null;
             failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "charged_back" | "processing_error") | null;
             failure_message: string | null;
             /** @description A failed payment: what its last refusal says about trying again (docs/declines.md); null otherwise. */
@@ -4262,6 +4303,11 @@ export interface components {
                 amount_max?: number;
                 /** @description Matches these only; `payout` matches payouts (POST /v1/payouts); `mandate` matches direct debits and mandate set-up (POST /v1/mandates). Without it the rule matches payments and payouts. */
                 payment_method_types?: ("card" | "mandate" | "payout")[];
+                /**
+                 * @description How the connectors are ordered (docs/routing.md): `priority`, the list order; `volume_split`, drawn by weight; `success_rate`, the best recent authorisation rate in the payment's segment, with exploration, and the list order while the segment has too few outcomes. Default: `volume_split` when weights are given, else `priority`.
+                 * @enum {string}
+                 */
+                strategy?: "priority" | "volume_split" | "success_rate";
                 /** @description Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults). */
                 connectors: {
                     /**
@@ -9470,6 +9516,11 @@ export interface operations {
                         amount_max?: number;
                         /** @description Matches these only; `payout` matches payouts (POST /v1/payouts); `mandate` matches direct debits and mandate set-up (POST /v1/mandates). Without it the rule matches payments and payouts. */
                         payment_method_types?: ("card" | "mandate" | "payout")[];
+                        /**
+                         * @description How the connectors are ordered (docs/routing.md): `priority`, the list order; `volume_split`, drawn by weight; `success_rate`, the best recent authorisation rate in the payment's segment, with exploration, and the list order while the segment has too few outcomes. Default: `volume_split` when weights are given, else `priority`.
+                         * @enum {string}
+                         */
+                        strategy?: "priority" | "volume_split" | "success_rate";
                         /** @description Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults). */
                         connectors: {
                             /**
@@ -9574,6 +9625,125 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveRoutingStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the routing stats. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "routing_stats";
+                        livemode: boolean;
+                        window: {
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC with milliseconds.
+                             */
+                            since: string;
+                            /** @description The window holds at most the mode's latest this many payments. */
+                            max_payments: number;
+                        };
+                        data: {
+                            connector: string;
+                            /** @description Null for direct debits. */
+                            card_brand: string | null;
+                            /**
+                             * @description ISO 4217 alphabetic code, upper case.
+                             * @example EUR
+                             * @enum {string}
+                             */
+                            currency: "AED" | "AFN" | "ALL" | "AMD" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VED" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XOF" | "XPF" | "YER" | "ZAR" | "ZMW" | "ZWG";
+                            /** @description Null where not known (no issuer data from the card alone). */
+                            issuing_country: string | null;
+                            /** @description Attempts whose outcome was learnt (succeeded, declined, error, timeout). */
+                            attempts: number;
+                            authorized: number;
+                            authorization_rate: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -20,6 +20,7 @@ import {
   type PaymentMethodType,
 } from './types.js';
 import type { DeclineType } from './declines.js';
+import type { RoutingStrategy } from './routing-rules.js';
 
 export interface RoutingRule {
   name?: string;
@@ -28,7 +29,13 @@ export interface RoutingRule {
   amount_max?: number;
   /** 'payout' matches payouts (src/domain/payouts), which are routed by the same rules. */
   payment_method_types?: (PaymentMethodType | 'payout')[];
+  strategy?: RoutingStrategy;
   connectors: { name: string; weight?: number }[];
+}
+
+/** The strategy a rule orders its connectors by: its own, else `volume_split` when it gives weights, else `priority`. */
+export function strategyOf(rule: { strategy?: string; connectors: readonly { weight?: number }[] }): RoutingStrategy {
+  return (rule.strategy as RoutingStrategy | undefined) ?? (rule.connectors.some((c) => (c.weight ?? 0) > 0) ? 'volume_split' : 'priority');
 }
 
 export interface RouteInput {

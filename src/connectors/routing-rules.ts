@@ -6,6 +6,10 @@
  * One connector of a rule as stored: a built-in connector by its name, or a connector account by
  * its id (so that renaming the account keeps the rule).
  */
+/** How a rule orders its connectors (docs/routing.md): unset, `volume_split` when it gives weights, else `priority`. */
+export const ROUTING_STRATEGIES = ['priority', 'volume_split', 'success_rate'] as const;
+export type RoutingStrategy = (typeof ROUTING_STRATEGIES)[number];
+
 export type StoredChoice = { name: string; weight?: number } | { connector_account: string; weight?: number };
 
 export interface StoredRule {
@@ -14,6 +18,7 @@ export interface StoredRule {
   amount_min?: number;
   amount_max?: number;
   payment_method_types?: ('card' | 'mandate' | 'payout')[];
+  strategy?: RoutingStrategy;
   connectors: StoredChoice[];
 }
 
@@ -37,3 +42,42 @@ export interface RoutingCacheEntry {
   updatedAt: Date | null;
   fetchedAtMs: number;
 }
+
+/** One connector's outcomes in one segment over the window (src/domain/routing/stats.ts). */
+export interface SegmentOutcomes {
+  connector: string;
+  card_brand: string | null;
+  currency: string;
+  issuing_country: string | null;
+  attempts: number;
+  authorized: number;
+}
+
+export interface RoutingStatsEntry {
+  rows: SegmentOutcomes[];
+  fetchedAtMs: number;
+  /** A read is under way to replace the entry. */
+  refreshing?: boolean;
+}
+
+/** Why a connector of the rule is not tried first, or at all. */
+export const SKIP_REASONS = ['breaker_open', 'currency_not_supported', 'amount_limit', 'capability_missing', 'already_declined'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+export interface Candidate {
+  connector: string;
+  /** success_rate in a warm segment: the connector's score (rate plus exploration bonus). */
+  score?: number;
+  skipped?: SkipReason;
+}
+
+/** Why a movement goes where it goes (src/domain/routing/strategy.ts), kept with the payment. */
+export interface RoutingExplanation {
+  /** The rule that matched: its name, else its place in GET /v1/routing (`rules.0`); null when none did. */
+  rule: string | null;
+  strategy: RoutingStrategy;
+  candidates: Candidate[];
+  /** The connector the movement goes to first; the payment's answer names the one of its final attempt. */
+  chosen: string | null;
+}
+

@@ -3,6 +3,7 @@
 // by account (Citus) without changes.
 import { sql } from 'drizzle-orm';
 import { DECLINE_TYPES } from '../connectors/declines.js';
+import type { RoutingExplanation } from '../connectors/routing-rules.js';
 import {
   type AnyPgColumn,
   bigint,
@@ -319,6 +320,8 @@ export const payments = pgTable(
     /** The card's brand, last4, expiry and keyed fingerprint; never the number or the CVC. */
     paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
     ...routed(),
+    /** Why the route is what it is: the rule, its strategy, the candidates (src/domain/routing/strategy.ts); null for payments made before it was kept. */
+    routing: jsonb('routing').$type<RoutingExplanation>(),
     metadata: metadata(),
     /** When the worker next asks the connector about a pending or requires_action payment. */
     nextStatusCheckAt: ts('next_status_check_at'),

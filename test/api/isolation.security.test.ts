@@ -11,7 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { call, type ApiResponse } from '../support/helpers.js';
 import { amountIn, inProcessSimulators, labLive } from '../support/payments.js';
-import { isLive, OTHER_ACCOUNT, OTHER_MODE, PATHS, PRINCIPALS, ROUTES, World, type Principal, type Route } from '../support/isolation.routes.js';
+import { isLive, OTHER_ACCOUNT, OTHER_MODE, PATHS, PRINCIPALS, World, type Principal } from '../support/isolation.routes.js';
+import { ROUTES, type Route } from '../support/isolation.route-table.js';
 
 const sims = inProcessSimulators();
 const h = useService({ submitOnCreate: false, runtime: { connectors: [sims.a, sims.b, labLive] } });

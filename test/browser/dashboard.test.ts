@@ -92,6 +92,22 @@ describe('dashboard pages', () => {
     expect((await visitor.get(`/dashboard/search?q=${encodeURIComponent('<b>ref</b>')}`)).location).toBe(`/dashboard/payment-orders/${order.id}`);
   });
 
+  it("shows a payment's routing explanation, and the window's authorisation rates on the routing page", async () => {
+    const tenant = await h.newTenant();
+    const visitor = await signedIn(tenant.testKey);
+    const { payment } = await orderAndPay(tenant.api, CARDS.processorError);
+    const page = (await visitor.get(`/dashboard/payments/${payment.id}`)).text;
+    const section = page.slice(page.indexOf('<h2>Routing</h2>'), page.indexOf('<h2>Refunds</h2>'));
+    expect(section).toContain('<dt>Strategy</dt><dd>priority</dd>');
+    expect(section).toContain('<dt>Chosen</dt><dd>simulator_b</dd>');
+    expect(section).toMatch(/<td[^>]*>simulator_a<\/td>/);
+    const routing = (await visitor.get('/dashboard/routing')).text;
+    expect(routing).toContain('Authorisation rates since');
+    // simulator_a failed once, simulator_b authorised once.
+    expect(routing).toContain('0 (0.0%)');
+    expect(routing).toContain('1 (100.0%)');
+  });
+
   it('creates, tests, rotates and disables a webhook endpoint', async () => {
     const receiver = await h.receiver();
     const visitor = await signedIn();

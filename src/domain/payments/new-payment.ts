@@ -9,10 +9,12 @@ import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import type { Routing } from '../routing/targets.js';
-import { planMovementRoute } from '../routing/planner.js';
+import { planExplainedRoute } from '../routing/planner.js';
+import { segmentOutcomes, type SegmentOutcomes } from '../routing/stats.js';
+import type { Ranked } from '../routing/strategy.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/transitions.js';
-import { summarizeCard, validateCard } from './cards.js';
+import { cardBrand, summarizeCard, validateCard } from './cards.js';
 import { returnEndpointUrl, type PaymentRow } from './transitions.js';
 import type { CreatePaymentBody } from './schema.js';
 import { NEW_PAYMENT_STATUS } from './state.js';
@@ -47,10 +49,21 @@ export function debitOf(mandate: MandateRow): ChargeMethod {
   return { mandate: { connectorReference: mandate.connectorReference!, scheme: mandate.scheme } };
 }
 
-/** The route for a payment of `order` (routing/planner.ts); a typed 422 when the amount alone leaves it empty. */
-export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type']): string[] {
+/** The card brand of a payment's segment (routing/stats.ts); null for a direct debit. */
+export function segmentBrandOf(method: MethodInput, saved?: { cardBrand: string | null }): string | null {
+  return method.type === 'card' ? cardBrand(method.card.number) : method.type === 'saved_card' ? (saved?.cardBrand ?? null) : null;
+}
+
+/**
+ * The route for a payment of `order` and why (routing/planner.ts); a typed 422 when the amount
+ * alone leaves it empty. `outcomes`: the window's (routing/stats.ts), when a rule routes by success rate.
+ */
+export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type'], brand: string | null, outcomes?: readonly SegmentOutcomes[]): Ranked {
   // A saved card is a card: any card connector of the route may charge it (the card is in our vault).
-  return planMovementRoute(rt, routing, { need: methodType === 'saved_card' ? 'card' : methodType, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order' });
+  const need = methodType === 'saved_card' ? 'card' : methodType;
+  // The issuing country is not known from the card alone (no BIN table): its segment is the unknown one.
+  const stats = outcomes && segmentOutcomes(outcomes, { card_brand: brand, currency: order.currency, issuing_country: null });
+  return planExplainedRoute(rt, routing, { need, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order', stats });
 }
 
 /** Whether some connector of the route may be tried now (its circuit is not open). */
@@ -70,7 +83,7 @@ export function newPaymentRow(
   order: OrderRow,
   captureMethod: CaptureMethod,
   paymentMethod: Record<string, unknown>,
-  route: string[],
+  { route, explanation }: Ranked,
   metadata: Record<string, string>,
   now: Date,
   returnUrl: string | null = null,
@@ -92,6 +105,7 @@ export function newPaymentRow(
     declineType: null,
     paymentMethod,
     route,
+    routing: explanation,
     connector: null,
     connectorReference: null,
     attempts: [],

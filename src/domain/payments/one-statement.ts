@@ -35,7 +35,8 @@ import { NEW_PAYMENT_STATUS, paymentStates, type PaymentStatus } from './state.j
 import { statusEvent } from '../../movement/transition.js';
 import { paymentOrderEventType, paymentOrderView, type PaymentOrderRow } from '../payment-orders/service.js';
 import { onlySimulated, routeReplaysSends, routingFor } from '../routing/targets.js';
-import { requireTestCard } from './cards.js';
+import { cardBrand, requireTestCard } from './cards.js';
+import { outcomesFor } from '../routing/stats.js';
 import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody } from './schema.js';
 import { createdEventOf, recoveryPointOf } from '../../movement/engine.js';
@@ -75,15 +76,15 @@ const ORDER_PAID = paymentOrderStates.edge(ORDER_TAKEN, 'paid');
 if (bookingUnder(DEFAULT_TERMS, 1, new Date(0)).availableOn !== null) throw new Error('the one-statement finish books only terms without a settlement delay');
 
 const CREATE_PAYMENT: RawStatement = {
-  name: 'payment_create_v2',
+  name: 'payment_create_v3',
   text: `WITH ord AS (
   UPDATE payment_orders SET status = ${sqlStatus(ORDER_TAKEN)}, version = version + 1, updated_at = $5
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${orderPayable.sql.status} AND version = $4 AND ${orderPayable.sql.notExpired('$5')}
   RETURNING 1
 ), pay AS (
   INSERT INTO payments (account_id, id, livemode, payment_order_id, status, amount, currency, amount_refunded, payment_method, route, connector,
-                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, capture_method, version, created_at, updated_at)
-  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, $24, 1, $5, $5 FROM ord
+                        connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, capture_method, routing, version, created_at, updated_at)
+  SELECT $1, $6, $2, $3, ${sqlStatus(NEW_PAYMENT_STATUS)}, $7, $8, 0, $9::jsonb, $10::text[], NULL, NULL, '[]'::jsonb, NULL, NULL, $11::jsonb, $12, $24, $25::jsonb, 1, $5, $5 FROM ord
   RETURNING 1
 ), ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
@@ -200,7 +201,8 @@ export async function tryCreateCardPaymentAtOnce(
   const order = await readOrder(db, ctx, orderUuid);
   if (!order || !orderPayable.test(order, now)) return undefined;
   const routing = await routingFor(db, rt, ctx);
-  const route = planPaymentRoute(rt, routing, order, 'card');
+  const planned = planPaymentRoute(rt, routing, order, 'card', cardBrand(card.number), await outcomesFor(db, rt, ctx, routing));
+  const { route } = planned;
   // A route the worker may send the payment again on keeps its card in the vault (in-flight.ts): the general path seals it.
   if (route.length === 0 || !routeAvailable(rt, route) || routeReplaysSends(routing, route)) return undefined;
   try {
@@ -209,7 +211,7 @@ export async function tryCreateCardPaymentAtOnce(
     return undefined; // the general path answers (and records) the card's error
   }
 
-  const payment = newPaymentRow(rt, ctx, order, captureMethodOf(input, order), cardPaymentMethod(rt, ctx, card), route, input.metadata ?? {}, now);
+  const payment = newPaymentRow(rt, ctx, order, captureMethodOf(input, order), cardPaymentMethod(rt, ctx, card), planned, input.metadata ?? {}, now);
   const processing: PaymentOrderRow = { ...order, status: ORDER_TAKEN, version: order.version + 1, updatedAt: now };
   const orderView = paymentOrderView(processing);
   const view = paymentView(payment, []);
@@ -240,6 +242,7 @@ export async function tryCreateCardPaymentAtOnce(
       recoveryPoint,
       deferred.retentionS,
       payment.captureMethod,
+      JSON.stringify(payment.routing),
     ]);
     if (rows.length === 0) return undefined;
   } catch (err) {

@@ -11,6 +11,7 @@ import { DECLINE_TYPES } from '../../connectors/declines.js';
 const DeclineTypeOrNull = (description: string) => Type.Union([Type.String({ enum: [...DECLINE_TYPES] }), Type.Null()], { description });
 import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';
 import { Capture } from '../captures/schema.js';
+import { RoutingExplanation } from '../routing/schema.js';
 
 export const CardInput = Type.Object(
   {
@@ -175,6 +176,7 @@ export const Payment = Type.Object(
     connector: Type.Union([Type.String(), Type.Null()], { description: 'The connector that took the payment; null while none has.' }),
     connector_reference: Type.Union([Type.String(), Type.Null()], { description: "The processor's own id for the charge." }),
     attempts: Type.Array(PaymentAttempt, { description: 'Every call to a connector, and every connector skipped (circuit open), in order.' }),
+    routing: Type.Union([RoutingExplanation, Type.Null()], { description: 'Why the payment went where it went; null for payments made before it was kept.' }),
     failure_code: Type.Union([Type.String({ enum: [...PAYMENT_FAILURE_CODES] }), Type.Null()]),
     failure_message: Type.Union([Type.String(), Type.Null()]),
     decline_type: DeclineTypeOrNull('A failed payment: what its last refusal says about trying again (docs/declines.md); null otherwise.'),

@@ -39,7 +39,9 @@ import {
   planPaymentRoute,
   returnUrlOf,
   routeAvailable,
+  segmentBrandOf,
 } from './new-payment.js';
+import { outcomesFor } from '../routing/stats.js';
 import { paymentKind } from './kind.js';
 import { saveRequestOf, sealForSaving } from './saving.js';
 import { keepInFlight } from './in-flight.js';
@@ -91,6 +93,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
   const returnUrl = returnUrlOf(input, ctx.livemode);
   const orderUuid = parseId('ord', input.payment_order);
   const routing = await routingFor(db, rt, ctx);
+  const outcomes = await outcomesFor(db, rt, ctx, routing);
   // Unknown, foreign or other-mode mandates answer 404 like any id; eligibility is checked locked, below.
   const mandate = method.type === 'mandate' ? await loadMandate(db, ctx, method.id, 'payment_method.mandate') : undefined;
   let debited: MandateRow | undefined;
@@ -109,7 +112,8 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (debited && captureMethod === 'manual') {
         throw new ApiError('capture_not_supported', { param: 'capture_method', message: 'A mandate debit is collected when it is confirmed; it cannot be authorised and captured later.' });
       }
-      let route = planPaymentRoute(rt, routing, order, method.type);
+      const planned = planPaymentRoute(rt, routing, order, method.type, segmentBrandOf(method, saved), outcomes);
+      let route = planned.route;
       // A mandate lives at one processor: its debits can go nowhere else, so there is no fallback.
       if (debited) {
         const holder = debited.connector!;
@@ -120,13 +124,14 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
         }
         route = [holder];
       }
+      const ranked = { route, explanation: { ...planned.explanation, chosen: route[0] ?? null } };
       if (route.length === 0) throw new ApiError('routing_no_match');
       if (method.type === 'card') requireTestCard(method.card, ctx.livemode, onlySimulated(routing, route));
       if (!routeAvailable(rt, route)) {
         throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
       }
       if (saved) {
-        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), route, input.metadata ?? {}, now, returnUrl)).returning();
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), ranked, input.metadata ?? {}, now, returnUrl)).returning();
         await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         return row!;
       }
@@ -135,7 +140,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
       // Kept for the worker's replay where it may send again; a card being saved is kept already.
       else if (!debited && routeReplaysSends(routing, route)) Object.assign(paymentMethod, await keepInFlight(tx, rt, ctx, card));
-      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
+      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, ranked, input.metadata ?? {}, now, returnUrl)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;
     },

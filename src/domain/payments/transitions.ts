@@ -23,6 +23,7 @@ import type { DeclineType } from '../../connectors/declines.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
 import { eraseInFlightCard } from './in-flight.js';
+import { explanationView } from '../routing/strategy.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 
@@ -42,6 +43,7 @@ export function paymentView(row: PaymentRow, captures: readonly CaptureView[]): 
     payment_method_saved: savedMethodOf(row),
     ...connectorView(row),
     attempts: attemptsView(row.attempts),
+    routing: explanationView(row.routing, row.attempts),
     failure_code: row.failureCode,
     failure_message: row.failureMessage,
     decline_type: row.declineType,

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Currency, Timestamp } from '../../kernel/schemas.js';
 import { MAX_AMOUNT } from '../../kernel/currencies.js';
+import { ROUTING_STRATEGIES, SKIP_REASONS } from '../../connectors/routing-rules.js';
 
 const ConnectorChoice = Type.Object(
   {
@@ -38,6 +39,15 @@ export const RoutingRuleSchema = Type.Object(
         minItems: 1,
         uniqueItems: true,
         description: 'Matches these only; `payout` matches payouts (POST /v1/payouts); `mandate` matches direct debits and mandate set-up (POST /v1/mandates). Without it the rule matches payments and payouts.',
+      }),
+    ),
+    strategy: Type.Optional(
+      Type.String({
+        enum: [...ROUTING_STRATEGIES],
+        description:
+          'How the connectors are ordered (docs/routing.md): `priority`, the list order; `volume_split`, drawn by weight; `success_rate`, the best recent ' +
+          "authorisation rate in the payment's segment, with exploration, and the list order while the segment has too few outcomes. Default: " +
+          '`volume_split` when weights are given, else `priority`.',
       }),
     ),
     connectors: Type.Array(ConnectorChoice, {
@@ -81,3 +91,53 @@ export const Routing = Type.Object(
   { $id: 'Routing', title: 'Routing' },
 );
 export type RoutingView = Static<typeof Routing>;
+
+export const RoutingExplanation = Type.Object(
+  {
+    rule: Type.Union([Type.String(), Type.Null()], { description: 'The rule that matched: its name, else its place in GET /v1/routing (`rules.0`).' }),
+    strategy: Type.String({ enum: [...ROUTING_STRATEGIES] }),
+    candidates: Type.Array(
+      Type.Object({
+        connector: Type.String({ description: 'As attempts name it: a connector account id (ca_…) or a built-in simulator.' }),
+        score: Type.Optional(Type.Number({ description: 'success_rate in a warm segment: recent authorisation rate plus an exploration bonus; the highest goes first.' })),
+        skipped: Type.Optional(
+          Type.String({
+            enum: [...SKIP_REASONS],
+            description: 'Why it was left out (or, breaker_open, put last under success_rate and skipped while its circuit stays open).',
+          }),
+        ),
+      }),
+      { description: 'The rule\'s connectors in the order considered, then those left out.' },
+    ),
+    chosen: Type.Union([Type.String(), Type.Null()], { description: 'The connector of the final attempt; before any, the first planned.' }),
+  },
+  { title: 'RoutingExplanation', description: 'Why the payment went where it went (docs/routing.md).' },
+);
+
+const Segment = {
+  card_brand: Type.Union([Type.String(), Type.Null()], { description: 'Null for direct debits.' }),
+  currency: Currency,
+  issuing_country: Type.Union([Type.String(), Type.Null()], { description: 'Null where not known (no issuer data from the card alone).' }),
+};
+
+export const RoutingStats = Type.Object(
+  {
+    object: Type.Literal('routing_stats'),
+    livemode: Type.Boolean(),
+    window: Type.Object({
+      since: Timestamp,
+      max_payments: Type.Integer({ description: "The window holds at most the mode's latest this many payments." }),
+    }),
+    data: Type.Array(
+      Type.Object({
+        connector: Type.String(),
+        ...Segment,
+        attempts: Type.Integer({ minimum: 0, description: 'Attempts whose outcome was learnt (succeeded, declined, error, timeout).' }),
+        authorized: Type.Integer({ minimum: 0 }),
+        authorization_rate: Type.Number({ minimum: 0, maximum: 1 }),
+      }),
+    ),
+  },
+  { $id: 'RoutingStats', title: 'RoutingStats' },
+);
+export type RoutingStatsView = Static<typeof RoutingStats>;

@@ -13,6 +13,7 @@ import type { Runtime } from '../../runtime.js';
 import { accountRefs, forgetRouting, loadRoutingEntry, type AccountRef, type RoutingCacheEntry, type StoredChoice, type StoredRule } from './cache.js';
 import { builtInTargets, choiceKey, defaultRuleTargets, routeLengthLimit, unusableBecause, usableTargets } from './targets.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';
+import type { RoutingStrategy } from '../../connectors/routing-rules.js';
 
 type ChoiceView = RoutingView['rules'][number]['connectors'][number];
 
@@ -103,6 +104,21 @@ function storedChoice(rt: Runtime, ctx: RequestContext, accounts: readonly Accou
   return { connector_account: account.id, ...weight };
 }
 
+/** Weights are what volume_split orders by, and only it: a rule naming another strategy gives none, and volume_split needs some. */
+function strategyFits(rule: PutRoutingBody['rules'][number], param: string): void {
+  if (rule.strategy === undefined) return;
+  const weighted = rule.connectors.findIndex((c) => (c.weight ?? 0) > 0);
+  if (rule.strategy === 'volume_split' && weighted < 0) {
+    throw new ApiError('parameter_invalid', { param: `${param}.strategy`, message: `${param}.strategy: volume_split draws by weight, and no connector of the rule has one above 0.` });
+  }
+  if (rule.strategy !== 'volume_split' && weighted >= 0) {
+    throw new ApiError('parameter_invalid', {
+      param: `${param}.connectors.${weighted}.weight`,
+      message: `${param}.connectors.${weighted}.weight: a ${rule.strategy} rule does not split by weight; leave weights out or use volume_split.`,
+    });
+  }
+}
+
 async function storedRules(rt: Runtime, ctx: RequestContext, tx: Tx, body: PutRoutingBody): Promise<StoredRule[]> {
   // Locked for share: a concurrent delete or disable of an account waits for this change, or this
   // change sees it (a deleted account is named by no rule).
@@ -119,6 +135,7 @@ async function storedRules(rt: Runtime, ctx: RequestContext, tx: Tx, body: PutRo
         message: `rules.${r}.connectors: a rule may list at most ${limit} connectors, so that a request's calls to all of them fit well within IDEMPOTENCY_LOCK_TIMEOUT_S (CONNECTOR_TIMEOUT_MS each).`,
       });
     }
+    strategyFits(rule, `rules.${r}`);
     const seen = new Set<string>();
     const connectors: StoredChoice[] = [];
     for (const [c, choice] of rule.connectors.entries()) {
@@ -129,7 +146,7 @@ async function storedRules(rt: Runtime, ctx: RequestContext, tx: Tx, body: PutRo
       seen.add(key);
       connectors.push(stored);
     }
-    rules.push({ ...rule, payment_method_types: rule.payment_method_types as StoredRule['payment_method_types'], connectors });
+    rules.push({ ...rule, payment_method_types: rule.payment_method_types as StoredRule['payment_method_types'], strategy: rule.strategy as RoutingStrategy | undefined, connectors });
   }
   return rules;
 }

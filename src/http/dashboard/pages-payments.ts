@@ -18,6 +18,7 @@ import { PAYMENT_STATUSES } from '../../domain/payments/state.js';
 import type { PaymentOrderView } from '../../domain/payment-orders/schema.js';
 import type { RefundView } from '../../domain/refunds/schema.js';
 import type { EventView } from '../../events/service.js';
+import { routingSection } from './pages-routing.js';
 import { act, checked, filled, formKey, viewOf, type DashboardDeps } from './act.js';
 import { formOf } from './session.js';
 import { code, facts, idLink, getForm, html, link, money, noticeOf, pager, parseMoney, postForm, sendView, status, table, timeline, when, type Html, type View } from './layout.js';
@@ -211,6 +212,7 @@ ${actions.length ? html`<h2>Actions</h2><div class="actions">${actions}</div>` :
     { label: 'Error', cell: (a) => a.error_code ?? '' },
     { label: 'Duration', cell: (a) => `${a.duration_ms} ms` },
   ], 'No attempts.')}
+${routingSection(payment.routing)}
 ${payment.capture_method === 'manual' ? html`<h2>Captures</h2>${table(payment.captures, [
     { label: 'Capture', cell: (c) => code(c.id) },
     { label: 'Amount', cell: (c) => money(c.amount, c.currency) },
