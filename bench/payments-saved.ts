@@ -113,10 +113,16 @@ export async function savedCardScript(adminUrl: string): Promise<BuiltScript & {
     const order = () => post('/v1/payment-orders', { amount: AMOUNT, currency: 'EUR', reference: `trace-${Math.random()}`, customer: { id: customer.id } });
     const body = (o: Record<string, unknown>) => ({ payment_order: o.id, payment_method: { type: 'saved_card', saved_card: { id: pm.id } }, off_session: true, off_session_reason: 'unscheduled' });
     await post('/v1/payments', body(await order())); // warms the key cache and the pool's prepared statements
-    const next = await order();
-    const { result, statements: all } = await traceStatements(() => post('/v1/payments', body(next)));
-    const statements = all.filter((s) => !isProcessors(s));
-    const shapes = statements.map((s) => statementSummary(s.text));
+    // A statement of the service's background work may fall inside the trace: up to three tries.
+    const traced = async () => {
+      const next = await order();
+      const { result, statements: all } = await traceStatements(() => post('/v1/payments', body(next)));
+      const statements = all.filter((s) => !isProcessors(s));
+      return { next, result, statements, shapes: statements.map((s) => statementSummary(s.text)) };
+    };
+    let attempt = await traced();
+    for (let tries = 1; tries < 3 && attempt.shapes.join('\n') !== SAVED_CARD_STATEMENTS.join('\n'); tries++) attempt = await traced();
+    const { next, result, statements, shapes } = attempt;
     if (shapes.join('\n') !== SAVED_CARD_STATEMENTS.join('\n')) {
       throw new Error(
         `the statements of an off-session saved-card payment changed: review the pgbench script's bindings and overrides in bench/payments-saved.ts, ` +
