@@ -20,65 +20,11 @@ import { startServiceProcess } from './lib/service.js';
 import { startPgBouncer } from './lib/pgbouncer.js';
 import { runHttpLoad, type HttpLoadResult } from './lib/http-load.js';
 import { runPgbench, type PgbenchResult } from './lib/pgbench.js';
-import { cpuMeter, type CpuMeter, type CpuUsage } from './lib/cpu.js';
-import { round, summarise } from './lib/stats.js';
+import { cpuMeter, meanCpu, ownBackends, type CpuUsage } from './lib/cpu.js';
+import { loadDetails, round, roundAll, summarise } from './lib/stats.js';
 import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
 
-export const TARGET_RATIO = 0.5;
-export const TARGET_P99_MS = 25;
-
-/** A realistic order: customer, description, two metadata entries. `[<id>]` is unique per request. */
-export const ORDER_BODY = {
-  amount: 4990,
-  currency: 'EUR',
-  reference: 'order-[<id>]',
-  customer: { email: 'jane.doe@example.com', name: 'Jane Doe' },
-  description: 'Web shop order: 2 items, standard shipping',
-  metadata: { cart_id: 'cart_[<id>]', channel: 'web' },
-};
-
-// A time-ordered uuid like the service's UUIDv7 (48-bit millisecond prefix, random rest), so the
-// primary-key indexes see the same append-mostly insert pattern.
-const UUID7 = `(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || substr(replace(gen_random_uuid()::text, '-', ''), 13))::uuid`;
-const KEY = `('bench-' || :client_id::text || '-' || :r::text)`;
-const REQ = `('req_' || :client_id::text || '_' || :r::text)`;
-const ORDER_COLUMNS =
-  '"account_id", "id", "livemode", "status", "amount", "amount_paid", "currency", "reference", "customer_email", "customer_name", "description", "metadata", "expires_at", "version", "created_at", "updated_at"';
-
-export const PGBENCH_SCRIPT = `\\set r random(1, 9000000000000000000)
-WITH claimed AS (
-  INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
-  VALUES (:acct, false, ${KEY}, :fingerprint, 'finished', NULL, 201, :response_body, ${REQ}, now() + make_interval(secs => 86400))
-  ON CONFLICT DO NOTHING
-  RETURNING 1
-), inserted AS (
-  INSERT INTO payment_orders (${ORDER_COLUMNS})
-  SELECT :acct, ${UUID7}, false, 'open', :amount, 0, :currency, :reference || :r::text, :email, :name, :description, :metadata::jsonb,
-         now() + interval '1 day', 1, now(), now() FROM claimed
-  RETURNING 1
-)
-INSERT INTO events ("account_id", "id", "livemode", "type", "object_id", "data", "request_id", "idempotency_key", "created_at")
-SELECT :acct, ${UUID7}, false, 'payment_order.created', :object_id, :data::jsonb, ${REQ}, ${KEY}, now() FROM inserted
-RETURNING 1 AS created;
-`;
-
-/**
- * The issue's ceiling: "an equivalent transaction (the same inserts the service does)", written
- * the plain way — the three inserts as separate statements in BEGIN … COMMIT, five round trips.
- * The identical one-statement form above is the stricter ceiling; both are reported.
- */
-export const PGBENCH_TRANSACTION_SCRIPT = `\\set r random(1, 9000000000000000000)
-BEGIN;
-INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
-  VALUES (:acct, false, ${KEY}, :fingerprint, 'finished', NULL, 201, :response_body, ${REQ}, now() + make_interval(secs => 86400))
-  ON CONFLICT DO NOTHING;
-INSERT INTO payment_orders (${ORDER_COLUMNS})
-  VALUES (:acct, ${UUID7}, false, 'open', :amount, 0, :currency, :reference || :r::text, :email, :name, :description, :metadata::jsonb,
-          now() + interval '1 day', 1, now(), now());
-INSERT INTO events ("account_id", "id", "livemode", "type", "object_id", "data", "request_id", "idempotency_key", "created_at")
-  VALUES (:acct, ${UUID7}, false, 'payment_order.created', :object_id, :data::jsonb, ${REQ}, ${KEY}, now());
-COMMIT;
-`;
+import { ORDER_BODY, PGBENCH_SCRIPT, PGBENCH_TRANSACTION_SCRIPT, TARGET_P99_MS, TARGET_RATIO, sampleStoredRequest } from './orders-scripts.js';
 
 interface Tenant {
   accountUuid: string;
@@ -98,22 +44,6 @@ async function setUpTenant(db: BenchDatabase): Promise<Tenant> {
   }
 }
 
-/** One stored order, its event and its idempotency record: the literal sizes pgbench replays. */
-async function sampleStoredRequest(db: BenchDatabase) {
-  const [event] = await db.query<{ object_id: string; data: string; idempotency_key: string }>(
-    `SELECT object_id, data::text AS data, idempotency_key FROM events ORDER BY id DESC LIMIT 1`,
-  );
-  const [key] = await db.query<{ fingerprint: string; response_body: string; request_id: string }>(
-    `SELECT fingerprint, response_body, request_id FROM idempotency_keys WHERE key = $1`,
-    [event?.idempotency_key],
-  );
-  const [order] = await db.query<{ reference: string; metadata: string }>(
-    `SELECT reference, metadata::text AS metadata FROM payment_orders ORDER BY id DESC LIMIT 1`,
-  );
-  if (!event || !key || !order) throw new Error('no order was stored during the service phase');
-  return { event, key, order };
-}
-
 const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 /** Other work above this many cores during a phase makes the ratio unreliable. */
 const FOREIGN_LOAD_WARN_CORES = 0.3;
@@ -128,20 +58,6 @@ function describeCpu(c: CpuUsage): string {
 }
 
 const otherLoad = (c: CpuUsage) => (c.foreignCores ?? 0) + (c.postgresOtherCores ?? 0);
-
-/** Time-weighted mean of per-phase CPU figures. */
-function meanCpu(list: CpuUsage[]): CpuUsage {
-  const keys = new Set(list.flatMap((c) => Object.keys(c))) as Set<keyof CpuUsage>;
-  const out: Record<string, number> = {};
-  for (const k of keys) out[k] = list.reduce((a, c) => a + (c[k] ?? 0), 0) / list.length;
-  return out as unknown as CpuUsage;
-}
-
-async function ownBackends(db: BenchDatabase, meter: CpuMeter, afterMs: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, afterMs));
-  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()').catch(() => []);
-  meter.ownPostgres(rows.map((r) => r.pid));
-}
 
 async function run(opts: BenchOptions): Promise<BenchResult> {
   const log = (msg: string) => process.stderr.write(`[orders] ${msg}\n`);
@@ -373,11 +289,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         roundRatios: roundRatios.map((r) => round(r, 3)),
         disturbed,
         service: {
-          okPerS: round(okPerS),
-          requests,
-          latencyMs: roundAll(latency),
-          statuses,
-          errors,
+          ...loadDetails(okPerS, requests, latency, statuses, errors),
           timeouts,
           cpu: roundAll(svcCpu),
           cpuPerRound: serviceCpu.map(roundAll),
@@ -409,9 +321,6 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   }
 }
 
-function roundAll<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as T;
-}
 
 export const benchmark: Benchmark = {
   name: 'orders',

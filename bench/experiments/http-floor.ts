@@ -12,18 +12,12 @@ import { installExitHandlers, runCleanup } from '../lib/cleanup.js';
 import { startServiceProcess } from '../lib/service.js';
 import { runHttpLoad } from '../lib/http-load.js';
 import { cpuMeter } from '../lib/cpu.js';
+import { ORDER_BODY } from '../orders-scripts.js';
 
 const seconds = Number(process.argv[2] ?? 6);
 const connections = Number(process.argv[3] ?? 32);
 const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const BODY = JSON.stringify({
-  amount: 4990,
-  currency: 'EUR',
-  reference: 'order-[<id>]',
-  customer: { email: 'jane.doe@example.com', name: 'Jane Doe' },
-  description: 'Web shop order: 2 items, standard shipping',
-  metadata: { cart_id: 'cart_[<id>]', channel: 'web' },
-});
+const BODY = JSON.stringify(ORDER_BODY);
 
 async function main() {
   installExitHandlers(10 * 60_000);

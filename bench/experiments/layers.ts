@@ -23,6 +23,7 @@ import { newId, parseId } from '../../src/kernel/ids.js';
 import { createBenchDatabase } from '../lib/database.js';
 import { installExitHandlers, runCleanup } from '../lib/cleanup.js';
 import { summarise } from '../lib/stats.js';
+import { ORDER_BODY } from '../orders-scripts.js';
 
 const [secondsArg, concurrencyArg, poolArg, ...only] = process.argv.slice(2);
 const seconds = Number(secondsArg ?? 8);
@@ -30,14 +31,8 @@ const concurrency = Number(concurrencyArg ?? 32);
 const poolSize = Number(poolArg ?? 20);
 const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
-const BODY = {
-  amount: 4990,
-  currency: 'EUR',
-  reference: 'order-x',
-  customer: { email: 'jane.doe@example.com', name: 'Jane Doe' },
-  description: 'Web shop order: 2 items, standard shipping',
-  metadata: { cart_id: 'cart_x', channel: 'web' },
-};
+// The order of bench/orders.ts, its [<id>] placeholders as one fixed id.
+const BODY = { ...ORDER_BODY, reference: 'order-x', metadata: { cart_id: 'cart_x', channel: 'web' } };
 
 const CLAIM = `INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, locked_at, request_id, expires_at)
         VALUES ($1, $2, $3, $4, now(), $5, now() + make_interval(secs => $6)) ON CONFLICT DO NOTHING RETURNING recovery_point`;

@@ -4,6 +4,7 @@
 // with the run) are counted up to their last sample.
 import fs from 'node:fs';
 import os from 'node:os';
+import type { BenchDatabase } from './database.js';
 
 const TICK_S = 0.01; // USER_HZ is 100 on every mainstream Linux
 const WATCHED = ['postgres', 'pgbench'] as const;
@@ -151,4 +152,19 @@ export async function waitForQuiet(maxS: number, thresholdCores = 0.3): Promise<
     const waitedS = (Date.now() - t0) / 1000;
     if (busy === undefined || busy <= thresholdCores || waitedS >= maxS) return { busy, waitedS };
   }
+}
+
+/** The mean of per-phase CPU figures (phases of equal length). */
+export function meanCpu(list: CpuUsage[]): CpuUsage {
+  const keys = new Set(list.flatMap((c) => Object.keys(c))) as Set<keyof CpuUsage>;
+  const out: Record<string, number> = {};
+  for (const k of keys) out[k] = list.reduce((a, c) => a + (c[k] ?? 0), 0) / list.length;
+  return out as unknown as CpuUsage;
+}
+
+/** Marks the database's backends as the measured party's postgres, once the load is under way. */
+export async function ownBackends(db: BenchDatabase, meter: CpuMeter, afterMs: number): Promise<void> {
+  await new Promise((r) => setTimeout(r, afterMs));
+  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()').catch(() => []);
+  meter.ownPostgres(rows.map((r) => r.pid));
 }

@@ -30,3 +30,13 @@ export function summarise(values: number[]): LatencySummary {
 }
 
 export const round = (x: number, digits = 2) => (Number.isFinite(x) ? Math.round(x * 10 ** digits) / 10 ** digits : x);
+
+/** Every number of `o` rounded (latency summaries, CPU figures), for bench/results. */
+export function roundAll<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as T;
+}
+
+/** What bench/results keeps of a service's HTTP load: throughput, requests, latencies, statuses. */
+export function loadDetails(okPerS: number, requests: number, latency: LatencySummary, statuses: Record<string, number>, errors: number) {
+  return { okPerS: round(okPerS), requests, latencyMs: roundAll(latency), statuses, errors };
+}
