@@ -4420,7 +4420,7 @@ export interface components {
             object: "balance_transaction";
             livemode: boolean;
             /** @enum {string} */
-            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal" | "dispute_withdrawal" | "dispute_reinstatement" | "processor_fee";
+            type: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal" | "dispute_withdrawal" | "dispute_reinstatement";
             currency: string;
             /** @description Gross amount of the movement: net plus fee. */
             amount: number;
@@ -10340,7 +10340,7 @@ export interface operations {
                 "created[gte]"?: string;
                 /** @description RFC 3339 UTC with milliseconds. */
                 "created[lte]"?: string;
-                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal" | "dispute_withdrawal" | "dispute_reinstatement" | "processor_fee";
+                type?: "payment" | "refund" | "refund_settlement" | "refund_failure" | "test_funding" | "payout" | "payout_paid" | "payout_release" | "payout_return" | "settlement" | "payment_reversal" | "dispute_withdrawal" | "dispute_reinstatement";
                 /**
                  * @description ISO 4217 alphabetic code, upper case.
                  * @example EUR

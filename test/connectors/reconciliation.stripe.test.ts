@@ -48,6 +48,6 @@ it('reads every page of the balance transactions, matches ours, reports the char
   expect(run.body.fees_booked).toEqual({ EUR: amounts.reduce((s, a) => s + stripeFee(a), 0) + 50 });
   const again = await test.post('/v1/reconciliation-runs', { connector_account: account.id, ...period });
   expect(again.body).toMatchObject({ matched: 4, fees_booked: {} });
-  const [{ n }] = ((await testDb.database.db.execute(sql`SELECT count(*)::int AS n FROM processor_fees WHERE connector = ${account.id}`)) as unknown as { rows: { n: number }[] }).rows;
-  expect(n).toBe(4);
+  const { rows } = (await testDb.database.db.execute(sql`SELECT count(*)::int AS n FROM processor_fees WHERE connector = ${account.id}`)) as unknown as { rows: { n: number }[] };
+  expect(rows[0]!.n).toBe(4);
 });

@@ -11,6 +11,7 @@ import { bankAccount } from './payouts.js';
 import { savedCard } from './customers.js';
 import { disputes } from '../../src/storage/schema.js';
 import { newId, parseId } from '../../src/kernel/ids.js';
+import { CONNECTOR_ROUTES, makeReconciliationRun } from './isolation.routes.connectors.js';
 
 export type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
 export const PRINCIPALS: Principal[] = ['aTest', 'aLive', 'bTest', 'bLive'];
@@ -34,7 +35,8 @@ export type Resource =
   | 'payment_method'
   | 'authorized_payment'
   | 'capture'
-  | 'dispute';
+  | 'dispute'
+  | 'reconciliation_run';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
 export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_order: (id) => [`/v1/payment-orders/${id}`],
@@ -53,6 +55,7 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   authorized_payment: (id) => [`/v1/payments/${id}`],
   capture: (id) => [`/v1/captures/${id}`],
   dispute: (id) => [`/v1/disputes/${id}`],
+  reconciliation_run: (id) => [`/v1/reconciliation-runs/${id}`],
 };
 
 /** Distinct amounts per principal, so a balance that mixed tenants or modes would show. */
@@ -141,6 +144,7 @@ export class World {
       this.owned[me].payment_method.push(method.id);
       return method.id;
     },
+    reconciliation_run: async (me) => makeReconciliationRun(this, this.h.db, me),
     payout: async (me) =>
       this.made(me, 'payout', await this.as(me, 'POST', '/v1/payouts', { beneficiary: this.owned[me].beneficiary[0], amount: 10, currency: 'EUR', reference: `iso-${me}` })),
   };
@@ -214,8 +218,9 @@ export interface Route {
    */
   kind: 'create' | 'list' | 'read' | 'write' | 'account';
   resource?: Resource;
-  /** The status the caller's own request gets. */
+  /** The status the caller's own request gets (a live key's: okLive, when live mode cannot do it). */
   ok: number;
+  okLive?: number;
   /** Appended to the path. */
   query?: string;
   /** A valid body of `me`, so that only authentication or tenancy can fail. */
@@ -340,11 +345,5 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/payment-methods/:id', kind: 'read', resource: 'payment_method', ok: 200 },
   { route: 'PATCH /v1/payment-methods/:id', kind: 'write', resource: 'payment_method', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
   { route: 'POST /v1/payment-methods/:id/detach', kind: 'write', resource: 'payment_method', ok: 200 },
-
-  { route: 'GET /v1/connectors', kind: 'account', ok: 200 },
-  { route: 'POST /v1/connector-accounts', kind: 'create', resource: 'connector_account', ok: 201, body: (w, me) => w.connectorAccountBody(me) },
-  { route: 'GET /v1/connector-accounts', kind: 'list', resource: 'connector_account', ok: 200, filter: () => 'status=enabled' },
-  { route: 'GET /v1/connector-accounts/:id', kind: 'read', resource: 'connector_account', ok: 200 },
-  { route: 'PATCH /v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
-  { route: 'DELETE /v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200 },
+  ...CONNECTOR_ROUTES,
 ];

@@ -103,13 +103,15 @@ async function collect(rt: Runtime, ctx: RequestContext, account: { id: string; 
   if (account.connector === 'adyen') {
     throw new ApiError('parameter_missing', { param: 'report', message: "Adyen's records are its Settlement details report: upload it as the text/csv body." });
   }
+  if (!fetchable(account.connector)) {
+    throw new ApiError('parameter_invalid', { param: 'connector_account', message: `${account.connector}'s settlement records can be neither fetched nor uploaded here; reconciliation takes stripe, adyen and simulator connector accounts.` });
+  }
   const period = periodOf(input, now);
   const guarded = await callConnector(
     rt.callsFor({ accountId: ctx.accountId, livemode: ctx.livemode }),
     account.id,
     async (connector, signal) => {
-      if (!connector.settlementRecords) throw new ApiError('parameter_invalid', { param: 'connector_account', message: `${account.connector} settlement records cannot be fetched.` });
-      const records = await connector.settlementRecords(period, signal);
+      const records = await connector.settlementRecords!(period, signal);
       return Array.isArray(records) ? { kind: 'records' as const, records } : records;
     },
     'reconciliation.fetch',
