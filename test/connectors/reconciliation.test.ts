@@ -3,7 +3,12 @@
 // books and found) and Adyen's Settlement details report as an uploaded CSV (its bad inputs: typed
 // 400s naming the line or column, nothing booked).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'drizzle-orm';
+import { runReconcile } from '../../src/cli/reconcile.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { REQUIRED_COLUMNS } from '../../src/domain/reconciliation/adyen-report.js';
@@ -13,7 +18,7 @@ import { createConnectorAccount } from '../support/connectors.js';
 
 async function newTenant() {
   const tenant = await createTenant(testDb.database);
-  return { test: client(service.url, tenant.testKey), accountId: parseId('acct', tenant.accountId) ?? tenant.accountId };
+  return { test: client(service.url, tenant.testKey), key: tenant.testKey, accountId: parseId('acct', tenant.accountId) ?? tenant.accountId };
 }
 
 let testDb: TestDatabase;
@@ -98,9 +103,9 @@ const line = (over: Record<string, string>): Record<string, string> => ({
 
 describe("Adyen's Settlement details report", () => {
   async function adyenTenant() {
-    const { test, accountId } = await newTenant();
+    const { test, key, accountId } = await newTenant();
     const account = await createConnectorAccount(test, 'adyen', 'adyen', { api_key: `AQEyhm${'x'.repeat(30)}`, merchant_account: MERCHANT });
-    return { test, account, accountId };
+    return { test, key, account, accountId };
   }
   const upload = (test: Awaited<ReturnType<typeof adyenTenant>>['test'], account: string, text: string) =>
     test.request('POST', `/v1/reconciliation-runs?connector_account=${account}`, { rawBody: text, headers: { 'content-type': 'text/csv' } });
@@ -116,6 +121,18 @@ describe("Adyen's Settlement details report", () => {
     ]);
     expect((await upload(test, account.id, report)).body.fees_booked).toEqual({});
     expect(await feeEntries(accountId)).toBe(1);
+  });
+
+  it('takes the report from `npm run cli -- reconcile --file`, streamed as the text/csv body', async () => {
+    const { key, account } = await adyenTenant();
+    const file = path.join(os.tmpdir(), `settlement-${crypto.randomUUID()}.csv`);
+    fs.writeFileSync(file, csv([line({}), line({ 'Psp Reference': 'PSP2', Type: 'Fee', 'Gross Credit (GC)': '', 'Net Debit (NC)': '1.25', 'Net Credit (NC)': '', 'Commission (NC)': '' })]));
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runReconcile(['--connector-account', account.id, '--file', file], { env: { API_KEY: key, API_URL: service.url }, stdout: (t) => out.push(t), stderr: (t) => err.push(t) });
+    fs.rmSync(file);
+    expect(code, err.join('')).toBe(3);
+    expect(JSON.parse(out.join(''))).toMatchObject({ source: 'adyen_settlement_report', records: 2, fees_booked: { EUR: 30 + 125 } });
   });
 
   it('refuses a bad report with a 400 naming the line or column, booking nothing', async () => {
