@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { runReconcile } from '../../src/cli/reconcile.js';
+import { runDailyReconciliations } from '../../src/domain/reconciliation/daily.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { REQUIRED_COLUMNS } from '../../src/domain/reconciliation/adyen-report.js';
@@ -85,6 +86,22 @@ describe('the simulators’ report', () => {
     expect(found.missing_at_processor).toMatchObject({ object: refund.id, expected_amount: -300, processor_amount: null });
     expect(run.body.matched).toBe(1);
     expect(a).toBeDefined();
+  });
+});
+
+describe('the worker’s daily reconciliation', () => {
+  it('reconciles each fetchable connector account once for the previous UTC day, when RECONCILIATION_DAILY is on', async () => {
+    const { test, account } = await simulatorTenant();
+    const tomorrow = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 + 86_400_000 + 3_600_000);
+    const rt = { ...service.payments, config: { ...service.payments.config, reconciliationDaily: true } };
+    const first = await runDailyReconciliations(testDb.database.db, rt, tomorrow);
+    expect(first.runs).toBeGreaterThanOrEqual(1);
+    expect(await runDailyReconciliations(testDb.database.db, rt, tomorrow)).toEqual({ runs: 0, failed: 0 });
+    const runs = (await test.get(`/v1/reconciliation-runs?connector_account=${account.id}`)).body.data;
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ matched: 4, exceptions: [], period_end: new Date(Math.floor(+tomorrow / 86_400_000) * 86_400_000).toISOString() });
+    // Off by default: the worker's pass makes none.
+    expect((await service.runWorker(tomorrow)).reconciliations).toBeUndefined();
   });
 });
 

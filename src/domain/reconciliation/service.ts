@@ -170,8 +170,7 @@ export async function runReconciliation(db: Db, rt: Runtime, ctx: RequestContext
   });
 }
 
-/** Whether a connector account's records can be fetched (the worker's daily runs): Stripe and the simulators. */
-export function fetchable(connector: string): boolean {
-  return connector === 'stripe' || SIMULATORS.has(connector);
-}
+/** The connectors whose records can be fetched (the worker's daily runs): Stripe and the simulators. */
+export const FETCHABLE: readonly string[] = ['stripe', ...SIMULATORS];
+const fetchable = (connector: string) => FETCHABLE.includes(connector);
 
