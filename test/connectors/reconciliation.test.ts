@@ -16,6 +16,7 @@ import { REQUIRED_COLUMNS } from '../../src/domain/reconciliation/adyen-report.j
 import { client, createTenant, createTestDatabase, expectError, startTestService, type TestDatabase, type TestService } from '../support/helpers.js';
 import { CARDS, orderAndPay } from '../support/payments.js';
 import { createConnectorAccount } from '../support/connectors.js';
+import { Visitor } from '../support/dashboard.js';
 
 async function newTenant() {
   const tenant = await createTenant(testDb.database);
@@ -38,14 +39,14 @@ const rows = async (query: ReturnType<typeof sql>) => ((await testDb.database.db
 const feeEntries = async (accountId: string) => Number((await rows(sql`SELECT count(*)::int AS n FROM journal_entries WHERE account_id = ${accountId} AND type = 'processor_fee'`))[0]!.n);
 
 async function simulatorTenant() {
-  const { test, accountId } = await newTenant();
+  const { test, key, accountId } = await newTenant();
   const account = await createConnectorAccount(test, 'simulator_a', 'sim');
   await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'sim' }] }] } });
   const paid = [];
   for (const amount of [1000, 2500, 4000]) paid.push((await orderAndPay(test, CARDS.success, { amount, currency: 'EUR' })).payment);
   const refund = await test.post('/v1/refunds', { payment: paid[0].id, amount: 300 });
   expect(refund.body.status).toBe('succeeded');
-  return { test, account, paid, refund: refund.body, accountId };
+  return { test, key, account, paid, refund: refund.body, accountId };
 }
 
 const window = () => ({ period_start: new Date(Date.now() - 3_600_000).toISOString(), period_end: new Date(Date.now() + 60_000).toISOString() });
@@ -71,7 +72,7 @@ describe('the simulators’ report', () => {
   });
 
   it('finds each exception planted in the books once', async () => {
-    const { test, account, paid, refund } = await simulatorTenant();
+    const { test, key, account, paid, refund } = await simulatorTenant();
     const [a, b, c] = paid as { id: string; amount: number }[];
     // The processor settled 1 more than we booked; we say failed what it settled; it never heard of the refund.
     await testDb.database.db.execute(sql`UPDATE simulator_objects SET body = jsonb_set(body, '{amount_minor}', to_jsonb(${b!.amount + 1}::int)) WHERE reference = ${b!.id}`);
@@ -86,6 +87,18 @@ describe('the simulators’ report', () => {
     expect(found.missing_at_processor).toMatchObject({ object: refund.id, expected_amount: -300, processor_amount: null });
     expect(run.body.matched).toBe(1);
     expect(a).toBeDefined();
+
+    // The dashboard: the run among the runs, its exceptions on its page, the margin of the connector (no pricing: the processor fees, negative).
+    const visitor = await Visitor.signedIn(service.url, key);
+    const list = await visitor.get('/dashboard/reconciliation');
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(run.body.id);
+    const fees = run.body.fees_booked.EUR as number;
+    expect(list.text).toMatch(new RegExp(`${account.id}</code></td><td>(?:0\\.00|—)[^<]*</td><td>${(fees / 100).toFixed(2)}[^<]*</td><td>−${(fees / 100).toFixed(2)}`));
+    const page = await visitor.get(`/dashboard/reconciliation/${run.body.id}`);
+    for (const text of ['amount_mismatch', 'status_mismatch', 'missing_at_processor', b!.id, c!.id, refund.id]) expect(page.text).toContain(text);
+    const other = await Visitor.signedIn(service.url, (await newTenant()).key);
+    expect((await other.get(`/dashboard/reconciliation/${run.body.id}`)).status).toBe(404);
   });
 });
 
