@@ -71,6 +71,16 @@ describe('the simulators’ report', () => {
     expect(await checkLedger(testDb.database.db)).toMatchObject({ ok: true });
   });
 
+  it('books each fee once when runs of one period race', async () => {
+    const { test, account, accountId } = await simulatorTenant();
+    const period = window();
+    const runs = await Promise.all([1, 2, 3, 4].map(() => test.post('/v1/reconciliation-runs', { connector_account: account.id, ...period })));
+    expect(runs.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(runs.filter((r) => Object.keys(r.body.fees_booked).length > 0).length, 'one run books the fees').toBe(1);
+    expect(await feeEntries(accountId)).toBe(3);
+    expect(await checkLedger(testDb.database.db)).toMatchObject({ ok: true });
+  });
+
   it('finds each exception planted in the books once', async () => {
     const { test, key, account, paid, refund } = await simulatorTenant();
     const [a, b, c] = paid as { id: string; amount: number }[];

@@ -39,6 +39,8 @@ interface Ours {
   createdAt: Date;
   connectorReference: string | null;
   paymentId?: string;
+  /** Its outcome is not known to us yet (the processor may be ahead of its webhook): not compared. */
+  inFlight: boolean;
 }
 
 type Kind = 'payment' | 'refund' | 'dispute' | 'payout';
@@ -52,6 +54,7 @@ interface Scope {
 }
 
 const TABLES = { payment: payments, refund: refunds, dispute: disputes, payout: payouts } as const;
+const IN_FLIGHT: Record<Kind, string[]> = { payment: ['pending', 'requires_action'], refund: ['pending'], dispute: [], payout: ['pending', 'processing'] };
 
 function ours(kind: Kind, row: Record<string, any>): Ours {
   const expected =
@@ -59,7 +62,7 @@ function ours(kind: Kind, row: Record<string, any>): Ours {
     : kind === 'refund' ? (row.status === 'succeeded' ? -row.amount : 0)
     : kind === 'dispute' ? (row.fundsBooked ? -row.amount : 0)
     : row.status === 'paid' ? -row.amount : 0;
-  return { id: toPublicId(PREFIX[kind], row.id), uuid: row.id, status: row.status, expected, currency: row.currency, createdAt: row.createdAt, connectorReference: row.connectorReference ?? null, paymentId: row.paymentId };
+  return { id: toPublicId(PREFIX[kind], row.id), uuid: row.id, status: row.status, expected, currency: row.currency, createdAt: row.createdAt, connectorReference: row.connectorReference ?? null, paymentId: row.paymentId, inFlight: IN_FLIGHT[kind].includes(row.status) };
 }
 
 /** Our objects of the connector account created in the period, and those the records name. */
@@ -111,6 +114,8 @@ export interface MatchResult {
   exceptions: ReconciliationException[];
   /** Each record with the object it moved, if any (fees are booked against it). */
   objectOf: Map<SettlementRecord, { kind: Kind; uuid: string } | undefined>;
+  /** Records left out (skipUnknown: naming no object of ours): not ours, so neither are their fees. */
+  ignored: Set<SettlementRecord>;
 }
 
 /**
@@ -124,9 +129,17 @@ export async function match(tx: Executor, scope: Scope, period: SettlementPeriod
   const groups = new Map<string, SettlementRecord[]>();
   const orphans = new Map<string, SettlementRecord[]>();
   const objectOf: MatchResult['objectOf'] = new Map();
+  const ignored = new Set<SettlementRecord>();
   for (const record of records) {
-    if (record.kind === 'fee' || record.kind === 'other') continue;
+    if (record.kind === 'fee' || record.kind === 'other') {
+      if (opts.skipUnknown) ignored.add(record);
+      continue;
+    }
     const object = resolve(record, loaded, objects);
+    if (!object && opts.skipUnknown) {
+      ignored.add(record);
+      continue;
+    }
     objectOf.set(record, object && { kind: object.kind, uuid: object.uuid });
     if (object && record.currency !== object.currency && record.line !== undefined) {
       throw invalidReport(`Currency mismatch on line ${record.line}: ${record.currency}, where ${object.id} is in ${object.currency}.`);
@@ -139,6 +152,7 @@ export async function match(tx: Executor, scope: Scope, period: SettlementPeriod
   let matched = 0;
   const sum = (rs: SettlementRecord[]) => rs.reduce((s, r) => s + r.amount, 0);
   for (const object of objects) {
+    if (object.inFlight) continue;
     const rs = groups.get(object.id);
     const base = { object: object.id, status: object.status, expected_amount: object.expected, currency: object.currency, processor_records: rs?.map((r) => r.recordId) ?? [] };
     if (!rs) {
@@ -151,10 +165,8 @@ export async function match(tx: Executor, scope: Scope, period: SettlementPeriod
     else if (object.expected === 0 && moved !== 0) exceptions.push({ ...base, type: 'status_mismatch', processor_amount: moved });
     else exceptions.push({ ...base, type: 'amount_mismatch', processor_amount: moved });
   }
-  if (!opts.skipUnknown) {
-    for (const rs of orphans.values()) {
-      exceptions.push({ type: 'missing_in_ledger', object: null, status: null, expected_amount: null, processor_amount: sum(rs), currency: rs[0]!.currency, processor_records: rs.map((r) => r.recordId) });
-    }
+  for (const rs of orphans.values()) {
+    exceptions.push({ type: 'missing_in_ledger', object: null, status: null, expected_amount: null, processor_amount: sum(rs), currency: rs[0]!.currency, processor_records: rs.map((r) => r.recordId) });
   }
-  return { matched, exceptions, objectOf };
+  return { matched, exceptions, objectOf, ignored };
 }

@@ -155,7 +155,7 @@ export async function runReconciliation(db: Db, rt: Runtime, ctx: RequestContext
       skipUnknown: collected.source === 'simulator_report',
     });
     const runId = newId('rec').uuid;
-    const feesBooked = await bookFees(tx, ctx, runId, id, collected.records, result.objectOf, now);
+    const feesBooked = await bookFees(tx, ctx, runId, id, collected.records.filter((r) => !result.ignored.has(r)), result.objectOf, now);
     const [run] = await tx
       .insert(reconciliationRuns)
       .values({
