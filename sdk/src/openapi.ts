@@ -524,6 +524,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reconciliation-runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve a reconciliation run
+         * @description Retrieve a reconciliation run.
+         */
+        get: operations["retrieveReconciliationRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reconciliation-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reconciliation runs, newest first
+         * @description List reconciliation runs, newest first.
+         */
+        get: operations["listReconciliationRuns"];
+        put?: never;
+        /**
+         * Reconcile a connector account's settlement records with the ledger
+         * @description JSON: the connector account's records for the period are fetched (Stripe balance transactions, the simulators' report). text/csv: the body is Adyen's Settlement details report (at most 32 MiB), the connector account in the query. Matches each record with our payment, capture, refund, dispute or payout by our id, lists the exceptions, and books the processor fees found once (processor_fee ledger lines): running a period again books nothing twice. A report that cannot be read (malformed, truncated, a missing column, another merchant account, a currency mismatch) is 400 report_invalid naming the line or column; nothing is booked.
+         */
+        post: operations["createReconciliationRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/routing": {
         parameters: {
             query?: never;
@@ -1646,6 +1690,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "reconciliation_run.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * reconciliation_run.completed
+         * @description A reconciliation run compared a connector account's settlement records with the ledger: matched counts, exceptions lists what differs, fees_booked the processor fees it booked.
+         */
+        post: operations["reconciliationRunCompletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "dispute.funds_reinstated": {
         parameters: {
             query?: never;
@@ -2175,7 +2239,7 @@ export interface components {
                 /** @enum {string} */
                 type: "validation" | "authentication" | "eligibility" | "processing" | "rate-limit";
                 /** @enum {string} */
-                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "charge_disputed" | "dispute_evidence_closed" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_on_session_only" | "payment_method_not_active" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
+                code: "parameter_missing" | "parameter_invalid" | "parameter_unknown" | "body_invalid_json" | "body_missing" | "idempotency_key_missing" | "idempotency_key_invalid" | "idempotency_key_reused" | "resource_missing" | "route_missing" | "path_invalid" | "path_too_long" | "request_malformed" | "headers_too_large" | "request_timeout" | "unsupported_api_version" | "method_not_allowed" | "body_too_large" | "unsupported_media_type" | "report_invalid" | "invalid_state" | "reference_already_used" | "connector_account_in_use" | "api_key_missing" | "api_key_invalid" | "account_suspended" | "permission_denied" | "connector_webhook_signature_invalid" | "connector_webhook_timestamp_stale" | "currency_not_enabled" | "amount_above_limit" | "live_mode_not_enabled" | "order_not_payable" | "routing_no_match" | "amount_above_refundable" | "amount_above_capturable" | "authorization_expired" | "capture_not_supported" | "charge_disputed" | "dispute_evidence_closed" | "mandate_not_active" | "payouts_not_enabled" | "insufficient_balance" | "payment_method_on_session_only" | "payment_method_not_active" | "payment_method_detached" | "beneficiary_disabled" | "currency_mismatch" | "webhook_endpoint_limit_reached" | "idempotency_key_in_use" | "processor_unavailable" | "service_unavailable" | "internal_error" | "rate_limited";
                 message: string;
                 param?: string;
                 request_id: string;
@@ -2241,7 +2305,7 @@ export interface components {
          * Event
          * @description A change of one object, with a snapshot of the object after it. `type` says which change and which object `data.object` holds (GET /v1/event-types).
          */
-        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCanceledEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CaptureCreatedEvent"] | components["schemas"]["CaptureSucceededEvent"] | components["schemas"]["CaptureFailedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["PaymentMethodAttachedEvent"] | components["schemas"]["PaymentMethodUpdatedEvent"] | components["schemas"]["PaymentMethodDetachedEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
+        Event: components["schemas"]["PaymentOrderCreatedEvent"] | components["schemas"]["PaymentOrderProcessingEvent"] | components["schemas"]["PaymentOrderOpenEvent"] | components["schemas"]["PaymentOrderPaidEvent"] | components["schemas"]["PaymentOrderCancelledEvent"] | components["schemas"]["PaymentOrderExpiredEvent"] | components["schemas"]["PaymentCreatedEvent"] | components["schemas"]["PaymentPendingEvent"] | components["schemas"]["PaymentRequiresActionEvent"] | components["schemas"]["PaymentSucceededEvent"] | components["schemas"]["PaymentAuthorizedEvent"] | components["schemas"]["PaymentCanceledEvent"] | components["schemas"]["PaymentFailedEvent"] | components["schemas"]["RefundCreatedEvent"] | components["schemas"]["RefundPendingEvent"] | components["schemas"]["RefundSucceededEvent"] | components["schemas"]["RefundFailedEvent"] | components["schemas"]["CaptureCreatedEvent"] | components["schemas"]["CaptureSucceededEvent"] | components["schemas"]["CaptureFailedEvent"] | components["schemas"]["DisputeCreatedEvent"] | components["schemas"]["DisputeUpdatedEvent"] | components["schemas"]["DisputeClosedEvent"] | components["schemas"]["DisputeFundsWithdrawnEvent"] | components["schemas"]["ReconciliationRunCompletedEvent"] | components["schemas"]["DisputeFundsReinstatedEvent"] | components["schemas"]["PayoutCreatedEvent"] | components["schemas"]["PayoutProcessingEvent"] | components["schemas"]["PayoutPaidEvent"] | components["schemas"]["PayoutFailedEvent"] | components["schemas"]["PayoutCancelledEvent"] | components["schemas"]["PayoutReturnedEvent"] | components["schemas"]["MandateCreatedEvent"] | components["schemas"]["MandatePendingEvent"] | components["schemas"]["MandateActiveEvent"] | components["schemas"]["MandateFailedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExpiredEvent"] | components["schemas"]["BeneficiaryCreatedEvent"] | components["schemas"]["BeneficiaryUpdatedEvent"] | components["schemas"]["BeneficiaryDisabledEvent"] | components["schemas"]["CustomerCreatedEvent"] | components["schemas"]["CustomerUpdatedEvent"] | components["schemas"]["CustomerDeletedEvent"] | components["schemas"]["PaymentMethodAttachedEvent"] | components["schemas"]["PaymentMethodUpdatedEvent"] | components["schemas"]["PaymentMethodDetachedEvent"] | components["schemas"]["BalanceAvailableEvent"] | components["schemas"]["WebhookEndpointEnabledEvent"] | components["schemas"]["WebhookEndpointDisabledEvent"] | components["schemas"]["WebhookEndpointTestEvent"];
         /**
          * PaymentOrderCreatedEvent
          * @description A payment order was created; it is open for payment.
@@ -2980,6 +3044,37 @@ export interface components {
             created_at: string;
             data: {
                 object: components["schemas"]["Dispute"];
+            };
+            request: {
+                id: string | null;
+                idempotency_key: string | null;
+            };
+        };
+        /**
+         * ReconciliationRunCompletedEvent
+         * @description A reconciliation run compared a connector account's settlement records with the ledger: matched counts, exceptions lists what differs, fees_booked the processor fees it booked.
+         */
+        ReconciliationRunCompletedEvent: {
+            /**
+             * @description Also the webhook-id header of its deliveries.
+             * @example evt_01jd8x3v0pe7wbz0m4k6f2n9qa
+             */
+            id: string;
+            /** @enum {string} */
+            object: "event";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reconciliation_run.completed";
+            livemode: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            data: {
+                object: components["schemas"]["ReconciliationRun"];
             };
             request: {
                 id: string | null;
@@ -3800,13 +3895,13 @@ export interface components {
              * @description The event type, as in `type` and in enabled_events.
              * @enum {string}
              */
-            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.authorized" | "payment.canceled" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "capture.created" | "capture.succeeded" | "capture.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "dispute.funds_withdrawn" | "dispute.funds_reinstated" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "customer.created" | "customer.updated" | "customer.deleted" | "payment_method.attached" | "payment_method.updated" | "payment_method.detached" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+            name: "payment_order.created" | "payment_order.processing" | "payment_order.open" | "payment_order.paid" | "payment_order.cancelled" | "payment_order.expired" | "payment.created" | "payment.pending" | "payment.requires_action" | "payment.succeeded" | "payment.authorized" | "payment.canceled" | "payment.failed" | "refund.created" | "refund.pending" | "refund.succeeded" | "refund.failed" | "capture.created" | "capture.succeeded" | "capture.failed" | "dispute.created" | "dispute.updated" | "dispute.closed" | "dispute.funds_withdrawn" | "reconciliation_run.completed" | "dispute.funds_reinstated" | "payout.created" | "payout.processing" | "payout.paid" | "payout.failed" | "payout.cancelled" | "payout.returned" | "mandate.created" | "mandate.pending" | "mandate.active" | "mandate.failed" | "mandate.revoked" | "mandate.expired" | "beneficiary.created" | "beneficiary.updated" | "beneficiary.disabled" | "customer.created" | "customer.updated" | "customer.deleted" | "payment_method.attached" | "payment_method.updated" | "payment_method.detached" | "balance.available" | "webhook_endpoint.enabled" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
             description: string;
             /**
              * @description The `object` of the event's data.object.
              * @enum {string}
              */
-            data_object: "payment_order" | "payment" | "refund" | "capture" | "dispute" | "payout" | "mandate" | "beneficiary" | "customer" | "payment_method" | "webhook_endpoint" | "webhook_test" | "balance_transaction";
+            data_object: "payment_order" | "payment" | "refund" | "capture" | "dispute" | "payout" | "mandate" | "beneficiary" | "customer" | "payment_method" | "webhook_endpoint" | "webhook_test" | "balance_transaction" | "reconciliation_run";
             /**
              * @description Where the schema of data.object is in the OpenAPI document (/v1/openapi.json).
              * @example #/components/schemas/Payment
@@ -4473,6 +4568,64 @@ export interface components {
             }[];
             /** @description Whether this version can send requests to it: routing rules may name its connector accounts. */
             routable: boolean;
+        };
+        /** ReconciliationRun */
+        ReconciliationRun: {
+            /** @example rec_01jd8x3v0pe7wbz0m4k6f2n9qa */
+            id: string;
+            /** @enum {string} */
+            object: "reconciliation_run";
+            livemode: boolean;
+            /** @enum {string} */
+            status: "completed";
+            connector_account: string;
+            connector: string;
+            /** @enum {string} */
+            source: "stripe_balance_transactions" | "adyen_settlement_report" | "simulator_report";
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            period_start: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            period_end: string;
+            /** @description The processor's records read. */
+            records: number;
+            /** @description Our objects whose records agree with them. */
+            matched: number;
+            exceptions: {
+                /** @enum {string} */
+                type: "missing_in_ledger" | "missing_at_processor" | "amount_mismatch" | "status_mismatch";
+                /** @description Our payment, refund, dispute or payout; null for missing_in_ledger. */
+                object: string | null;
+                /** @description The processor's ids of the records behind it (Stripe txn_…, an Adyen report line's Psp Reference:Type:Modification Reference:Batch Number). */
+                processor_records: string[];
+                /** @description Our object's status. */
+                status: string | null;
+                /** @description What our object says the processor moved (signed, minor units). */
+                expected_amount: number | null;
+                /** @description What the records say it moved (signed, minor units); null for missing_at_processor. */
+                processor_amount: number | null;
+                currency: string;
+            }[];
+            /** @description Processor fees this run booked as processor_fee ledger lines, per currency (fees an earlier run booked are not booked again). */
+            fees_booked: {
+                [key: string]: number;
+            };
+            version: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC with milliseconds.
+             */
+            updated_at: string;
         };
         /**
          * BankAccountInput
@@ -9377,6 +9530,466 @@ export interface operations {
             };
             /** @description Internal Server Error: `internal_error`. */
             500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retrieveReconciliationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example rec_01jd8x3v0pe7wbz0m4k6f2n9qa */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the reconciliation run. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationRun"];
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `resource_missing`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listReconciliationRuns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description An id: return the objects older than it. */
+                starting_after?: string;
+                /** @description An id: return the objects newer than it. */
+                ending_before?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                "created[gte]"?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                "created[lte]"?: string;
+                connector_account?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: a page of reconciliation run objects, newest first. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "list";
+                        data: components["schemas"]["ReconciliationRun"][];
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createReconciliationRun: {
+        parameters: {
+            query?: {
+                /** @description With a text/csv body: the connector account (ca_…) the report is of. */
+                connector_account?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                period_start?: string;
+                /** @description RFC 3339 UTC with milliseconds. */
+                period_end?: string;
+            };
+            header?: {
+                /** @example create-reconciliation-run-1 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The connector account (ca_…) whose records are compared. */
+                    connector_account: string;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    period_start?: string;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339 UTC with milliseconds.
+                     */
+                    period_end?: string;
+                };
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Created: the reconciliation run. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationRun"];
+                };
+            };
+            /** @description Bad Request: `parameter_invalid`, `parameter_missing`, `parameter_unknown`, `body_invalid_json`, `body_missing`, `idempotency_key_invalid`, `report_invalid`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `resource_missing`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: `idempotency_key_in_use`. */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payload Too Large: `body_too_large`. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unprocessable Entity: `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Bad Gateway: `processor_unavailable`. */
+            502: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16722,6 +17335,42 @@ export interface operations {
             };
         };
     };
+    reconciliationRunCompletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and redelivery; deduplicate by it. */
+                "webhook-id": string;
+                /** @description When this attempt was signed, in unix seconds; refuse it when more than five minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, one per valid secret (Standard Webhooks). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconciliationRunCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: the delivery succeeded. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused: sent again on the retry schedule, like any answer but 2xx; 410 Gone disables the endpoint. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     disputeFundsReinstatedWebhook: {
         parameters: {
             query?: never;
@@ -17672,6 +18321,7 @@ export const idempotentOperations: readonly string[] = [
     "POST /v1/refunds",
     "POST /v1/payments/{id}/capture",
     "POST /v1/payments/{id}/cancel",
+    "POST /v1/reconciliation-runs",
     "POST /v1/connector-accounts",
     "POST /v1/test-helpers/payments/{id}/resolve",
     "POST /v1/test-helpers/balance/fund",

@@ -30,6 +30,7 @@ function topHelp(): string {
     '  trigger <event-type> | trigger --list\n' +
     '      Make an event of that type happen in test mode, through the API (see trigger --help)\n' +
     '  ledger check\n      Recompute balances from the journal and report any difference\n' +
+    '  reconcile --connector-account ca_… [--file REPORT.csv]\n      Reconcile a connector account\'s settlement records with the ledger, through the API (see reconcile --help)\n' +
     '\nResults are printed as JSON on stdout. Errors are printed as "error: ..." on stderr, with exit code 2\n' +
     'for usage and onboarding errors and 1 for anything else. `<command> --help` describes one command.\n'
   );

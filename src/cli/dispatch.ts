@@ -7,10 +7,11 @@ const OWN_PARSERS: Record<string, (args: string[], io: CliIo) => Promise<number>
   listen: (args, io) => import('./listen.js').then((m) => m.runListen(args, io)),
   trigger: (args, io) => import('./trigger.js').then((m) => m.runTrigger(args, io)),
   ledger: (args, io) => import('./ledger.js').then((m) => m.runLedger(args, io)),
+  reconcile: (args, io) => import('./reconcile.js').then((m) => m.runReconcile(args, io)),
 };
 
-/** `listen` (runs until Ctrl-C) and `trigger` talk to a running service's API, never to the database. */
-export const usesDatabase = (argv: string[]) => argv[0] !== 'listen' && argv[0] !== 'trigger';
+/** `listen` (runs until Ctrl-C), `trigger` and `reconcile` talk to a running service's API, never to the database. */
+export const usesDatabase = (argv: string[]) => !['listen', 'trigger', 'reconcile'].includes(argv[0] ?? '');
 
 export function dispatch(argv: string[], io: CliIo): Promise<number> {
   const own = argv[0] !== undefined && Object.hasOwn(OWN_PARSERS, argv[0]) ? OWN_PARSERS[argv[0]] : undefined;

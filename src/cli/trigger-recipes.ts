@@ -250,6 +250,7 @@ export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'dispute.updated': 'needs an open dispute (card 4000000000000259) to answer; no recipe yet',
   'dispute.closed': 'needs an open dispute (card 4000000000000259) decided by the processor; no recipe yet',
   'dispute.funds_reinstated': 'needs a dispute (card 4000000000000259) won at the processor; no recipe yet',
+  'reconciliation_run.completed': 'run one instead: POST /v1/reconciliation-runs with a simulator connector account (docs/reconciliation.md)',
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',

@@ -1,5 +1,5 @@
 // Payments, refunds, mandates and connector settings (src/domain/payments, src/connectors).
-import { baseUrl, ConfigError, int, requireInProduction } from './parse.js';
+import { baseUrl, ConfigError, int, requireInProduction, bool } from './parse.js';
 
 /** Payments, refunds and connectors (src/domain/payments, src/connectors). */
 export interface PaymentsConfig {
@@ -61,6 +61,8 @@ export interface PaymentsConfig {
    * payment or refund. Never set it in production.
    */
   crashAfter: CrashPoint | undefined;
+  /** RECONCILIATION_DAILY: the worker reconciles each connector account whose records it can fetch, once per UTC day (docs/reconciliation.md). */
+  reconciliationDaily: boolean;
 }
 
 export interface SimulatorConfig {
@@ -132,6 +134,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     disputeFeeReturnedBy: (env.DISPUTE_FEE_RETURNED_BY ?? 'stripe,simulator').split(',').map((s) => s.trim()).filter(Boolean),
     crashAfter: crash as CrashPoint | undefined,
+    reconciliationDaily: bool(env, 'RECONCILIATION_DAILY', false),
   };
 }
 

@@ -6,11 +6,13 @@
 import type { DeclineType } from './declines.js';
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
 import type { DisputeReport } from './disputes.js';
+import type { SettlementPeriod, SettlementRecord } from './settlements.js';
 import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
 export * from './failure-codes.js';
 export * from './disputes.js';
+export * from './settlements.js';
 
 export const PAYMENT_METHOD_TYPES = ['card', 'mandate'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
@@ -311,6 +313,8 @@ export interface Connector {
   captureStatus?(request: CaptureStatusRequest, signal: AbortSignal): Promise<CaptureStatusResult>;
   /** Voids an authorisation (nothing captured yet): the processor releases the money it holds. */
   cancelAuthorization?(request: CancelAuthorizationRequest, signal: AbortSignal): Promise<CancelResult>;
+  /** Processors whose settlement records can be fetched (reconciliation): every record created in `period`, all pages. */
+  settlementRecords?(period: SettlementPeriod, signal: AbortSignal): Promise<SettlementRecord[] | ConnectorError>;
 }
 
 export type CaptureResult = Answer<CaptureState>;

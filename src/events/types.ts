@@ -21,6 +21,7 @@ export const EVENT_OBJECTS = {
   webhook_endpoint: 'WebhookEndpoint',
   webhook_test: 'WebhookTest',
   balance_transaction: 'BalanceTransaction',
+  reconciliation_run: 'ReconciliationRun',
 } as const;
 export type EventObject = keyof typeof EVENT_OBJECTS;
 
@@ -73,6 +74,10 @@ export const EVENT_TYPES = {
   ),
   'dispute.closed': on('dispute', 'The dispute reached won, lost or accepted. A lost or accepted dispute keeps its funds out of the balance; a won one has them back (dispute.funds_reinstated).'),
   'dispute.funds_withdrawn': on('dispute', "The processor withdrew the disputed amount: it and the account's dispute fee (fee) left the balance, pending money first, then available (which may go negative)."),
+  'reconciliation_run.completed': on(
+    'reconciliation_run',
+    "A reconciliation run compared a connector account's settlement records with the ledger: matched counts, exceptions lists what differs, fees_booked the processor fees it booked.",
+  ),
   'dispute.funds_reinstated': on('dispute', 'The processor gave the disputed amount back (a won dispute): it returned to available, with the dispute fee where the processor gives its own back.'),
 
   'payout.created': on('payout', 'A payout was created (pending), its amount reserved from the available balance.'),

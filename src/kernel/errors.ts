@@ -40,6 +40,8 @@ export const ERROR_CATALOGUE = {
   method_not_allowed: validation(405, 'This method is not allowed on this route.'),
   body_too_large: validation(413, 'The request body is larger than 1 MiB.'),
   unsupported_media_type: validation(415, 'The request body must be sent as application/json.'),
+  /** An uploaded settlement report (reconciliation) that cannot be read as a whole; the message names the line or column. */
+  report_invalid: validation(400, 'The settlement report is malformed, truncated, lacks a required column or is not this connector account\'s; nothing was booked.'),
   invalid_state: validation(422, 'The object is not in a state that allows this operation.'),
   /** A unique merchant-chosen value (a customer's reference) clashes with another object's; 422, not 409, as 409 means "retry later" here. */
   reference_already_used: validation(422, 'Another object of this account and mode already has this reference.'),

@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   request: 'req',
   vaultRecord: 'vr',
   void: 'void',
+  reconciliationRun: 'rec',
 } as const;
 
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];

@@ -1,5 +1,5 @@
 // The merchant's balance and balance transactions: read models over the journal, tenant-scoped.
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db.js';
 import { journalEntries, journalLines, ledgerBalances } from '../storage/schema.js';
 import { ID_PREFIXES, parseId, toPublicId, type IdPrefix } from '../kernel/ids.js';
@@ -12,7 +12,8 @@ import { pendingByDate, settlementDates } from './settlement.js';
 import { MERCHANT_BALANCES, testFunding, type EntryType, type MerchantBalance } from './journal.js';
 import type { BalanceTransactionView, BalanceView, FundBalanceBody, ListBalanceTransactionsQuery } from './schema.js';
 
-const BALANCE_TRANSACTIONS: Resource<typeof journalEntries> = { table: journalEntries, prefix: 'txn', name: 'balance transaction' };
+// Processor fees are the service's cost, not the merchant's money (src/domain/reconciliation): not shown.
+const BALANCE_TRANSACTIONS: Resource<typeof journalEntries> = { table: journalEntries, prefix: 'txn', name: 'balance transaction', visible: ne(journalEntries.type, 'processor_fee') };
 
 const MERCHANT_ACCOUNTS = Object.keys(MERCHANT_BALANCES) as (keyof typeof MERCHANT_BALANCES)[];
 

@@ -107,8 +107,8 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
         WHERE ${scope('d.account_id')}
       ), found AS (
         SELECT account_id, source_type, source_id, string_agg(type, ',' ORDER BY type) AS found
-        -- Settlements are checked on their own (check-settlement.ts).
-        FROM journal_entries WHERE source_id IS NOT NULL AND type <> 'settlement' AND ${scope('account_id')}
+        -- Settlements are checked on their own (check-settlement.ts); processor fees are the reconciliation's (one per processor record, processor_fees' key), not the object's.
+        FROM journal_entries WHERE source_id IS NOT NULL AND type NOT IN ('settlement', 'processor_fee') AND ${scope('account_id')}
         GROUP BY account_id, source_type, source_id
       )
       SELECT coalesce(x.account_id, f.account_id)::text AS account_id, coalesce(x.source_type, f.source_type) AS source_type,

@@ -29,6 +29,8 @@ export const LEDGER_ACCOUNTS = [
   'test_funding',
   /** Fees the service earned: credited out of the merchant's balance (src/ledger/settlement.ts). */
   'fee_revenue',
+  /** What processors charged us, found in their settlement records (src/domain/reconciliation): fee_revenue less this is the margin. */
+  'processor_fees',
 ] as const;
 export type LedgerAccount = (typeof LEDGER_ACCOUNTS)[number];
 
@@ -53,6 +55,8 @@ export const ENTRY_TYPES = [
   'dispute_withdrawal',
   /** A won dispute's amount given back (and its fee, where the processor gives it back). */
   'dispute_reinstatement',
+  /** A processor's fee found in its settlement records, taken out of the money it holds for us (src/domain/reconciliation). */
+  'processor_fee',
 ] as const;
 export type EntryType = (typeof ENTRY_TYPES)[number];
 
@@ -71,6 +75,8 @@ export interface JournalEntryInput {
   currency: string;
   /** The object behind the movement, if any. */
   source: { type: 'payment' | 'refund' | 'payout' | 'dispute'; id: string } | null;
+  /** The entry's id (UUID), when the caller must know it before posting (a unique key naming it); else a new one. */
+  id?: string;
   description?: string;
   lines: JournalLine[];
   createdAt: Date;
@@ -116,7 +122,7 @@ export function balanceChanges(lines: readonly JournalLine[], randomSlot = defau
 /** Posts one entry, its lines and the balance changes in a single statement of the caller's transaction. */
 export async function postJournalEntry(tx: Executor, input: JournalEntryInput, randomSlot = defaultSlot): Promise<string> {
   const balanceRows = balanceChanges(input.lines, randomSlot);
-  const { uuid } = newId('txn');
+  const uuid = input.id ?? newId('txn').uuid;
   const lineValues = input.lines.map(
     (line, i) => sql`(${input.accountId}::uuid, ${uuid}::uuid, ${i + 1}::int, ${input.livemode}::boolean, ${line.ledgerAccount}::text, ${line.amount}::bigint)`,
   );
@@ -207,6 +213,18 @@ export function disputeReinstated(tx: Executor, m: Movement, feeReturned: number
       { ledgerAccount: 'processor_clearing', amount: m.amount },
       { ledgerAccount: 'merchant_available', amount: -m.amount },
       ...feeLines(-feeReturned),
+    ],
+  });
+}
+
+/** A processor kept `amount` of the money it holds for us as its fee: the service's cost, not the merchant's. */
+export function processorFeeBooked(tx: Executor, m: Movement) {
+  return postJournalEntry(tx, {
+    ...m,
+    type: 'processor_fee',
+    lines: [
+      { ledgerAccount: 'processor_fees', amount: m.amount },
+      { ledgerAccount: 'processor_clearing', amount: -m.amount },
     ],
   });
 }

@@ -1,7 +1,10 @@
 // Response schemas of the balance and its transactions (the journal seen from the merchant's side).
 import { Type, type Static } from 'typebox';
 import { Amount, Currency, IdFilter, ListQuery, OneOf, Timestamp } from '../kernel/schemas.js';
-import { ENTRY_TYPES } from './journal.js';
+import { ENTRY_TYPES as ALL_ENTRY_TYPES } from './journal.js';
+
+/** The entries a merchant sees: processor fees are the service's own (src/domain/reconciliation). */
+const ENTRY_TYPES = ALL_ENTRY_TYPES.filter((t) => t !== 'processor_fee');
 
 const BalanceAmounts = Type.Array(Type.Object({ currency: Type.String(), amount: Type.Integer() }));
 

@@ -927,3 +927,53 @@ export const vaultUnsealings = pgTable(
     index('vault_unsealings_order_idx').on(t.id),
   ],
 );
+
+// ---- reconciliation (issue 27) --------------------------------------------------------------------
+
+/**
+ * A comparison of one connector account's settlement records for a period with the ledger
+ * (src/domain/reconciliation): what matched, and each exception found. Each run is its own row;
+ * running a period again makes a new run and books no fee twice (processor_fees).
+ */
+export const reconciliationRuns = pgTable(
+  'reconciliation_runs',
+  {
+    ...objectKey(),
+    connectorAccountId: uuid('connector_account_id').notNull(),
+    /** The processor's catalogue name (stripe, adyen, simulator_a…). */
+    connector: text('connector').notNull(),
+    /** Where the records came from: `stripe_balance_transactions`, `adyen_settlement_report`, `simulator_report`. */
+    source: text('source').notNull(),
+    periodStart: ts('period_start').notNull(),
+    periodEnd: ts('period_end').notNull(),
+    status: text('status', { enum: ['completed'] }).notNull(),
+    records: integer('records').notNull(),
+    matched: integer('matched').notNull(),
+    exceptions: jsonb('exceptions').$type<Record<string, unknown>[]>().notNull(),
+    /** Processor fees this run booked (fees booked by an earlier run of the same records are not counted again), per currency. */
+    feesBooked: jsonb('fees_booked').$type<Record<string, number>>().notNull(),
+    ...versioned(),
+  },
+  (t) => [...objectIndexes('reconciliation_runs', t), index('reconciliation_runs_connector_account_idx').on(t.accountId, t.livemode, t.connectorAccountId)],
+);
+
+/**
+ * Processor fees booked from settlement records, one row per record (the processor's id of it):
+ * the unique key is what makes a re-run book nothing twice. `connector` is the route key the
+ * movements went under (a ca_ id, or a built-in simulator's name), so margins can be shown per connector.
+ */
+export const processorFees = pgTable(
+  'processor_fees',
+  {
+    accountId: uuid('account_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    connector: text('connector').notNull(),
+    recordId: text('record_id').notNull(),
+    runId: uuid('run_id').notNull(),
+    entryId: uuid('entry_id').notNull(),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.livemode, t.connector, t.recordId] })],
+);

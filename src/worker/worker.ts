@@ -12,6 +12,7 @@ import { runMandateJobs } from '../domain/mandates/jobs.js';
 import { runVerificationChecks } from '../domain/payment-methods/jobs.js';
 import { runVoidJobs } from '../domain/voids/jobs.js';
 import { runSettlements } from '../domain/terms/settlement-job.js';
+import { runDailyReconciliations } from '../domain/reconciliation/daily.js';
 import { resealConnectorAccounts } from '../connectors/account-credentials.js';
 import type { WebhookConfig } from '../config.js';
 import type { Encryptor } from '../kernel/encryption.js';
@@ -87,6 +88,8 @@ export async function runWorkerOnce(
   webhooks?: { dispatchedEvents: number; attempts: number };
   /** Payments whose pending money became available (src/domain/terms/settlement-job.ts). */
   settlements: number;
+  /** Yesterday's reconciliation runs made (RECONCILIATION_DAILY, src/domain/reconciliation/daily.ts). */
+  reconciliations?: { runs: number; failed: number };
 }> {
   const now = deps.now?.() ?? new Date();
   let expiredOrders = 0;
@@ -103,6 +106,7 @@ export async function runWorkerOnce(
         cardVerifications: await runVerificationChecks(deps.db, deps.payments),
         voids: await runVoidJobs(deps.db, deps.payments),
         resealedConnectorAccounts: await resealConnectorAccounts(deps.db, deps.payments.encryptor),
+        ...(deps.payments.config.reconciliationDaily ? { reconciliations: await runDailyReconciliations(deps.db, deps.payments, now) } : {}),
       }
     : {};
   const payoutJobs = deps.payouts ? { payouts: await runPayoutJobs(deps.db, deps.payouts) } : {};

@@ -5,6 +5,7 @@ import { mandateBody, mandateMethod } from './mandates.js';
 import { CARDS, cardMethod, LIVE_CARD } from './payments.js';
 import { bankAccount } from './payouts.js';
 import { isLive, type Principal, type Resource, type World } from './isolation.routes.js';
+import { CONNECTOR_ROUTES } from './isolation.routes.connectors.js';
 
 export interface Route {
   /** As the app registers it, with `:id` for the object's id. */
@@ -17,8 +18,9 @@ export interface Route {
    */
   kind: 'create' | 'list' | 'read' | 'write' | 'account';
   resource?: Resource;
-  /** The status the caller's own request gets. */
+  /** The status the caller's own request gets (a live key's: okLive, when live mode cannot do it). */
   ok: number;
+  okLive?: number;
   /** Appended to the path. */
   query?: string;
   /** A valid body of `me`, so that only authentication or tenancy can fail. */
@@ -145,10 +147,5 @@ export const ROUTES: Route[] = [
   { route: 'PATCH /v1/payment-methods/:id', kind: 'write', resource: 'payment_method', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
   { route: 'POST /v1/payment-methods/:id/detach', kind: 'write', resource: 'payment_method', ok: 200 },
 
-  { route: 'GET /v1/connectors', kind: 'account', ok: 200 },
-  { route: 'POST /v1/connector-accounts', kind: 'create', resource: 'connector_account', ok: 201, body: (w, me) => w.connectorAccountBody(me) },
-  { route: 'GET /v1/connector-accounts', kind: 'list', resource: 'connector_account', ok: 200, filter: () => 'status=enabled' },
-  { route: 'GET /v1/connector-accounts/:id', kind: 'read', resource: 'connector_account', ok: 200 },
-  { route: 'PATCH /v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200, body: () => ({ metadata: { changed: 'yes' } }) },
-  { route: 'DELETE /v1/connector-accounts/:id', kind: 'write', resource: 'connector_account', ok: 200 },
+  ...CONNECTOR_ROUTES,
 ];

@@ -11,6 +11,7 @@ import { bankAccount } from './payouts.js';
 import { savedCard } from './customers.js';
 import { disputes } from '../../src/storage/schema.js';
 import { newId, parseId } from '../../src/kernel/ids.js';
+import { makeReconciliationRun } from './isolation.routes.connectors.js';
 
 export type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
 export const PRINCIPALS: Principal[] = ['aTest', 'aLive', 'bTest', 'bLive'];
@@ -34,7 +35,8 @@ export type Resource =
   | 'payment_method'
   | 'authorized_payment'
   | 'capture'
-  | 'dispute';
+  | 'dispute'
+  | 'reconciliation_run';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
 export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_order: (id) => [`/v1/payment-orders/${id}`],
@@ -53,6 +55,7 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   authorized_payment: (id) => [`/v1/payments/${id}`],
   capture: (id) => [`/v1/captures/${id}`],
   dispute: (id) => [`/v1/disputes/${id}`],
+  reconciliation_run: (id) => [`/v1/reconciliation-runs/${id}`],
 };
 
 /** Distinct amounts per principal, so a balance that mixed tenants or modes would show. */
@@ -127,6 +130,7 @@ export class World {
       this.owned[me].dispute.push(id);
       return id;
     },
+    reconciliation_run: async (me) => makeReconciliationRun(this, this.h.db, me),
     mandate: async (me) => this.made(me, 'mandate', await this.as(me, 'POST', '/v1/mandates', mandateBody('sepa_core', '0000', { metadata: { owner: me } }))),
     pending_mandate: async (me) => this.made(me, 'pending_mandate', await this.as(me, 'POST', '/v1/mandates', mandateBody('sepa_core', '0003', { metadata: { owner: me } }))),
     // The 0003 account keeps a payout in transit, were it ever sent (no worker runs here).

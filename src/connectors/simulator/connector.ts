@@ -31,6 +31,7 @@ import {
   toRefundRequest,
   toVerificationRequest,
 } from './transformers.js';
+import { settlementRecordsOf } from './settlements.js';
 import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
 import { cancelAnswer, cancelPath, captureAnswer, captureStatusAnswer, toCaptureRequest } from './capture-transformers.js';
 
@@ -127,6 +128,11 @@ export function createSimulatorConnector(opts: {
     cancelMandate: (request, signal) => ask(signal, mandateStatusAnswer, 'POST', ['mandates', request.reference, 'cancel'], {}),
     payout: (request, signal) => ask(signal, payoutAnswer, 'POST', ['payouts'], toPayoutRequest(request)),
     payoutStatus: (request, signal) => ask(signal, payoutStatusAnswer, 'GET', ['payouts', request.reference]),
+    settlementRecords: async (period, signal) => {
+      const query = new URLSearchParams({ from: period.from.toISOString(), to: period.to.toISOString() });
+      const answer = await transport.send('GET', `${path('settlements')}?${query}`, undefined, signal);
+      return settlementRecordsOf(answer.status, answer.body);
+    },
     resolvePendingCharge: (reference, outcome, signal) =>
       ask(signal, chargeStatusAnswer, 'POST', ['charges', reference, 'resolve'], { state: CHARGE_STATE_OF[outcome] }),
     answerChallenge: (reference, challengeId, outcome, signal) =>

@@ -14,6 +14,7 @@ import { SIMULATED_PROCESSORS, type ProcessorProfile } from './profiles.js';
 import { ReportPump, systemClock, type SimulatorClock, type WebhookPoster } from './reports.js';
 import { memoryStore, type SimKey, type SimulatorStore } from './store.js';
 import { simError, type SimResponse } from './wire.js';
+import { settlementReport } from './settlements.js';
 
 export { SIMULATED_PROCESSORS, systemClock, type ProcessorProfile, type SimulatorClock, type SimResponse, type WebhookPoster };
 
@@ -97,9 +98,10 @@ export class SimulatedProcessor implements ProcessorContext {
   }
 
   /** /{collection}, /{collection}/{reference} and /{collection}/{reference}/{action}, below the processor's name. */
-  async dispatch(method: string, parts: readonly string[], body: unknown): Promise<SimResponse | undefined> {
+  async dispatch(method: string, parts: readonly string[], body: unknown, query = new URLSearchParams()): Promise<SimResponse | undefined> {
     const [collection, reference, action] = parts;
     if (collection === 'stats' && method === 'GET' && parts.length === 1) return { status: 200, body: await this.stats() };
+    if (collection === 'settlements' && method === 'GET' && parts.length === 1) return settlementReport(this.store, this.name, query);
     const desk = collection === undefined ? undefined : this.desks[collection];
     if (!desk) return undefined;
     if (method === 'POST' && parts.length === 1) return desk.create(body);
@@ -154,10 +156,11 @@ export class SimulatorHost {
   /** The processors' HTTP API, shared by the in-process transport and the server. */
   async dispatch(method: string, path: string, body: unknown): Promise<SimResponse> {
     await this.pause();
-    const parts = path.split('?')[0]!.split('/').filter(Boolean).map(decodeURIComponent);
+    const [pathname, search] = path.split('?');
+    const parts = pathname!.split('/').filter(Boolean).map(decodeURIComponent);
     const processor = this.processors.get(parts[0] ?? '');
     if (!processor) return simError(404, 'NOT_FOUND', `no processor ${parts[0] ?? ''}`);
-    return (await processor.dispatch(method, parts.slice(1), body)) ?? simError(404, 'NOT_FOUND', `no route ${method} ${path}`);
+    return (await processor.dispatch(method, parts.slice(1), body, new URLSearchParams(search ?? ''))) ?? simError(404, 'NOT_FOUND', `no route ${method} ${path}`);
   }
 
   close(): void {

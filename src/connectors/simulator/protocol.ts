@@ -228,5 +228,17 @@ export interface SimPayout {
   created_at: string;
 }
 
+/** GET /{processor}/settlements?from=&to= — one line per movement of money, `amount_minor` signed as the merchant's money moved. */
+export interface SimSettlementLine {
+  line_id: string;
+  type: 'PAYMENT' | 'REFUND' | 'DISPUTE' | 'PAYOUT';
+  merchant_reference: string;
+  object_id: string;
+  amount_minor: number;
+  fee_minor: number;
+  currency: string;
+  created_at: string;
+}
+
 /** Header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export const SIM_SIGNATURE_HEADER = 'sim-signature';

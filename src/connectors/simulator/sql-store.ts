@@ -93,5 +93,12 @@ export function sqlStore(db: Db): SimulatorStore {
         .where(and(eq(simulatorObjects.processor, processor), eq(simulatorObjects.kind, kind)));
       return row?.n ?? 0;
     },
+    async list(processor, kinds) {
+      const rows = await db
+        .select()
+        .from(simulatorObjects)
+        .where(and(eq(simulatorObjects.processor, processor), inArray(simulatorObjects.kind, [...kinds])));
+      return rows.map((row) => ({ ...row, kind: row.kind as SimKind }));
+    },
   };
 }

@@ -55,6 +55,8 @@ export interface SimulatorStore extends Books {
   dropReport(eventId: string): Promise<void>;
   retryReport(eventId: string, dueAt: Date): Promise<void>;
   count(processor: string, kind: SimKind): Promise<number>;
+  /** Every object of these kinds the processor holds (its settlement report reads them: a sandbox's books are small). */
+  list(processor: string, kinds: readonly SimKind[]): Promise<SimEntry[]>;
 }
 
 const keyOf = (k: SimKey) => JSON.stringify([k.processor, k.kind, k.reference]);
@@ -130,5 +132,6 @@ export function memoryStore(): SimulatorStore {
         if (report) report.dueAt = dueAt;
       }),
     count: (processor, kind) => serially(() => [...objects.values()].filter((o) => o.processor === processor && o.kind === kind).length),
+    list: (processor, kinds) => serially(() => [...objects.values()].filter((o) => o.processor === processor && kinds.includes(o.kind)).map((o) => copy(o) as SimEntry)),
   };
 }

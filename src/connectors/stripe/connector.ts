@@ -7,6 +7,7 @@
 // (STRIPE_API_BASE_URL), never from the connector account.
 import Stripe from 'stripe';
 import { beforeAbort, connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
+import { balanceTransactions } from './balance-transactions.js';
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
 import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf } from './captures.js';
 import { toStripeAmount } from './money.js';
@@ -181,6 +182,7 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
       );
     },
     parseWebhook: (input) => parseStripeWebhook(stripe, opts.webhookSecrets, input),
+    settlementRecords: (period, signal) => balanceTransactions(stripe, period, { payment: PAYMENT_KEY, refund: REFUND_KEY }, signal),
   };
 }
 

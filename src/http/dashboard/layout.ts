@@ -55,6 +55,7 @@ const NAV: [string, string][] = [
   ['/dashboard/beneficiaries', 'Beneficiaries'],
   ['/dashboard/mandates', 'Mandates'],
   ['/dashboard/balance', 'Balance'],
+  ['/dashboard/reconciliation', 'Reconciliation'],
   ['/dashboard/events', 'Events'],
   ['/dashboard/webhook-endpoints', 'Webhooks'],
   ['/dashboard/routing', 'Routing'],

@@ -14,6 +14,7 @@ import { registerPaymentRoutes } from './payments.js';
 import { registerRefundRoutes } from './refunds.js';
 import { registerCaptureRoutes } from './captures.js';
 import { registerDisputeRoutes } from './disputes.js';
+import { registerReconciliationRoutes } from './reconciliation.js';
 import { registerRoutingRoutes } from './routing.js';
 import { registerBalanceRoutes } from './balance.js';
 import { registerConnectorWebhookRoutes } from './connector-webhooks.js';
@@ -34,6 +35,7 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Run
   registerRefundRoutes(app, db, rt);
   registerCaptureRoutes(app, db, rt);
   registerDisputeRoutes(app, db);
+  registerReconciliationRoutes(app, db, rt);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);
   registerConnectorWebhookRoutes(app, db, rt, limiter && { limiter, config });

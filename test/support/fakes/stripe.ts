@@ -4,7 +4,7 @@
 // documents: form-encoded requests with a Bearer secret key, Idempotency-Key (same key and same
 // parameters → the same answer replayed; other parameters → 400 idempotency_error), test cards
 // choosing the outcome, card errors as 402 with the PaymentIntent, refunds bounded by what was
-// captured. Answers start from Stripe's published example objects (test/support/fixtures/stripe/, with
+// captured; balance transactions (stripe-balance.ts). Answers start from Stripe's published example objects (test/support/fixtures/stripe/, with
 // their SOURCE and LICENSE). Faults can be injected: 429 before acting, 500 or a dropped connection
 // after acting, no answer at all, a card payment left `processing` (as Stripe leaves one while the
 // card network has not answered), connections refused; search can lag behind creation, as Stripe's does.
@@ -13,6 +13,7 @@ import http from 'node:http';
 import Stripe from 'stripe';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { FakeProcessor } from './processor.js';
+import { listBalanceTransactions } from './stripe-balance.js';
 
 /** The fields of a balance transaction a dispute's funds movements carry (Stripe's BalanceTransaction). */
 const balanceTransaction = { object: 'balance_transaction', currency: 'usd', fee: 0, fee_details: [], status: 'available', type: 'adjustment', description: 'Chargeback' };
@@ -141,6 +142,7 @@ export class FakeStripe extends FakeProcessor<Fault> {
 
   private read(url: URL): Answer {
     const [, , kind, id] = url.pathname.split('/');
+    if (kind === 'balance_transactions' && id === undefined) return listBalanceTransactions(this, url);
     if (kind === 'payment_intents' && id === 'search') {
       const match = /^metadata\['(\w+)'\]:'([^']*)'$/.exec(url.searchParams.get('query') ?? '');
       if (!match) return error(400, 'invalid_request_error', 'Invalid search query.');
