@@ -85,6 +85,8 @@ export const CRASH_POINTS = [
   'capture_connector_answered',
   'void_created',
   'void_connector_answered',
+  'dispute_response_created',
+  'dispute_response_connector_answered',
   'mandate_created',
   'mandate_connector_answered',
   'payment_method_created',

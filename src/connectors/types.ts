@@ -5,7 +5,7 @@
 
 import type { DeclineType } from './declines.js';
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
-import type { DisputeReport } from './disputes.js';
+import type { DisputeReport, DisputeResponseRequest, DisputeResponseState } from './disputes.js';
 import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
@@ -311,6 +311,10 @@ export interface Connector {
   captureStatus?(request: CaptureStatusRequest, signal: AbortSignal): Promise<CaptureStatusResult>;
   /** Voids an authorisation (nothing captured yet): the processor releases the money it holds. */
   cancelAuthorization?(request: CancelAuthorizationRequest, signal: AbortSignal): Promise<CancelResult>;
+  /** Card processors: the merchant's answer to a dispute (disputes.ts), idempotent by `reference`. */
+  respondToDispute?(request: DisputeResponseRequest, signal: AbortSignal): Promise<Answer<DisputeResponseState>>;
+  /** Where an answer stands after a lost reply: `not_found` when the processor shows nothing of it (it is then sent again under the same key). */
+  disputeResponseStatus?(request: DisputeResponseRequest, signal: AbortSignal): Promise<StatusAnswer<DisputeResponseState>>;
 }
 
 export type CaptureResult = Answer<CaptureState>;
