@@ -10,6 +10,7 @@ import { CARDS, cardMethod, LIVE_CARD } from './payments.js';
 import { bankAccount } from './payouts.js';
 import { savedCard } from './customers.js';
 import { disputes } from '../../src/storage/schema.js';
+import { DISPUTE_ROUTES } from './isolation.disputes.js';
 import { newId, parseId } from '../../src/kernel/ids.js';
 
 export type Principal = 'aTest' | 'aLive' | 'bTest' | 'bLive';
@@ -288,8 +289,7 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/refunds/:id', kind: 'read', resource: 'refund', ok: 200 },
   { route: 'GET /v1/captures', kind: 'list', resource: 'capture', ok: 200, filter: (w, them) => `payment=${first(w, them, 'authorized_payment')}` },
   { route: 'GET /v1/captures/:id', kind: 'read', resource: 'capture', ok: 200 },
-  { route: 'GET /v1/disputes', kind: 'list', resource: 'dispute', ok: 200, filter: (w, them) => `payment=${first(w, them, 'payment')}` },
-  { route: 'GET /v1/disputes/:id', kind: 'read', resource: 'dispute', ok: 200 },
+  ...DISPUTE_ROUTES,
   // After the reads: the capture it makes is nobody's listed object.
   { route: 'POST /v1/payments/:id/capture', kind: 'write', resource: 'authorized_payment', ok: 201, body: () => ({ amount: 100 }) },
   { route: 'POST /v1/payments/:id/cancel', kind: 'write', resource: 'authorized_payment', ok: 200 },
