@@ -22,6 +22,7 @@ import { registerEventPages } from './pages-events.js';
 import { registerMoneyPages } from './pages-money.js';
 import { registerRoutingPages } from './pages-routing.js';
 import { registerCustomerPages } from './pages-customers.js';
+import { registerDisputePages } from './pages-disputes.js';
 
 export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime, webhooks: WebhookSettings) {
   const settler = keyAfterError(db, config.idempotencyLockTimeoutS);
@@ -52,6 +53,7 @@ export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime,
       registerMoneyPages(signedIn, deps);
       registerRoutingPages(signedIn, deps);
       registerCustomerPages(signedIn, deps);
+      registerDisputePages(signedIn, deps);
     });
   });
 }
