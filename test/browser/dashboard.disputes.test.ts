@@ -13,8 +13,8 @@ const signedIn = (key = h.tenant.testKey) => Visitor.signedIn(h.url, key);
 async function openDispute(amount: number): Promise<{ id: string }> {
   const order = await newOrder(h.api, { amount, currency: 'EUR' });
   const payment = (await pay(h.api, order.id, '4000000000000259')).body as { id: string };
-  const [dispute] = await eventually(async () => (await h.api.get(`/v1/disputes?payment=${payment.id}`)).body.data, (list: { funds_withdrawn: boolean }[]) => list.length === 1 && list[0]!.funds_withdrawn);
-  return dispute;
+  const [dispute] = await eventually(async () => (await h.api.get(`/v1/disputes?payment=${payment.id}`)).body.data, (list: { id: string; funds_withdrawn: boolean }[]) => list.length === 1 && list[0]!.funds_withdrawn);
+  return dispute!;
 }
 
 /** The form posting to `action` as the page rendered it: its CSRF token and idempotency key. */
