@@ -9,8 +9,9 @@ import { UsageError, requireId } from './args.js';
 import { COMMANDS as ONBOARDING, PROGRAM, type Command, type Prepared, type Values } from './onboarding.js';
 import { DASHBOARD_COMMANDS } from './dashboard.js';
 import { VAULT_COMMANDS } from './vault.js';
+import { DISPUTE_COMMANDS } from './disputes.js';
 
-const COMMANDS = [...ONBOARDING, ...DASHBOARD_COMMANDS, ...VAULT_COMMANDS];
+const COMMANDS = [...ONBOARDING, ...DASHBOARD_COMMANDS, ...VAULT_COMMANDS, ...DISPUTE_COMMANDS];
 
 const POSITIONAL_IDS: Record<string, ['acct' | 'key', string]> = { ACCT_ID: ['acct', 'ACCT_ID'], KEY_ID: ['key', 'KEY_ID'] };
 const GROUPS = [...new Set(COMMANDS.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0]!))];

@@ -247,10 +247,10 @@ async function cancelledPayout(api: TriggerApi, type: EventType): Promise<string
 export const NOT_TRIGGERABLE: Partial<Record<EventType, string>> = {
   'dispute.created': 'a payment with card 4000000000000259 is disputed a few seconds later, under a dp_ id trigger cannot know in advance; no recipe yet',
   'dispute.funds_withdrawn': 'a payment with card 4000000000000259 is disputed, its funds withdrawn, a few seconds later under a dp_ id trigger cannot know in advance; no recipe yet',
-  'dispute.updated': 'needs an open dispute (card 4000000000000259) to answer; no recipe yet',
-  'dispute.closed': 'needs an open dispute (card 4000000000000259) decided by the processor; no recipe yet',
-  'dispute.funds_reinstated': 'needs a dispute (card 4000000000000259) won at the processor; no recipe yet',
   'reconciliation_run.completed': 'run one instead: POST /v1/reconciliation-runs with a simulator connector account (docs/reconciliation.md)',
+  'dispute.updated': 'needs an open dispute (card 4000000000000259, disputed a few seconds later under a dp_ id trigger cannot know in advance) to answer with POST /v1/disputes/{id}/evidence; no recipe yet',
+  'dispute.closed': 'needs an open dispute (card 4000000000000259) accepted (POST /v1/disputes/{id}/accept) or decided by the processor; no recipe yet',
+  'dispute.funds_reinstated': 'needs a dispute (card 4000000000000259) won at the processor (evidence containing winning_evidence); no recipe yet',
   'refund.pending': 'the simulated processors answer refunds at once',
   'refund.failed': 'the simulated processors refuse no refund the service lets through',
   'mandate.expired': 'only after MANDATE_DORMANCY_DAYS without a debit',

@@ -45,6 +45,12 @@ export interface PaymentsConfig {
    */
   adyenPayoutBaseUrl: string | undefined;
   /**
+   * Where every Adyen Disputes API request goes, test and live (ADYEN_DISPUTE_BASE_URL, an http(s)
+   * origin; calls go to its /ca/services/DisputeService/v30/…; a fake Adyen in tests). Unset:
+   * ca-test.adyen.com or ca-live.adyen.com by mode. Never taken from a tenant's input.
+   */
+  adyenDisputeBaseUrl: string | undefined;
+  /**
    * An active mandate with no successful debit for this many days (counted from its activation or
    * its last successful debit) expires (MANDATE_DORMANCY_DAYS; default 1095, the 36 months after
    * which a SEPA Core mandate lapses).
@@ -87,6 +93,8 @@ export const CRASH_POINTS = [
   'capture_connector_answered',
   'void_created',
   'void_connector_answered',
+  'dispute_response_created',
+  'dispute_response_connector_answered',
   'mandate_created',
   'mandate_connector_answered',
   'payment_method_created',
@@ -131,6 +139,7 @@ export function paymentsConfig(env: NodeJS.ProcessEnv): PaymentsConfig {
     adyenCheckoutBaseUrl: baseUrl(env, 'ADYEN_CHECKOUT_BASE_URL'),
     gocardlessApiBaseUrl: baseUrl(env, 'GOCARDLESS_API_BASE_URL'),
     adyenPayoutBaseUrl: baseUrl(env, 'ADYEN_PAYOUT_BASE_URL'),
+    adyenDisputeBaseUrl: baseUrl(env, 'ADYEN_DISPUTE_BASE_URL'),
     mandateDormancyDays: int(env, 'MANDATE_DORMANCY_DAYS', 1095, 1),
     disputeFeeReturnedBy: (env.DISPUTE_FEE_RETURNED_BY ?? 'stripe,simulator').split(',').map((s) => s.trim()).filter(Boolean),
     crashAfter: crash as CrashPoint | undefined,

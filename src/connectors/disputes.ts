@@ -45,3 +45,31 @@ export interface DisputeReport {
 
 /** A stage above every processor's: set when the merchant accepted the dispute here, which nothing reported later undoes. */
 export const ACCEPTED_STAGE = 1000;
+
+/**
+ * The merchant's answer to a dispute, sent to its processor (src/domain/disputes/responses): the
+ * evidence submitted (Stripe's dispute update with `submit`; Adyen's supplyDefenseDocument then
+ * defendDispute), or the dispute accepted (Stripe's close; Adyen's acceptDispute).
+ */
+export interface DisputeResponseRequest {
+  /** Our response id: the processor's idempotency key, so a repeated call answers once. */
+  reference: string;
+  action: 'submit' | 'accept';
+  /** The processor's id of the dispute. */
+  disputeReference: string;
+  /** The text evidence by field (src/domain/disputes/schema.ts EVIDENCE_FIELDS); empty when accepting. */
+  evidence: Record<string, string>;
+  /** Adyen's defense reason code; null: the first one Adyen says applies. */
+  defenseReason: string | null;
+}
+
+/**
+ * Where the answer stands at the processor: taken (`succeeded`: submitted or accepted), or refused
+ * (the processor would not take it: the deadline passed there, the dispute was decided meanwhile).
+ */
+export type DisputeResponseState =
+  | { kind: 'succeeded'; connectorReference: string }
+  | { kind: 'failed'; connectorReference: string | null; failureCode: DisputeResponseFailureCode; message: string };
+
+export const DISPUTE_RESPONSE_FAILURE_CODES = ['dispute_response_refused', 'processing_error'] as const;
+export type DisputeResponseFailureCode = (typeof DISPUTE_RESPONSE_FAILURE_CODES)[number];

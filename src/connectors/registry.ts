@@ -108,6 +108,7 @@ export function createConnectors(config: PaymentsConfig, opts: ConnectorOptions 
       livemode: account.livemode,
       liveUrlPrefix: account.credentials.live_url_prefix,
       checkoutBaseUrl: config.adyenCheckoutBaseUrl,
+      disputeBaseUrl: config.adyenDisputeBaseUrl,
       publicUrl: opts.publicUrl ?? (() => 'http://localhost'),
       http,
       payouts:

@@ -5,8 +5,8 @@
 
 import type { DeclineType } from './declines.js';
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
-import type { DisputeReport } from './disputes.js';
 import type { SettlementPeriod, SettlementRecord } from './settlements.js';
+import type { DisputeReport, DisputeResponseRequest, DisputeResponseState } from './disputes.js';
 import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
 export * from './captures.js';
@@ -315,6 +315,10 @@ export interface Connector {
   cancelAuthorization?(request: CancelAuthorizationRequest, signal: AbortSignal): Promise<CancelResult>;
   /** Processors whose settlement records can be fetched (reconciliation): every record created in `period`, all pages. */
   settlementRecords?(period: SettlementPeriod, signal: AbortSignal): Promise<SettlementRecord[] | ConnectorError>;
+  /** Card processors: the merchant's answer to a dispute (disputes.ts), idempotent by `reference`. */
+  respondToDispute?(request: DisputeResponseRequest, signal: AbortSignal): Promise<Answer<DisputeResponseState>>;
+  /** Where an answer stands after a lost reply: `not_found` when the processor shows nothing of it (it is then sent again under the same key). */
+  disputeResponseStatus?(request: DisputeResponseRequest, signal: AbortSignal): Promise<StatusAnswer<DisputeResponseState>>;
 }
 
 export type CaptureResult = Answer<CaptureState>;

@@ -8,6 +8,7 @@ import { paymentKind } from './payments/kind.js';
 import { payoutKind } from './payouts/kind.js';
 import { refundKind } from './refunds/kind.js';
 import { applyDisputeReport } from './disputes/report.js';
+import { recordUnmatchedDispute } from './disputes/unmatched.js';
 import { voidKind } from './voids/kind.js';
 
 export const MOVEMENT_KINDS: KindsByObject = {
@@ -19,4 +20,5 @@ export const MOVEMENT_KINDS: KindsByObject = {
   payment_method: verificationKind,
   void: voidKind,
   dispute: applyDisputeReport,
+  unmatchedDispute: (db, sender, event, now) => recordUnmatchedDispute(db, sender, event, now),
 };

@@ -64,6 +64,7 @@ export const ERROR_CATALOGUE = {
   authorization_expired: eligibility(422, 'The authorisation lapsed (capture_before passed); nothing can be captured.'),
   capture_not_supported: eligibility(422, "The payment's connector captures an authorisation once: a capture that is not final is refused."),
   charge_disputed: eligibility(422, 'The payment has an open or lost dispute: the cardholder gets the money back through their bank, so it cannot be refunded.'),
+  dispute_response_refused: eligibility(422, "The processor refused the dispute's answer (its evidence or its acceptance): the message says why; the dispute is as it was."),
   dispute_evidence_closed: eligibility(422, "The dispute's evidence deadline (evidence_due_by) has passed, or the dispute is no longer waiting for evidence."),
   mandate_not_active: eligibility(422, 'The mandate is not active; only an active mandate can be debited.'),
   payouts_not_enabled: eligibility(422, 'Payouts are not enabled for this account in live mode; onboarding enables them.'),

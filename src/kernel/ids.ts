@@ -8,6 +8,7 @@ export const ID_PREFIXES = {
   refund: 'ref',
   capture: 'cap',
   dispute: 'dp',
+  disputeResponse: 'dpr',
   payout: 'po',
   beneficiary: 'ben',
   mandate: 'mdt',

@@ -5,7 +5,7 @@
 // the database pool — is read at scrape time from the watchers the roles register.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type MovementObject = 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method';
+export type MovementObject = 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method' | 'dispute_response';
 
 /** How a recorded webhook attempt left its delivery. */
 export type WebhookResult = 'succeeded' | 'retrying' | 'failed' | 'cancelled';
@@ -65,6 +65,7 @@ export function createMetrics(): Metrics {
     mandate: counter('mandates_total', 'Mandates reaching a status (the outcome), by connector.', ['outcome', 'connector']),
     capture: counter('captures_total', 'Captures of authorisations reaching a status (the outcome), by connector.', ['outcome', 'connector']),
     void: counter('voids_total', 'Voids of authorisations reaching a status (the outcome), by connector.', ['outcome', 'connector']),
+    dispute_response: counter('dispute_responses_total', "Merchants' answers to disputes (evidence submitted, disputes accepted) reaching a status (the outcome), by connector.", ['outcome', 'connector']),
     payment_method: counter('card_verifications_total', 'Card verifications (cards saved without paying) reaching a status (the outcome), by connector.', ['outcome', 'connector']),
   };
   const connectorDuration = histogram('connector_request_duration_seconds', 'Calls to connectors, by connector, operation and result (ok or our error code).', [

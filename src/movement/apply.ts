@@ -90,6 +90,8 @@ export async function finishRequest(db: Db, rt: Runtime, kind: AnyKind, ctx: Req
   return db.transaction(async (tx) => {
     const row = await applyUpdate(db, rt, kind, ctx, uuid, input, tx);
     if (!row) throw new Error(`${kind.object} ${uuid} vanished between phases`);
+    const refused = kind.refusal?.(row);
+    if (refused) return respond(tx, ctx, refused.status, refused.body(ctx.requestId));
     if (kind.answer) return respond(tx, ctx, kind.answer.status, await kind.answer.body(tx, row));
     return respond(tx, ctx, status, await viewIn(tx, kind.rules, row));
   });

@@ -41,7 +41,10 @@ type DisputeEvent = Extract<InboundEvent, { object: 'dispute' }>;
 export type DisputeApplier = (tx: Tx, rt: Runtime, payment: MovementRow, key: string, report: DisputeEvent['state']) => Promise<void>;
 
 /** The kind that applies each object a processor may report on, and what applies its disputes. */
-export type KindsByObject = Record<Exclude<InboundEvent['object'], 'dispute'>, AnyKind> & { dispute: DisputeApplier };
+export type KindsByObject = Record<Exclude<InboundEvent['object'], 'dispute'>, AnyKind> & { dispute: DisputeApplier; unmatchedDispute: UnmatchedRecorder };
+
+/** Keeps a dispute report naming no payment this sender may settle, for the operator; true when it was new. */
+export type UnmatchedRecorder = (db: Db, sender: InboundSender, event: DisputeEvent, now: Date) => Promise<boolean>;
 
 /** Who sent a webhook, as the receiving path knows it. */
 export interface InboundSender {
@@ -49,6 +52,8 @@ export interface InboundSender {
   connector: Connector;
   /** How the deduplication table names the sender. */
   name: string;
+  /** The connector account's owner, when the sender is one (a built-in connector reports for anyone). */
+  owner?: Owner;
   /** Whether the sender may report on `row` at all (its mode; for an account, its tenancy): otherwise nothing is recorded. */
   accepts(row: MovementRow): boolean;
   /** The route key under which this sender may settle `row`; undefined when another connector holds it. */
@@ -96,6 +101,7 @@ export function accountSender(connector: Connector, key: string, owner: Owner): 
   return {
     connector,
     name: key,
+    owner,
     accepts: (row) => row.accountId === owner.accountId && row.livemode === owner.livemode,
     async keyFor(row, route) {
       return (row.connector ?? (route.includes(key) ? key : null)) === key ? key : undefined;
@@ -150,6 +156,8 @@ async function receiveDispute(db: Db, rt: Runtime, kinds: KindsByObject, sender:
   const { paymentConnectorReference } = event.state;
   const where = uuid ? eq(table.id, uuid) : paymentConnectorReference ? eq(table.connectorReference, paymentConnectorReference) : undefined;
   const owner = where ? await ownerOf(db, kind, where) : undefined;
+  // Not dropped: acknowledged (the processor stops sending it) and kept for the operator.
+  if (!owner || !sender.accepts(owner)) return { received: true, duplicate: !(await kinds.unmatchedDispute(db, sender, event, rt.now())), applied: false };
   return applyOnce(db, rt, sender, kind, event, owner, async (tx, key) => {
     await kinds.dispute(tx, rt, owner!, key, event.state);
     return true;

@@ -7,6 +7,7 @@ import type { DeclineType } from '../connectors/declines.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
 import { type IdPrefix, objectHead, toPublicId } from '../kernel/ids.js';
 import type { EventType } from '../events/types.js';
+import type { ApiError } from '../kernel/errors.js';
 import type { Executor } from '../storage/db.js';
 import type { AnyRules } from './report.js';
 import type { MovementRow, MovementTable } from './row.js';
@@ -18,7 +19,7 @@ export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
-  object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method';
+  object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method' | 'dispute_response';
   prefix: IdPrefix;
   /** The event phase 1 writes when it is not `<object>.created`; null: none (a payment method is announced when attached). */
   createdEvent?: EventType | null;
@@ -36,6 +37,8 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
   locatesBeforeSending?: boolean;
   /** The request's answer when it is not the movement itself (a void answers with its payment). */
   answer?: { status: number; body(tx: Executor, row: Row): Promise<unknown> };
+  /** A typed error the request answers instead, where the movement ended refused (a dispute's answer the processor would not take). */
+  refusal?(row: Row): ApiError | undefined;
   /** The outcome of a movement located nowhere and resumed too late to send: nothing moved. */
   abandoned?: Update;
   /** The connectors that may hold it, in order: its fixed route, or the one connector it went to. */

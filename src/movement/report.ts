@@ -54,6 +54,20 @@ export interface ReportRules<Row extends MovementRow, Status extends string, O e
   columns?: Partial<Record<Status, (update: U, row: Row, now: Date, rt: ReportRuntime) => Partial<Row>>>;
 }
 
+/**
+ * The report facts of an internal movement sent to its parent's one connector (a void, a
+ * dispute's answer): created with that connector, taken once it has a reference there, and
+ * writing no event of its own (its parent's say it all).
+ */
+export const SENT_TO_PARENTS_CONNECTOR = {
+  open: 'awaiting',
+  working: 'pending',
+  firstWhen: 'no_reference',
+  acceptanceEvent: false,
+  check: 'nextStatusCheckAt',
+  events: { pending: null, succeeded: null, failed: null },
+} as const;
+
 // The engine works on any kind's rules; each resource keeps its own precise types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRules = ReportRules<any, any, any, any, any>;

@@ -485,6 +485,67 @@ export const disputes = pgTable(
   ],
 );
 
+/**
+ * The merchant's answer to a dispute sent to its processor (src/domain/disputes/responses): its
+ * evidence submitted, or the dispute accepted. A movement like a void: its id is the processor's
+ * idempotency key, no transaction is held across the call, and a crashed request or the worker
+ * locates it before sending it again. Internal: the API shows its outcome on the dispute.
+ */
+export const disputeResponses = pgTable(
+  'dispute_responses',
+  {
+    ...objectKey(),
+    disputeId: uuid('dispute_id').notNull(),
+    action: text('action', { enum: ['submit', 'accept'] }).notNull(),
+    status: text('status', { enum: ['pending', 'succeeded', 'failed'] }).notNull(),
+    /** The dispute's route key (its connector, or connector account). */
+    connector: text('connector').notNull(),
+    connectorReference: text('connector_reference'),
+    /** The processor's id of the dispute, and of the disputed payment. */
+    disputeConnectorReference: text('dispute_connector_reference').notNull(),
+    paymentId: uuid('payment_id').notNull(),
+    /** The evidence as submitted (a later save does not change what was sent). */
+    evidence: jsonb('evidence').$type<Record<string, string>>().notNull().default({}),
+    defenseReason: text('defense_reason'),
+    attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
+    ...failure(),
+    nextStatusCheckAt: ts('next_status_check_at'),
+    ...versioned(),
+  },
+  (t) => [
+    ...objectIndexes('dispute_responses', t),
+    uniqueIndex('dispute_responses_id_key').on(t.id),
+    // One answer on its way per dispute.
+    uniqueIndex('dispute_responses_pending_key').on(t.disputeId).where(sql`status = 'pending'`),
+    index('dispute_responses_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
+  ],
+);
+
+/**
+ * A processor's dispute report naming a payment the service does not know (or one its sender may
+ * not settle): kept for the operator (`npm run cli -- disputes unmatched`), acknowledged to the
+ * processor, applied to nothing. One row per sender and processor event id.
+ */
+export const unmatchedDisputeReports = pgTable(
+  'unmatched_dispute_reports',
+  {
+    /** The sender: a built-in connector's name, or a connector account's route key. */
+    connector: text('connector').notNull(),
+    eventId: text('event_id').notNull(),
+    /** The connector account's owner when the sender is one; null for a built-in connector. */
+    accountId: uuid('account_id'),
+    livemode: boolean('livemode'),
+    disputeReference: text('dispute_reference').notNull(),
+    /** The payment as the report names it: our id, or the processor's own reference of it. */
+    paymentReference: text('payment_reference'),
+    amount: money('amount').notNull(),
+    currency: text('currency').notNull(),
+    status: text('status').notNull(),
+    receivedAt: ts('received_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.connector, t.eventId] }), index('unmatched_dispute_reports_received_idx').on(t.receivedAt)],
+);
+
 /** Each account's routing rules per mode (GET/PUT /v1/routing); absent means the mode's default. */
 export const routingConfigs = pgTable(
   'routing_configs',

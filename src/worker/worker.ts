@@ -11,6 +11,7 @@ import { runPayoutJobs } from '../domain/payouts/submission.js';
 import { runMandateJobs } from '../domain/mandates/jobs.js';
 import { runVerificationChecks } from '../domain/payment-methods/jobs.js';
 import { runVoidJobs } from '../domain/voids/jobs.js';
+import { runDisputeJobs } from '../domain/disputes/jobs.js';
 import { runSettlements } from '../domain/terms/settlement-job.js';
 import { runDailyReconciliations } from '../domain/reconciliation/daily.js';
 import { resealConnectorAccounts } from '../connectors/account-credentials.js';
@@ -79,6 +80,8 @@ export async function runWorkerOnce(
   mandates?: { checked: number; expired: number };
   /** Pending voids checked, lapsed authorisations voided (src/domain/voids/jobs.ts). */
   voids?: { checked: number; expired: number };
+  /** Pending answers to disputes checked, coming evidence deadlines announced (src/domain/disputes/jobs.ts). */
+  disputes?: { checked: number; warned: number };
   /** Pending card verifications checked (src/domain/payment-methods/jobs.ts). */
   cardVerifications?: number;
   /** Connector accounts whose credentials were sealed again with the active encryption key. */
@@ -105,6 +108,7 @@ export async function runWorkerOnce(
         mandates: await runMandateJobs(deps.db, deps.payments, now),
         cardVerifications: await runVerificationChecks(deps.db, deps.payments),
         voids: await runVoidJobs(deps.db, deps.payments),
+        disputes: await runDisputeJobs(deps.db, deps.payments, now),
         resealedConnectorAccounts: await resealConnectorAccounts(deps.db, deps.payments.encryptor),
         ...(deps.payments.config.reconciliationDaily ? { reconciliations: await runDailyReconciliations(deps.db, deps.payments, now) } : {}),
       }

@@ -11,6 +11,7 @@ import { balanceOf, eventTypesOf, newOrder, pay, sendProcessorEvent } from '../s
 import { setDisputeFee } from '../../src/domain/terms/service.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { checkLedger } from '../../src/ledger/check.js';
+import { baseEnv, runCliHere, tempDir } from '../support/cli.js';
 
 const DISPUTED = '4000000000000259';
 const h = useService({ settings: { simulator: { pendingDelayMs: 200 } } });
@@ -108,9 +109,10 @@ describe('disputes from the simulated processors', () => {
     expect(await checkLedger(h.db)).toMatchObject({ ok: true });
   });
 
-  it('a dispute of a payment we do not know is acknowledged, not applied', async () => {
+  it('a dispute of a payment we do not know is acknowledged, not applied, and kept for the operator once', async () => {
+    const eventId = `evt_${crypto.randomUUID()}`;
     const body = JSON.stringify({
-      event_id: `evt_${crypto.randomUUID()}`,
+      event_id: eventId,
       event_type: 'dispute.state_changed',
       occurred_at: new Date().toISOString(),
       dispute: {
@@ -120,6 +122,16 @@ describe('disputes from the simulated processors', () => {
     });
     const res = await sendProcessorEvent(h.url, 'simulator_a', body);
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ received: true, applied: false });
+    expect(res.body).toMatchObject({ received: true, applied: false, duplicate: false });
+    expect((await sendProcessorEvent(h.url, 'simulator_a', body)).body).toMatchObject({ applied: false, duplicate: true });
+    const listed = await runCliHere(['disputes', 'unmatched', '--limit', '50'], baseEnv(h.databaseUrl ? { DATABASE_URL: h.databaseUrl } : { DATA_DIR: tempDir() }));
+    if (h.databaseUrl) {
+      expect(listed.code, listed.stderr).toBe(0);
+      const mine = listed.json.data.filter((r: { event_id: string }) => r.event_id === eventId);
+      expect(mine).toEqual([
+        expect.objectContaining({ connector: 'simulator_a', dispute_reference: 'sim_dp_unknown', payment_reference: 'pay_01jd8x3v0pe7wbz0m4k6f2n9qa', amount: 100, currency: 'EUR', status: 'needs_response' }),
+      ]);
+    }
+    expect(await h.query(sql`SELECT count(*)::int AS n FROM unmatched_dispute_reports WHERE event_id = ${eventId}`)).toEqual([{ n: 1 }]);
   });
 });

@@ -98,6 +98,7 @@ describe.each([
   ['ADYEN_CHECKOUT_BASE_URL', 'adyenCheckoutBaseUrl'],
   ['GOCARDLESS_API_BASE_URL', 'gocardlessApiBaseUrl'],
   ['ADYEN_PAYOUT_BASE_URL', 'adyenPayoutBaseUrl'],
+  ['ADYEN_DISPUTE_BASE_URL', 'adyenDisputeBaseUrl'],
 ] as const)('%s', (name, field) => {
   it("is an http(s) origin; unset, the processor's own endpoint", () => {
     expect(loadConfig({}).payments[field]).toBeUndefined();

@@ -95,6 +95,9 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/captures/:id', kind: 'read', resource: 'capture', ok: 200 },
   { route: 'GET /v1/disputes', kind: 'list', resource: 'dispute', ok: 200, filter: (w, them) => `payment=${first(w, them, 'payment')}` },
   { route: 'GET /v1/disputes/:id', kind: 'read', resource: 'dispute', ok: 200 },
+  { route: 'POST /v1/disputes/:id/evidence', kind: 'write', resource: 'dispute', ok: 200, body: () => ({ evidence: { uncategorized_text: 'receipt' } }) },
+  // The lab connector its disputes come from cannot answer one: the caller's own is refused by the processor (a typed 422), past tenancy.
+  { route: 'POST /v1/disputes/:id/accept', kind: 'write', resource: 'dispute', ok: 422 },
   // After the reads: the capture it makes is nobody's listed object.
   { route: 'POST /v1/payments/:id/capture', kind: 'write', resource: 'authorized_payment', ok: 201, body: () => ({ amount: 100 }) },
   { route: 'POST /v1/payments/:id/cancel', kind: 'write', resource: 'authorized_payment', ok: 200 },

@@ -28,6 +28,7 @@ import { toAdyenAmount } from './money.js';
 import { disputeEventOf } from './disputes.js';
 import { adyenHmac } from './hmac.js';
 import { createAdyenPayouts, isTransferWebhook, parseTransferWebhook, type AdyenPayoutOptions } from './payouts.js';
+import { createAdyenDisputes } from './dispute-defense.js';
 
 export const ADYEN_API_VERSION = 'v71';
 /** Adyen keeps an Idempotency-Key at least 7 days; a day less leaves room for clocks and queues. */
@@ -47,6 +48,8 @@ export interface AdyenConnectorOptions {
   /** Where the service answers; Adyen requires a returnUrl even where it redirects no one. */
   publicUrl: () => string;
   http: HttpClient;
+  /** ADYEN_DISPUTE_BASE_URL (an origin) for the Disputes API; unset: Adyen's own endpoint for the mode. */
+  disputeBaseUrl?: string;
   /** Payouts (Transfers API), when the account has its payout credentials. */
   payouts?: Omit<AdyenPayoutOptions, 'livemode' | 'http'>;
 }
@@ -143,6 +146,7 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
   const payouts = opts.payouts && createAdyenPayouts({ ...opts.payouts, livemode: opts.livemode, http: opts.http });
   return {
     ...payouts,
+    ...createAdyenDisputes({ ...opts, disputeBaseUrl: opts.disputeBaseUrl }),
     name: 'adyen',
     modes: [opts.livemode ? 'live' : 'test'],
     paymentMethodTypes: ['card'],

@@ -34,6 +34,7 @@ import {
 import { settlementRecordsOf } from './settlements.js';
 import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
 import { cancelAnswer, cancelPath, captureAnswer, captureStatusAnswer, toCaptureRequest } from './capture-transformers.js';
+import { disputeAnswerOf, disputeAnswerPath, disputeAnswerStatusOf, toDisputeAnswer } from './dispute-transformers.js';
 
 export interface SimulatorTransport {
   send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<{ status: number; body: unknown }>;
@@ -120,6 +121,8 @@ export function createSimulatorConnector(opts: {
     capture: (request, signal) => ask(signal, captureAnswer, 'POST', ['captures'], toCaptureRequest(request)),
     captureStatus: (request, signal) => ask(signal, captureStatusAnswer, 'GET', ['captures', request.reference]),
     cancelAuthorization: (request, signal) => ask(signal, cancelAnswer, 'POST', cancelPath(request), {}),
+    respondToDispute: (request, signal) => ask(signal, disputeAnswerOf(request), 'POST', disputeAnswerPath(request), toDisputeAnswer(request)),
+    disputeResponseStatus: (request, signal) => ask(signal, disputeAnswerStatusOf(request), 'GET', ['disputes', request.disputeReference]),
     verifyCard: (request, signal) =>
       ask(signal, verificationAnswer(chargeAnswer), 'POST', ['charges'], toVerificationRequest(request)) as ReturnType<NonNullable<Connector['verifyCard']>>,
     verificationStatus: (request, signal) => ask(signal, verificationAnswer(chargeStatusAnswer), 'GET', ['charges', request.reference]),

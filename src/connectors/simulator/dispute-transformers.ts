@@ -1,7 +1,9 @@
 // Pure mapping of the simulated processors' disputes (protocol.ts) onto ours (../disputes.ts):
 // every reason and state, exhaustive like transformers.ts.
-import type { DisputeReason, DisputeReport, DisputeStatus } from '../disputes.js';
-import { SIM_DISPUTE_REASONS, SIM_DISPUTE_STATES, type SimDispute, type SimDisputeReason, type SimDisputeState } from './protocol.js';
+import type { DisputeReason, DisputeReport, DisputeResponseRequest, DisputeResponseState, DisputeStatus } from '../disputes.js';
+import type { ConnectorError } from '../types.js';
+import { answersOf } from './answers.js';
+import { SIM_DISPUTE_REASONS, SIM_DISPUTE_STATES, type SimDispute, type SimDisputeAnswerRequest, type SimDisputeReason, type SimDisputeState } from './protocol.js';
 
 const REASONS = {
   FRAUD: 'fraudulent',
@@ -56,3 +58,26 @@ export function disputeReportOf(dispute: SimDispute): DisputeReport {
     reinstatements: dispute.funds_reinstated ? 1 : 0,
   };
 }
+
+/** The processor's dispute read for our answer `reference`: taken when it is the dispute's answer, refused when it took none or another. */
+function answerStateOf(reference: string, dispute: SimDispute): DisputeResponseState {
+  if (dispute.answered_by === reference) return { kind: 'succeeded', connectorReference: dispute.dispute_id };
+  const why = dispute.answered_by ? 'it was answered already' : `it is ${dispute.state}, no longer waiting for an answer`;
+  return { kind: 'failed', connectorReference: null, failureCode: 'dispute_response_refused', message: `The processor refused the answer: ${why}.` };
+}
+
+export const disputeAnswerPath = (request: DisputeResponseRequest) => ['disputes', request.disputeReference, request.action];
+
+export const toDisputeAnswer = (request: DisputeResponseRequest): SimDisputeAnswerRequest =>
+  request.action === 'submit' ? { merchant_reference: request.reference, evidence: request.evidence } : { merchant_reference: request.reference };
+
+export const disputeAnswerOf = (request: DisputeResponseRequest) => answersOf(isDispute, (dispute: SimDispute) => answerStateOf(request.reference, dispute)).answer;
+
+/** Where our answer stands: found on the dispute, or not there (sent again under the same reference). */
+export const disputeAnswerStatusOf =
+  (request: DisputeResponseRequest) =>
+  (status: number, body: unknown): DisputeResponseState | { kind: 'not_found' } | ConnectorError => {
+    const found = answersOf(isDispute, (dispute: SimDispute) => ({ kind: 'found' as const, dispute })).statusAnswer(status, body);
+    if (found.kind !== 'found') return found;
+    return found.dispute.answered_by === request.reference ? answerStateOf(request.reference, found.dispute) : { kind: 'not_found' };
+  };

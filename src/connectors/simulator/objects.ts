@@ -152,7 +152,7 @@ export class ProcessorObjects<T extends { merchant_reference: string; state: str
     if (moved) this.p.wake(dueAt);
   }
 
-  private report(books: Books, object: T): Promise<void> {
+  protected report(books: Books, object: T): Promise<void> {
     const now = this.p.now();
     const eventId = this.p.nextId('evt');
     const body = { event_id: eventId, event_type: `${this.spec.kind}.state_changed`, occurred_at: now.toISOString(), [this.spec.kind]: object } as SimWebhook;

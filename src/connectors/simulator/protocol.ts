@@ -166,6 +166,20 @@ export interface SimDispute {
   funds_reinstated: boolean;
   evidence_due_at: string;
   created_at: string;
+  /**
+   * The merchant's answer, once taken: its merchant_reference (the idempotency key: the same
+   * answer again replays the dispute), EVIDENCE or ACCEPTANCE, and the evidence's text.
+   */
+  answered_by?: string | null;
+  answer?: 'EVIDENCE' | 'ACCEPTANCE' | null;
+  evidence_text?: string | null;
+}
+
+/** POST /{processor}/disputes/{dispute_id}/submit (evidence) or /accept — `merchant_reference` is the idempotency key. */
+export interface SimDisputeAnswerRequest {
+  merchant_reference: string;
+  /** The text evidence by field (submit only). */
+  evidence?: Record<string, string>;
 }
 
 // ---- direct debit mandates ----

@@ -13,6 +13,7 @@ import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, capt
 import { toStripeAmount } from './money.js';
 import { PAYMENT_METHOD_KEY, SETUP_INTENT_LOOKUP, setupDeclineOf, setupIntentParams, setupStateOf } from './setup-intents.js';
 import { disputeEventOf } from './disputes.js';
+import { stripeDisputeAnswers } from './dispute-answers.js';
 
 /** The API version every request names, so that Stripe's answers keep the shape mapped here. */
 export const STRIPE_API_VERSION = '2026-10-28.endive';
@@ -181,6 +182,7 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         cancelRefusalOf,
       );
     },
+    ...stripeDisputeAnswers(stripe, ask),
     parseWebhook: (input) => parseStripeWebhook(stripe, opts.webhookSecrets, input),
     settlementRecords: (period, signal) => balanceTransactions(stripe, period, { payment: PAYMENT_KEY, refund: REFUND_KEY }, signal),
   };

@@ -60,3 +60,15 @@ export type DisputeView = Static<typeof Dispute>;
 
 export const ListDisputesQuery = ListQuery({ status: OneOf(DISPUTE_STATUSES), payment: IdFilter });
 export type ListDisputesQuery = Static<typeof ListDisputesQuery>;
+
+export const DisputeEvidenceBody = Type.Object(
+  {
+    evidence: Type.Optional(DisputeEvidence),
+    defense_reason: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_]+$', description: "Adyen's defense reason code to defend with; unset: the first one Adyen says applies. Ignored by other processors." }),
+    ),
+    submit: Type.Optional(Type.Boolean({ description: 'Send the evidence saved so far (with this request\'s) to the processor: the dispute goes under_review. Default false: only saved.' })),
+  },
+  { additionalProperties: false },
+);
+export type DisputeEvidenceBody = Static<typeof DisputeEvidenceBody>;

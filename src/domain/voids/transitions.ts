@@ -7,7 +7,7 @@ import type { Executor } from '../../storage/db.js';
 import { payments, voids } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import { moveTo } from '../../movement/transition.js';
-import type { ReportRules } from '../../movement/report.js';
+import { SENT_TO_PARENTS_CONNECTOR, type ReportRules } from '../../movement/report.js';
 import { lockRow } from '../../movement/apply.js';
 import type { CancelFailureCode } from '../../connectors/types.js';
 import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
@@ -33,13 +33,8 @@ export const VOID_RULES: ReportRules<VoidRow, VoidStatus, 'payment', 'awaiting' 
   table: voids,
   states: voidStates,
   view: voidView,
-  open: 'awaiting',
-  working: 'pending',
   // Created with its one connector, the payment's: accepted once it has a reference there.
-  firstWhen: 'no_reference',
-  acceptanceEvent: false,
-  check: 'nextStatusCheckAt',
-  events: { pending: null, succeeded: null, failed: null },
+  ...SENT_TO_PARENTS_CONNECTOR,
   effects: {
     async succeeded(tx, ctx, voided, now) {
       const payment = await lockPayment(tx, voided);

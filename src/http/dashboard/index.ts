@@ -23,6 +23,7 @@ import { registerMoneyPages } from './pages-money.js';
 import { registerRoutingPages } from './pages-routing.js';
 import { registerCustomerPages } from './pages-customers.js';
 import { registerReconciliationPages } from './pages-reconciliation.js';
+import { registerDisputePages } from './pages-disputes.js';
 
 export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime, webhooks: WebhookSettings) {
   const settler = keyAfterError(db, config.idempotencyLockTimeoutS);
@@ -54,6 +55,7 @@ export function registerDashboard(app: App, db: Db, config: Config, rt: Runtime,
       registerRoutingPages(signedIn, deps);
       registerCustomerPages(signedIn, deps);
       registerReconciliationPages(signedIn, deps);
+      registerDisputePages(signedIn, deps);
     });
   });
 }

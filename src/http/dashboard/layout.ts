@@ -50,6 +50,7 @@ export function securityHeaders(reply: FastifyReply): FastifyReply {
 const NAV: [string, string][] = [
   ['/dashboard/payment-orders', 'Payment orders'],
   ['/dashboard/payments', 'Payments'],
+  ['/dashboard/disputes', 'Disputes'],
   ['/dashboard/customers', 'Customers'],
   ['/dashboard/payouts', 'Payouts'],
   ['/dashboard/beneficiaries', 'Beneficiaries'],

@@ -34,8 +34,8 @@ export function registerPaymentsModule(app: App, db: Db, config: Config, rt: Run
   registerPaymentActionRoutes(app, db, rt);
   registerRefundRoutes(app, db, rt);
   registerCaptureRoutes(app, db, rt);
-  registerDisputeRoutes(app, db);
   registerReconciliationRoutes(app, db, rt);
+  registerDisputeRoutes(app, db, rt);
   registerRoutingRoutes(app, db, rt);
   registerBalanceRoutes(app, db);
   registerConnectorWebhookRoutes(app, db, rt, limiter && { limiter, config });

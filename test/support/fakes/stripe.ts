@@ -1,22 +1,19 @@
-// A fake Stripe on a local port, for the endpoints the connector uses: PaymentIntents (create and
-// confirm, retrieve, search on metadata, capture and cancel under capture_method manual), Refunds
-// (create, retrieve) and SetupIntents (create and confirm, retrieve, list, cancel). It behaves as Stripe
-// documents: form-encoded requests with a Bearer secret key, Idempotency-Key (same key and same
-// parameters → the same answer replayed; other parameters → 400 idempotency_error), test cards
-// choosing the outcome, card errors as 402 with the PaymentIntent, refunds bounded by what was
-// captured; balance transactions (stripe-balance.ts). Answers start from Stripe's published example objects (test/support/fixtures/stripe/, with
-// their SOURCE and LICENSE). Faults can be injected: 429 before acting, 500 or a dropped connection
-// after acting, no answer at all, a card payment left `processing` (as Stripe leaves one while the
-// card network has not answered), connections refused; search can lag behind creation, as Stripe's does.
+// A fake Stripe on a local port, for the endpoints the connector uses: PaymentIntents (create and confirm,
+// retrieve, search on metadata, capture and cancel under capture_method manual), Refunds (create, retrieve),
+// SetupIntents (create and confirm, retrieve, list, cancel) and Disputes (retrieve, update, close:
+// stripe-disputes.ts). It behaves as Stripe documents: form-encoded requests with a Bearer secret key,
+// Idempotency-Key (same key and same parameters → the same answer replayed; other parameters → 400
+// idempotency_error), test cards choosing the outcome, card errors as 402 with the PaymentIntent, refunds
+// bounded by what was captured; balance transactions (stripe-balance.ts). Answers start from Stripe's published example objects
+// (test/support/fixtures/stripe/, with their SOURCE and LICENSE). Faults: 429 before acting, 500 or a dropped
+// connection after acting, no answer at all, a payment left `processing`, connections refused; search can lag.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import Stripe from 'stripe';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { FakeProcessor } from './processor.js';
 import { listBalanceTransactions } from './stripe-balance.js';
-
-/** The fields of a balance transaction a dispute's funds movements carry (Stripe's BalanceTransaction). */
-const balanceTransaction = { object: 'balance_transaction', currency: 'usd', fee: 0, fee_details: [], status: 'available', type: 'adjustment', description: 'Chargeback' };
+import { answerDispute, disputeOf } from './stripe-disputes.js';
 
 export const STRIPE_CARDS = {
   success: '4242424242424242',
@@ -69,6 +66,8 @@ export class FakeStripe extends FakeProcessor<Fault> {
   /** SetupIntents (card verifications), in creation order. */
   readonly setupIntents = new Map<string, Obj>();
   readonly refunds = new Map<string, Obj>();
+  /** Disputes made by dispute(), answered by the merchant's update or close (stripe-disputes.ts). */
+  readonly disputes = new Map<string, Obj>();
   /** Create requests received, by Idempotency-Key, replays included. */
   readonly requests = new Map<string, number>();
   private readonly keys = new Map<string, { params: string; answer: Answer }>();
@@ -85,11 +84,7 @@ export class FakeStripe extends FakeProcessor<Fault> {
    * (its example), in `status` with `balance_transactions` of the funds withdrawn (and reinstated).
    */
   dispute(intentId: string, id: string, status: string, funds: { withdrawn: boolean; reinstated: boolean }, reason = 'fraudulent'): Obj {
-    const intent = this.intents.get(intentId)!;
-    const move = (amount: number) => ({ ...balanceTransaction, id: `txn_${crypto.randomBytes(8).toString('hex')}`, amount, net: amount, reporting_category: amount < 0 ? 'dispute' : 'dispute_reversal' });
-    const moves = [...(funds.withdrawn ? [move(-intent.amount)] : []), ...(funds.reinstated ? [move(intent.amount)] : [])];
-    const dueBy = Math.floor(Date.now() / 1000) + 7 * 86_400;
-    return { ...structuredClone(examples.dispute), id, amount: intent.amount, currency: intent.currency, payment_intent: intentId, charge: intent.latest_charge ?? `ch_${intentId}`, status, reason, balance_transactions: moves, evidence_details: { ...examples.dispute.evidence_details, due_by: dueBy }, livemode: intent.livemode };
+    return disputeOf(this.disputes, this.intents.get(intentId)!, id, status, funds, reason);
   }
 
   /** Settles a PaymentIntent left waiting (requires_action) as the customer's 3-D Secure answer would. */
@@ -137,7 +132,8 @@ export class FakeStripe extends FakeProcessor<Fault> {
     if (cancel) return this.cancel(cancel[1] as 'payment_intent' | 'setup_intent', cancel[2]!, params);
     const capture = /^\/v1\/payment_intents\/([^/]+)\/capture$/.exec(path);
     if (capture) return this.captureIntent(capture[1]!, params);
-    return path === '/v1/refunds' ? this.createRefund(params) : error(404, 'invalid_request_error', 'Unrecognized request URL.');
+    if (path === '/v1/refunds') return this.createRefund(params);
+    return answerDispute(this.disputes, path, params) ?? error(404, 'invalid_request_error', 'Unrecognized request URL.');
   }
 
   private read(url: URL): Answer {
@@ -156,7 +152,7 @@ export class FakeStripe extends FakeProcessor<Fault> {
       const limit = Number(url.searchParams.get('limit') ?? 10);
       return { status: 200, body: { object: 'list', url: '/v1/setup_intents', has_more: all.length > limit, data: all.slice(0, limit).map(strip) } };
     }
-    const found = kind === 'payment_intents' ? this.intents.get(id!) : kind === 'refunds' ? this.refunds.get(id!) : kind === 'setup_intents' ? this.setupIntents.get(id!) : undefined;
+    const found = ({ payment_intents: this.intents, refunds: this.refunds, setup_intents: this.setupIntents, disputes: this.disputes } as Record<string, Map<string, Obj>>)[kind!]?.get(id!);
     return found ? { status: 200, body: strip(found) } : error(404, 'invalid_request_error', `No such ${kind}: '${id}'`, { code: 'resource_missing' });
   }
 
