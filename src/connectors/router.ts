@@ -20,6 +20,7 @@ import {
   type PaymentMethodType,
 } from './types.js';
 import type { DeclineType } from './declines.js';
+import type { CascadeRule } from './routing-rules.js';
 
 export interface RoutingRule {
   name?: string;
@@ -29,6 +30,8 @@ export interface RoutingRule {
   /** 'payout' matches payouts (src/domain/payouts), which are routed by the same rules. */
   payment_method_types?: (PaymentMethodType | 'payout')[];
   connectors: { name: string; weight?: number }[];
+  /** Where a decline goes next (src/domain/payments/cascade.ts); unset: nowhere (a decline ends the payment). */
+  cascade?: CascadeRule;
 }
 
 export interface RouteInput {

@@ -39,10 +39,23 @@ export async function sendAndFinish(
   opts: { fresh?: boolean; finishAtOnce?: FinishAtOnce } = {},
 ): Promise<Outcome> {
   if (opts.fresh) rt.crashPoint(`${kind.object}_created` as CrashPoint);
-  const execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
+  const stopped = opts.fresh ? await kind.cascade?.before(db, rt, ctx, row) : undefined;
+  if (stopped) return finishRequest(db, rt, kind, ctx, row.id, { update: stopped });
+  let current = row;
+  let execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
   if (opts.fresh) rt.crashPoint(`${kind.object}_connector_answered` as CrashPoint);
+  // A decline the kind cascades: the next attempt, persisted before it is sent (cascade.ts of payments).
+  for (let step = await kind.cascade?.next(db, rt, ctx, current, request, execution); step; step = await kind.cascade!.next(db, rt, ctx, current, request, execution)) {
+    if ('update' in step) return finishRequest(db, rt, kind, ctx, row.id, { update: step.update });
+    current = step.row;
+    request = step.request;
+    rt.crashPoint('payment_attempt_persisted');
+    execution = await routeCall(rt.callsFor(ctx), kind, kind.route(current), request);
+    rt.crashPoint('payment_attempt_answered');
+  }
   const update = fromExecution<{ kind: string; connector?: string | null }>(kind, execution);
-  const done = opts.finishAtOnce && (await opts.finishAtOnce(update, execution.attempts));
+  // The one-statement finish expects the row as its first phase wrote it: a cascaded one takes the apply step.
+  const done = current === row && opts.finishAtOnce && (await opts.finishAtOnce(update, execution.attempts));
   if (done) {
     // The one status change that bypasses the apply step (apply.ts counts the rest).
     rt.metrics.movement(kind.object, update.kind, update.connector ?? null);

@@ -9,7 +9,9 @@ import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import type { Routing } from '../routing/targets.js';
-import { planMovementRoute } from '../routing/planner.js';
+import { cascadeOf, planMovementRoute } from '../routing/planner.js';
+import type { CascadeRule } from '../../connectors/routing-rules.js';
+import { attemptFields, callsOf } from './cascade.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/transitions.js';
 import { summarizeCard, validateCard } from './cards.js';
@@ -53,6 +55,12 @@ export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow,
   return planMovementRoute(rt, routing, { need: methodType === 'saved_card' ? 'card' : methodType, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order' });
 }
 
+/** The cascade of the rule that routes a payment of `order` (cascade.ts); null: a decline ends it. */
+export function planPaymentCascade(routing: Routing, order: OrderRow, methodType: MethodInput['type']): CascadeRule | null {
+  if (methodType === 'mandate') return null;
+  return cascadeOf(routing, { need: 'card', currency: order.currency, amount: order.amount }) ?? null;
+}
+
 /** Whether some connector of the route may be tried now (its circuit is not open). */
 export function routeAvailable(rt: Runtime, route: readonly string[]): boolean {
   return route.some((name) => rt.connectors.breaker.isAvailable(name));
@@ -74,6 +82,7 @@ export function newPaymentRow(
   metadata: Record<string, string>,
   now: Date,
   returnUrl: string | null = null,
+  cascade: CascadeRule | null = null,
 ): PaymentRow {
   return {
     accountId: ctx.accountId,
@@ -90,6 +99,8 @@ export function newPaymentRow(
     captureBefore: null,
     cancellationReason: null,
     declineType: null,
+    attemptNumber: 1,
+    cascade,
     paymentMethod,
     route,
     connector: null,
@@ -99,7 +110,7 @@ export function newPaymentRow(
     failureMessage: null,
     metadata: inJsonbOrder(metadata),
     // Only a payment abandoned by a crashed request is still without a connector by then.
-    nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+    nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, callsOf(route, cascade))),
     returnUrl,
     // Only a payment that can bring its customer back has our return endpoint, reached with this secret.
     actionToken: returnUrl === null ? null : crypto.randomBytes(24).toString('base64url'),
@@ -127,7 +138,7 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
 
 /** `publicUrl`: the service's PUBLIC_BASE_URL, base of our return endpoint given to the processor. */
 export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: string): ChargeRequest {
-  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method, ...storedCredentialOf(row) };
+  const request: ChargeRequest = { ...attemptFields(row), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method, ...storedCredentialOf(row) };
   return row.actionToken === null ? request : { ...request, returnUrl: returnEndpointUrl(publicUrl, row) };
 }
 

@@ -36,6 +36,7 @@ import {
   debitOf,
   methodOf,
   newPaymentRow,
+  planPaymentCascade,
   planPaymentRoute,
   returnUrlOf,
   routeAvailable,
@@ -125,8 +126,9 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (!routeAvailable(rt, route)) {
         throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
       }
+      const cascade = debited ? null : planPaymentCascade(routing, order, method.type);
       if (saved) {
-        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), route, input.metadata ?? {}, now, returnUrl)).returning();
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), route, input.metadata ?? {}, now, returnUrl, cascade)).returning();
         await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         return row!;
       }
@@ -135,7 +137,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
       // Kept for the worker's replay where it may send again; a card being saved is kept already.
       else if (!debited && routeReplaysSends(routing, route)) Object.assign(paymentMethod, await keepInFlight(tx, rt, ctx, card));
-      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, route, input.metadata ?? {}, now, returnUrl)).returning();
+      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, route, input.metadata ?? {}, now, returnUrl, cascade)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;
     },

@@ -5,7 +5,8 @@
 // a mandate's set-up moves no amount (rules' amount ranges are for its debits), a payment leaves out
 // connectors whose processor cannot take its amount, and a payout without a matching rule goes to
 // the mode's default connectors able to pay out.
-import { planRoute } from '../../connectors/router.js';
+import { planRoute, ruleMatches } from '../../connectors/router.js';
+import type { CascadeRule } from '../../connectors/routing-rules.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { amountLimitOf, capableKeys, fallbackKeys, type Need, type Routing } from './targets.js';
@@ -39,4 +40,10 @@ export function planMovementRoute(rt: Runtime, routing: Routing, query: RouteQue
     throw new ApiError('amount_above_limit', { param: opts.amountLimitParam, message: `No connector of the route can take this amount: ${[...new Set(limits)].join('; ')}.` });
   }
   return route;
+}
+
+/** The cascade of the rule that routes the movement (the first matching one, as planMovementRoute reads them); undefined without one. */
+export function cascadeOf(routing: Routing, query: RouteQuery): CascadeRule | undefined {
+  const input = { currency: query.currency, amount: query.amount ?? 1, paymentMethodType: query.need };
+  return routing.rules.find((rule) => ruleMatches(rule, input))?.cascade;
 }
