@@ -15,6 +15,7 @@
 // where a payment in flight may go.
 import type { CascadeRule, StoredCascade } from '../../connectors/routing-rules.js';
 import type { ChargeRequest, ChargeState } from '../../connectors/types.js';
+import type { Attempt } from '../../connectors/router.js';
 import { toPublicId } from '../../kernel/ids.js';
 import { attemptReferenceOf, type Cascade } from '../../movement/kind.js';
 import { lockRow } from '../../movement/apply.js';
@@ -43,6 +44,16 @@ export function callsOf(route: readonly string[], cascade: CascadeRule | null | 
 /** What the request of the current attempt adds: its reference, and 3-D Secure once a cascade asked for it. */
 export function attemptFields(row: Pick<PaymentRow, 'id' | 'attemptNumber' | 'cascade'>): Pick<ChargeRequest, 'reference' | 'threeDSecure'> {
   return { reference: attemptReference(row), ...(row.cascade?.three_ds ? { threeDSecure: 'requested' as const } : {}) };
+}
+
+/**
+ * The connectors that declined the payment in an earlier attempt (and in `calls`, not yet
+ * recorded): a cascade never sends it to them again, and routing's explanation names them
+ * "already declined".
+ */
+export function declinedConnectors(row: Pick<PaymentRow, 'attempts'>, calls: readonly Attempt[] = []): Set<string> {
+  const all = [...(row.attempts as unknown as Attempt[]), ...calls];
+  return new Set(all.filter((a) => a.outcome === 'declined').map((a) => a.connector));
 }
 
 const isOffSession = (row: PaymentRow) => (savedCardUseOf(row)?.off_session ?? null) !== null;
@@ -83,9 +94,7 @@ export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> =
     const type = declined.declineType;
     if (type === undefined || !policy.on.includes(type) || row.attemptNumber >= policy.max_attempts) return undefined;
     const connector = execution.connector;
-    const declinedBy = new Set(
-      [...(row.attempts as { connector: string; outcome: string }[]), ...execution.attempts].filter((a) => a.outcome === 'declined').map((a) => a.connector),
-    );
+    const declinedBy = declinedConnectors(row, execution.attempts);
     const { route, threeDs } = nextRoute(row, connector, type, declinedBy);
     if (route.length === 0) return undefined;
     const now = rt.now();
