@@ -85,7 +85,15 @@ export interface Cascade<Row, Request, Update> {
    * After a call: the next attempt (its row as persisted and its request), an outcome that ends
    * it without calling anyone, or undefined — the call's outcome stands.
    */
-  next(db: Db, rt: Runtime, ctx: RequestContext, row: Row, request: Request, execution: Execution<{ kind: string }>): Promise<{ row: Row; request: Request } | { update: Update } | undefined>;
+  next(
+    db: Db,
+    rt: Runtime,
+    ctx: RequestContext,
+    row: Row,
+    /** The request last sent (rebuilt from the row, for a resumed request: only when a next attempt needs it). */
+    request: () => Request | Promise<Request>,
+    execution: Execution<{ kind: string }>,
+  ): Promise<{ row: Row; request: Request } | { update: Update } | undefined>;
 }
 
 // The core works on any kind; each resource keeps its own precise types.

@@ -98,6 +98,8 @@ export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> =
     const { route, threeDs } = nextRoute(row, connector, type, declinedBy);
     if (route.length === 0) return undefined;
     const now = rt.now();
+    // Built before the transaction: a saved card is unsealed in a short transaction of its own.
+    const sent = await request();
     return db.transaction(async (tx) => {
       const locked = await lockRow<PaymentRow>(tx, payments, ctx.accountId, ctx.livemode, row.id);
       // Settled meanwhile (the worker, a webhook) or taken over by another request: what stands stands.
@@ -117,7 +119,7 @@ export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> =
         // The request still works on it: the worker looks only once its remaining calls are overdue.
         nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
       });
-      return { row: next, request: { ...request, ...attemptFields(next) } };
+      return { row: next, request: { ...sent, ...attemptFields(next) } };
     });
   },
 };

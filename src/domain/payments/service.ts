@@ -70,13 +70,15 @@ export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: C
     },
     // A resumed debit is sent as it was planned: the mandate was eligible when the payment was
     // created, and the processor refuses it if it no longer holds the mandate.
+    // A cascaded attempt (n > 1) resumed after a crash is sent without a CVC (docs/declines.md).
     resend: async (row) => {
       const method = methodOf(input, ctx.livemode, rt.now(), true);
+      const cvc = row.attemptNumber > 1 ? undefined : (method as { cvc?: string; card?: CardDetails }).cvc ?? (method as { card?: CardDetails }).card?.cvc;
       const charged = isMandateMethod(row.paymentMethod)
         ? debitOf(await loadMandate(db, ctx, row.paymentMethod.mandate))
         : savedCardUseOf(row)
-        ? await unsealedCharge(db, rt, ctx, row, (method as { cvc?: string }).cvc)
-        : { card: (method as { card: CardDetails }).card };
+        ? await unsealedCharge(db, rt, ctx, row, cvc)
+        : { card: { ...(method as { card: CardDetails }).card, cvc: cvc ?? '' } };
       return chargeRequest(row, charged, rt.publicUrl());
     },
     plan: () => planPayment(db, rt, ctx, input),
