@@ -2,29 +2,17 @@
 // declined at Stripe with a type its rule cascades becomes attempt 2 at Adyen, sent under
 // `pay_…_2`; Adyen's do_not_retry (Blocked Card) stops the cascade before Stripe is called. Each
 // fake's own books show what it holds under which reference: one authorisation per payment.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { newOrder, pay } from '../support/payments.js';
 import { STRIPE_CARDS } from '../support/fakes/stripe.js';
-import { adyenHarness } from './contract/adyen.js';
 import type { Connected } from './contract/harness.js';
-import { stripeHarness } from './contract/stripe.js';
-
-const stripe = stripeHarness();
-const adyen = adyenHarness();
+import { useStripeAndAdyen } from './contract/stripe-and-adyen.js';
 
 describe('cascade across Stripe and Adyen (fakes)', () => {
-  beforeAll(async () => {
-    await stripe.start();
-    await adyen.start();
-  });
-  afterAll(async () => {
-    await stripe.close();
-    await adyen.close();
-  });
-  const h = useService({
-    late: () => ({ settings: { connectorTimeoutMs: 2000, circuitBreaker: { failureThreshold: 1000 }, ...stripe.service().settings, ...adyen.service().settings } }),
-  });
+  const both = useStripeAndAdyen();
+  const { stripe, adyen } = both;
+  const h = useService({ late: () => ({ settings: { connectorTimeoutMs: 2000, ...both.settings() } }) });
   let atStripe: Connected;
   let atAdyen: Connected;
   beforeAll(async () => {

@@ -6,33 +6,22 @@
 // read under every attempt's reference. A fault a payment never reached meets a later one. Crashes
 // are covered by crash.cascade.test.ts (SIGKILL at each point of a cascade).
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { newOrder, pay } from '../support/payments.js';
 import { STRIPE_CARDS } from '../support/fakes/stripe.js';
-import { adyenHarness } from '../connectors/contract/adyen.js';
-import { stripeHarness } from '../connectors/contract/stripe.js';
 import type { Connected } from '../connectors/contract/harness.js';
+import { useStripeAndAdyen } from '../connectors/contract/stripe-and-adyen.js';
 
-const stripe = stripeHarness();
-const adyen = adyenHarness();
 const CARDS = [STRIPE_CARDS.success, STRIPE_CARDS.velocity, STRIPE_CARDS.doNotHonor, STRIPE_CARDS.insufficientFunds, '4000000000000853'];
 const FAULTS = ['none', 'refuse', 'server_error_after'] as const;
 
 type Attempt = { connector: string; outcome: string; decline_type: string | null };
 
 describe('cascade property: at most one authorisation per payment at the fakes', () => {
-  beforeAll(async () => {
-    await stripe.start();
-    await adyen.start();
-  });
-  afterAll(async () => {
-    await stripe.close();
-    await adyen.close();
-  });
-  const h = useService({
-    late: () => ({ settings: { connectorTimeoutMs: 2000, circuitBreaker: { failureThreshold: 1000 }, ...stripe.service().settings, ...adyen.service().settings } }),
-  });
+  const both = useStripeAndAdyen();
+  const { stripe, adyen } = both;
+  const h = useService({ late: () => ({ settings: { connectorTimeoutMs: 2000, ...both.settings() } }) });
   let connected: { stripe: Connected; adyen: Connected };
   beforeAll(async () => {
     connected = { stripe: await stripe.connect(h.api, h.url), adyen: await adyen.connect(h.api, h.url) };

@@ -5,36 +5,27 @@
 // hold one authorisation in all at the fakes' own books. PostgreSQL only (several processes).
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseId } from '../../src/kernel/ids.js';
 import { call, client, isPostgres, orderBody, type Api, type Tenant } from '../support/helpers.js';
 import { cardMethod } from '../support/payments.js';
 import { startChild, sendWhileLocked, type Child } from '../support/processes.js';
 import { useDatabase } from '../support/fixtures.js';
 import { STRIPE_CARDS } from '../support/fakes/stripe.js';
-import { adyenHarness } from '../connectors/contract/adyen.js';
-import { stripeHarness } from '../connectors/contract/stripe.js';
 import type { Connected } from '../connectors/contract/harness.js';
+import { useStripeAndAdyen } from '../connectors/contract/stripe-and-adyen.js';
 
-const stripe = stripeHarness();
-const adyen = adyenHarness();
 
 describe.skipIf(!isPostgres)('a service killed mid-cascade (Stripe → Adyen fakes)', () => {
-  beforeAll(async () => {
-    await stripe.start();
-    await adyen.start();
-  });
-  afterAll(async () => {
-    await stripe.close();
-    await adyen.close();
-  });
+  const both = useStripeAndAdyen();
+  const { stripe, adyen } = both;
   const h = useDatabase({ postgresOnly: true });
   let tenant: Tenant;
   let survivor: Child;
   let api: Api;
   let atStripe: Connected;
   let atAdyen: Connected;
-  const env = () => ({ DATABASE_URL: h.databaseUrl!, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700', ...stripe.processEnv(), ...adyen.processEnv() });
+  const env = () => ({ DATABASE_URL: h.databaseUrl!, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700', ...both.processEnv() });
   beforeAll(async () => {
     tenant = await h.createTenant('Cascade crash tenant');
     survivor = h.track(await startChild(env()));
