@@ -31,6 +31,23 @@ describe('cascading retries (simulators)', () => {
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
     // Once settled, the same request answers the same payment.
     expect((await api.get(`/v1/payments/${res.body.id}`)).body.attempts).toHaveLength(2);
+    // Refunded where attempt 2 took it: simulator_b holds the charge under pay_…_2, not the payment's id.
+    const refund = await api.post('/v1/refunds', { payment: res.body.id, amount: 500 });
+    expect(refund.status, refund.text).toBe(201);
+    expect(refund.body).toMatchObject({ status: 'succeeded', connector: 'simulator_b' });
+  });
+
+  it('a manual payment cascaded: its authorisation at simulator_b is captured and voided under pay_…_2', async () => {
+    await api.request('PUT', '/v1/routing', { body: rule({ on: ['generic'], max_attempts: 2 }) });
+    const captured = await pay(api, (await newOrder(api)).id, CASCADING, { capture_method: 'manual' });
+    expect(captured.body).toMatchObject({ status: 'requires_capture', connector: 'simulator_b' });
+    const capture = await api.post(`/v1/payments/${captured.body.id}/capture`, {});
+    expect(capture.status, capture.text).toBeLessThan(300);
+    expect((await api.get(`/v1/payments/${captured.body.id}`)).body.status).toBe('succeeded');
+    const voided = await pay(api, (await newOrder(api)).id, CASCADING, { capture_method: 'manual' });
+    const cancel = await api.post(`/v1/payments/${voided.body.id}/cancel`, {});
+    expect(cancel.status, cancel.text).toBeLessThan(300);
+    expect((await api.get(`/v1/payments/${voided.body.id}`)).body.status).toBe('canceled');
   });
 
   it('without a cascade (the default) the decline ends the payment at simulator_a', async () => {

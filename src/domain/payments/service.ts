@@ -42,6 +42,7 @@ import {
   routeAvailable,
 } from './new-payment.js';
 import { paymentKind } from './kind.js';
+import { attemptReference } from './cascade.js';
 import { saveRequestOf, sealForSaving } from './saving.js';
 import { keepInFlight } from './in-flight.js';
 import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, usableSavedCard } from './saved-cards.js';
@@ -190,7 +191,7 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
     throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
   }
   const connector = row.connector;
-  const reference = toPublicId('pay', row.id);
+  const reference = attemptReference(row);
   const state = await resolveThroughTestControl(rt, ctx, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, connector, state, { tx });
