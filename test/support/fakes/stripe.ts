@@ -30,8 +30,7 @@ export const STRIPE_CARDS = {
   incorrectCvc: '4000000000000127',
   /** Stripe's stolen-card and lost-card test cards; the service's do_not_honor and stolen cards (docs/test-mode.md). */
   stolen: '4000000000009979', lost: '4000000000009987', doNotHonor: '4000000000000440', serviceStolen: '4000000000000853',
-  /** Stripe's "exceeding velocity limit" card (card_velocity_exceeded: retry_later), which other processors approve. */
-  velocity: '4000000000006975',
+  /** Stripe's "exceeding velocity limit" card (card_velocity_exceeded: retry_later); other processors approve it. */ velocity: '4000000000006975',
 } as const;
 
 const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
