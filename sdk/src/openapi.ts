@@ -804,6 +804,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/test-helpers/retry-limits/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear the test mode's card reattempt counts
+         * @description Forgets every decline and reattempt counted for the card networks' reattempt limits in test mode (docs/declines.md), so that a card past them can be tried again.
+         */
+        post: operations["resetTestRetryLimits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/mandates": {
         parameters: {
             query?: never;
@@ -4356,7 +4376,7 @@ export interface components {
                 /** @description The connector of the final attempt; before any, the first planned. */
                 chosen: string | null;
             } | null;
-            failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "charged_back" | "processing_error") | null;
+            failure_code: ("card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "authentication_required" | "authentication_failed" | "debit_declined" | "mandate_invalid" | "charged_back" | "processing_error" | "retry_limit_reached") | null;
             failure_message: string | null;
             /** @description A failed payment: what its last refusal says about trying again (docs/declines.md); null otherwise. */
             decline_type: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor") | null;
@@ -4443,7 +4463,7 @@ export interface components {
                  * @enum {string}
                  */
                 strategy?: "priority" | "volume_split" | "success_rate";
-                /** @description Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults). */
+                /** @description Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults); a cascade retrying `authentication_required` calls one connector once more, and counts it. */
                 connectors: {
                     /**
                      * @description A connector account's name in this mode, or in test mode a built-in simulator (simulator_a, simulator_b). Answers show the account's current name.
@@ -4458,6 +4478,13 @@ export interface components {
                     /** @description Share of the volume that tries this connector first, relative to the other weights of the rule. Unweighted connectors are fallbacks only. */
                     weight?: number;
                 }[];
+                /** @description Cascading retries (docs/declines.md): a payment declined with one of `on` becomes a new attempt at the next connector that has not declined it. Unset: a decline ends the payment. */
+                cascade?: {
+                    /** @description The decline types sent on to the next connector of the rule: `retry_later`, `generic`, `authentication_required` (retried with 3-D Secure on an on-session payment with a return_url), `processor`. `do_not_retry` and `fix_data` are refused. */
+                    on: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor")[];
+                    /** @description Attempts of one payment in all, the first included: 1 to 5. */
+                    max_attempts: number;
+                };
             }[];
             /** @description True until the account sets its own rules for this mode. */
             is_default: boolean;
@@ -10586,7 +10613,7 @@ export interface operations {
                          * @enum {string}
                          */
                         strategy?: "priority" | "volume_split" | "success_rate";
-                        /** @description Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults). */
+                        /** @description Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults); a cascade retrying `authentication_required` calls one connector once more, and counts it. */
                         connectors: {
                             /**
                              * @description A connector account's name in this mode, or in test mode a built-in simulator (simulator_a, simulator_b). Answers show the account's current name.
@@ -10601,6 +10628,13 @@ export interface operations {
                             /** @description Share of the volume that tries this connector first, relative to the other weights of the rule. Unweighted connectors are fallbacks only. */
                             weight?: number;
                         }[];
+                        /** @description Cascading retries (docs/declines.md): a payment declined with one of `on` becomes a new attempt at the next connector that has not declined it. Unset: a decline ends the payment. */
+                        cascade?: {
+                            /** @description The decline types sent on to the next connector of the rule: `retry_later`, `generic`, `authentication_required` (retried with 3-D Secure on an on-session payment with a return_url), `processor`. `do_not_retry` and `fix_data` are refused. */
+                            on: ("do_not_retry" | "retry_later" | "fix_data" | "authentication_required" | "generic" | "processor")[];
+                            /** @description Attempts of one payment in all, the first included: 1 to 5. */
+                            max_attempts: number;
+                        };
                     }[];
                 };
             };
@@ -12292,6 +12326,102 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resetTestRetryLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK: the retry limits reset. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        object: "retry_limits_reset";
+                        /** @enum {boolean} */
+                        livemode: false;
+                        /** @description How many counted declines and reattempts were forgotten. */
+                        cleared: number;
+                    };
+                };
+            };
+            /** @description Unauthorized: `api_key_missing`, `api_key_invalid`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `account_suspended`, `permission_denied`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -87,6 +87,9 @@ export interface SimulatorConfig {
 export const CRASH_POINTS = [
   'payment_created',
   'payment_connector_answered',
+  // A cascade (src/domain/payments/cascade.ts): attempt n > 1 persisted, not yet sent; and answered.
+  'payment_attempt_persisted',
+  'payment_attempt_answered',
   'refund_created',
   'refund_connector_answered',
   'capture_created',

@@ -21,6 +21,11 @@ export const DECLINE_TYPES = [
 ] as const;
 export type DeclineType = (typeof DECLINE_TYPES)[number];
 
+/** Declines no retry can turn: a rule's cascade may not list them (API.md §7). */
+export const NEVER_CASCADED: readonly DeclineType[] = ['do_not_retry', 'fix_data'];
+/** What a rule's cascade may list. */
+export const CASCADABLE: readonly DeclineType[] = DECLINE_TYPES.filter((type) => !NEVER_CASCADED.includes(type));
+
 /** One row of a connector's table: our failure code and the decline type of one processor code. */
 export interface Decline {
   failureCode: PaymentFailureCode;

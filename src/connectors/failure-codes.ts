@@ -19,6 +19,8 @@ export const PAYMENT_FAILURE_CODES = [
   'charged_back',
   /** No connector could take the payment (errors, open circuits) or a processor refused the request itself. */
   'processing_error',
+  /** A reattempt of a declined card past the card networks' limits (docs/declines.md): nobody was called. */
+  'retry_limit_reached',
 ] as const;
 export type PaymentFailureCode = (typeof PAYMENT_FAILURE_CODES)[number];
 

@@ -20,7 +20,7 @@ import {
   type PaymentMethodType,
 } from './types.js';
 import type { DeclineType } from './declines.js';
-import type { RoutingStrategy } from './routing-rules.js';
+import type { CascadeRule, RoutingStrategy } from './routing-rules.js';
 
 export interface RoutingRule {
   name?: string;
@@ -31,6 +31,8 @@ export interface RoutingRule {
   payment_method_types?: (PaymentMethodType | 'payout')[];
   strategy?: RoutingStrategy;
   connectors: { name: string; weight?: number }[];
+  /** Where a decline goes next (src/domain/payments/cascade.ts); unset: nowhere (a decline ends the payment). */
+  cascade?: CascadeRule;
 }
 
 /** The strategy a rule orders its connectors by: its own, else `volume_split` when it gives weights, else `priority`. */

@@ -1,6 +1,24 @@
 // The shapes routing rules are stored and cached in (src/domain/routing/cache.ts), beside the
 // router that calls through them, so that the runtime, which holds the cache, depends on nothing
 // of the routing service.
+import type { DeclineType } from './declines.js';
+
+/**
+ * A rule's cascade (API.md §7): a payment declined with one of `on` is sent, as a new attempt, to
+ * the rule's next connector that has not declined it, up to `max_attempts` attempts in all.
+ */
+export interface CascadeRule {
+  on: DeclineType[];
+  max_attempts: number;
+}
+
+/** A payment's cascade as stored on it: its rule's, frozen at creation, and where its current attempt may go. */
+export interface StoredCascade extends CascadeRule {
+  /** The connectors the current attempt (n > 1) may go to, in order; unset for the first, which takes the payment's route. */
+  route?: string[];
+  /** The current attempt asks for 3-D Secure (a retry of an `authentication_required` decline). */
+  three_ds?: boolean;
+}
 
 /**
  * One connector of a rule as stored: a built-in connector by its name, or a connector account by
@@ -20,6 +38,7 @@ export interface StoredRule {
   payment_method_types?: ('card' | 'mandate' | 'payout')[];
   strategy?: RoutingStrategy;
   connectors: StoredChoice[];
+  cascade?: CascadeRule;
 }
 
 /** A connector account as routing knows it. */

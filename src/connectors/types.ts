@@ -79,6 +79,11 @@ export interface ChargeRequest {
    * action can follow (no returnUrl).
    */
   merchantInitiated?: { networkTransactionId: string | null; reason: 'unscheduled' | 'subscription' };
+  /**
+   * Ask the issuer for 3-D Secure even where the processor would not: a cascade's retry of an
+   * `authentication_required` decline (src/domain/payments/cascade.ts); only with a returnUrl.
+   */
+  threeDSecure?: 'requested';
 }
 
 /** Where the processor needs the customer (3-D Secure, a bank redirect): the page to send them to. */

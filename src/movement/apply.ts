@@ -72,7 +72,7 @@ export async function applyState<Row extends MovementRow>(
   uuid: string,
   connector: string,
   state: { kind: string },
-  opts: { attempts?: Attempt[]; tx?: Executor } = {},
+  opts: { attempts?: Attempt[]; tx?: Executor; unless?: (row: MovementRow) => boolean } = {},
 ): Promise<Row | undefined> {
   return applyUpdate<Row>(
     db,
@@ -80,7 +80,7 @@ export async function applyState<Row extends MovementRow>(
     kind,
     ctx,
     uuid,
-    { update: kind.fromState(connector, state), attempts: opts.attempts, unless: (row) => row.connector !== null && row.connector !== connector },
+    { update: kind.fromState(connector, state), attempts: opts.attempts, unless: (row) => (row.connector !== null && row.connector !== connector) || opts.unless?.(row) === true },
     opts.tx,
   );
 }

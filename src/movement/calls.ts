@@ -12,18 +12,11 @@
 // replays sends under the same key (Adyen) is asked by sending again, to it alone.
 import { attemptOf, callConnector, connectorThatMayHaveActed, resolveConnector, type Attempt, type CallDeps, type Guarded } from '../connectors/router.js';
 import { connectorError, isRetryable, type ConnectorError } from '../connectors/types.js';
-import { toPublicId } from '../kernel/ids.js';
-import type { AnyKind } from './kind.js';
+import { referenceOf, type AnyKind, type Execution } from './kind.js';
+
+export type { Execution } from './kind.js';
 import type { MovementRow } from './row.js';
 
-export interface Execution<S> {
-  attempts: Attempt[];
-  /** The connector whose answer stands; null when none took it (all failed or skipped). */
-  connector: string | null;
-  result: S | ConnectorError;
-  /** True when no connector was even asked (every circuit open). */
-  unreached: boolean;
-}
 
 /** The attempt record of one guarded call, read in the kind's words. */
 export function attemptFor(kind: AnyKind, name: string, guarded: Guarded<{ kind: string }>): Attempt {
@@ -64,7 +57,7 @@ export async function askStatus<S extends { kind: string }>(
   name: string,
   row: MovementRow,
 ): Promise<{ report: S | { kind: 'not_found' }; attempt: Attempt } | undefined> {
-  const request = { reference: toPublicId(kind.prefix, row.id), connectorReference: name === row.connector ? row.connectorReference : null };
+  const request = { reference: referenceOf(kind, row), connectorReference: name === row.connector ? row.connectorReference : null };
   const guarded = await callConnector<S | { kind: 'not_found' }>(call, name, (c, signal) => kind.status(c, request, signal, row), `${kind.object}.status`);
   if ('skipped' in guarded || guarded.result.kind === 'error') return undefined;
   return { report: guarded.result as S | { kind: 'not_found' }, attempt: attemptFor(kind, name, guarded) };

@@ -8,9 +8,21 @@ import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } fro
 import { type IdPrefix, objectHead, toPublicId } from '../kernel/ids.js';
 import type { EventType } from '../events/types.js';
 import type { ApiError } from '../kernel/errors.js';
-import type { Executor } from '../storage/db.js';
 import type { AnyRules } from './report.js';
+import type { RequestContext } from '../kernel/context.js';
+import type { Runtime } from '../runtime.js';
+import type { Db, Executor } from '../storage/db.js';
 import type { MovementRow, MovementTable } from './row.js';
+
+/** What a route's calls came to (calls.ts). */
+export interface Execution<S> {
+  attempts: Attempt[];
+  /** The connector whose answer stands; null when none took it (all failed or skipped). */
+  connector: string | null;
+  result: S | ConnectorError;
+  /** True when no connector was even asked (every circuit open). */
+  unreached: boolean;
+}
 
 /** What a processor said about one movement, in our words. */
 export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
@@ -53,11 +65,38 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
   nothingDone(connector: string | null, code: ConnectorErrorCode): Update;
   /** Sent and no answer came back: the processor may have acted, so it is verified later. */
   unknown(connector: string | null): Update;
+  /** The processor's reference of its current attempt (a cascaded payment's `<id>_<n>`); its public id when unset. */
+  reference?(row: Row): string;
+  /** Declines sent on as new attempts (a payment's cascade, src/domain/payments/cascade.ts); unset: a decline ends it. */
+  cascade?: Cascade<Row, Request, Update>;
   /**
    * A route whose every connector was skipped (circuits open) reached nobody. A refund waits for
    * its one connector (`unknown`, sent again by the worker); the others fail, nothing having moved.
    */
   waitsWhenUnreached?: boolean;
+}
+
+/**
+ * What a kind that cascades declines tells the engine between calls (saga.ts). Each step that
+ * sends again first persists the new attempt (its number, the calls so far) in a short
+ * transaction of its own, so a crash resumes at that attempt (docs/declines.md).
+ */
+export interface Cascade<Row, Request, Update> {
+  /** Before the first call of a fresh movement: an outcome that ends it without calling anyone (a reattempt past the networks' limits). */
+  before(db: Db, rt: Runtime, ctx: RequestContext, row: Row): Promise<Update | undefined>;
+  /**
+   * After a call: the next attempt (its row as persisted and its request), an outcome that ends
+   * it without calling anyone, or undefined — the call's outcome stands.
+   */
+  next(
+    db: Db,
+    rt: Runtime,
+    ctx: RequestContext,
+    row: Row,
+    /** The request last sent (rebuilt from the row, for a resumed request: only when a next attempt needs it). */
+    request: () => Request | Promise<Request>,
+    execution: Execution<{ kind: string }>,
+  ): Promise<{ row: Row; request: Request } | { update: Update } | undefined>;
 }
 
 // The core works on any kind; each resource keeps its own precise types.
@@ -91,6 +130,21 @@ export function reported<K extends string>(
   if (state.failureCode === undefined) return base;
   const failed = { ...base, failureCode: state.failureCode, failureMessage: state.message };
   return state.declineType === undefined ? failed : { ...failed, declineType: state.declineType };
+}
+
+/** The reference of a movement's attempt n: its public id for the first, `<id>_<n>` after (a payment's cascade). */
+export function attemptReferenceOf(publicId: string, n: number): string {
+  return n > 1 ? `${publicId}_${n}` : publicId;
+}
+
+/** The public id inside the reference of any of its attempts (a processor's webhook names the attempt). */
+export function publicIdOfReference(reference: string): string {
+  return reference.replace(/_[2-9]$/, '');
+}
+
+/** The processor's reference of a movement's current attempt (kind.reference, else its public id). */
+export function referenceOf(kind: AnyKind, row: MovementRow): string {
+  return kind.reference ? kind.reference(row) : toPublicId(kind.prefix, row.id);
 }
 
 /** The fields every movement's view opens with, in the documented order. */

@@ -17,7 +17,7 @@ import type { Outcome, RequestContext } from '../kernel/context.js';
 import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { finishRequest } from './apply.js';
-import { askStatus, fromExecution, locate, replaySend, routeCall, type Located } from './calls.js';
+import { askStatus, fromExecution, locate, replaySend, routeCall, type Execution, type Located } from './calls.js';
 import type { AnyKind } from './kind.js';
 import type { MovementRow } from './row.js';
 import { planted } from '../kernel/plants.js';
@@ -39,10 +39,40 @@ export async function sendAndFinish(
   opts: { fresh?: boolean; finishAtOnce?: FinishAtOnce } = {},
 ): Promise<Outcome> {
   if (opts.fresh) rt.crashPoint(`${kind.object}_created` as CrashPoint);
+  const stopped = opts.fresh ? await kind.cascade?.before(db, rt, ctx, row) : undefined;
+  if (stopped) return finishRequest(db, rt, kind, ctx, row.id, { update: stopped });
   const execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
   if (opts.fresh) rt.crashPoint(`${kind.object}_connector_answered` as CrashPoint);
+  return cascadeAndFinish(db, rt, kind, ctx, row, () => request, execution, opts.finishAtOnce);
+}
+
+/**
+ * Phase 3 after a call, or first the cascade of a decline the kind sends on (a payment's,
+ * src/domain/payments/cascade.ts): each next attempt persisted, then sent, until one stands.
+ */
+async function cascadeAndFinish(
+  db: Db,
+  rt: Runtime,
+  kind: AnyKind,
+  ctx: RequestContext,
+  row: MovementRow,
+  request: () => unknown,
+  execution: Execution<{ kind: string }>,
+  finishAtOnce?: FinishAtOnce,
+): Promise<Outcome> {
+  let current = row;
+  for (let step = await kind.cascade?.next(db, rt, ctx, current, request, execution); step; step = await kind.cascade!.next(db, rt, ctx, current, request, execution)) {
+    if ('update' in step) return finishRequest(db, rt, kind, ctx, row.id, { update: step.update });
+    current = step.row;
+    const sent = step.request;
+    request = () => sent;
+    rt.crashPoint('payment_attempt_persisted');
+    execution = await routeCall(rt.callsFor(ctx), kind, kind.route(current), sent);
+    rt.crashPoint('payment_attempt_answered');
+  }
   const update = fromExecution<{ kind: string; connector?: string | null }>(kind, execution);
-  const done = opts.finishAtOnce && (await opts.finishAtOnce(update, execution.attempts));
+  // The one-statement finish expects the row as its first phase wrote it: a cascaded one takes the apply step.
+  const done = current === row && finishAtOnce && (await finishAtOnce(update, execution.attempts));
   if (done) {
     // The one status change that bypasses the apply step (apply.ts counts the rest).
     rt.metrics.movement(kind.object, update.kind, update.connector ?? null);
@@ -95,6 +125,9 @@ export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestCon
   const calls = rt.callsFor(ctx);
   const located = planted('resume-recharges') ? ({ found: false, certain: true } as Located<unknown>) : await locate(calls, kind, row, kind.route(row));
   if (located.found) {
+    const found = { attempts: [located.attempt], connector: located.connector, result: located.state as { kind: string }, unreached: false };
+    // A decline found where the crashed request left it goes on cascading from there.
+    if (kind.cascade && found.result.kind === 'declined') return cascadeAndFinish(db, rt, kind, ctx, row, () => opts.request(row), found);
     return finishRequest(db, rt, kind, ctx, row.id, { update: kind.fromState(located.connector, located.state), attempts: [located.attempt] });
   }
   // Sent again only where it may already be, whatever the deadline: the worker never abandons such a movement.

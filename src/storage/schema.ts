@@ -3,7 +3,7 @@
 // by account (Citus) without changes.
 import { sql } from 'drizzle-orm';
 import { DECLINE_TYPES } from '../connectors/declines.js';
-import type { RoutingExplanation } from '../connectors/routing-rules.js';
+import type { RoutingExplanation, StoredCascade } from '../connectors/routing-rules.js';
 import {
   type AnyPgColumn,
   bigint,
@@ -317,6 +317,10 @@ export const payments = pgTable(
     cancellationReason: text('cancellation_reason'),
     /** failed: what the last refusal says about trying again (src/connectors/declines.ts). */
     declineType: text('decline_type', { enum: DECLINE_TYPES }),
+    /** Which attempt of the payment is being sent or was sent last: 1, or n > 1 once a decline cascaded (src/domain/payments/cascade.ts). */
+    attemptNumber: integer('attempt_number').notNull().default(1),
+    /** The routing rule's cascade when the payment was created, with the connectors its current attempt may go to; null: no cascade. */
+    cascade: jsonb('cascade').$type<StoredCascade>(),
     /** The card's brand, last4, expiry and keyed fingerprint; never the number or the CVC. */
     paymentMethod: jsonb('payment_method').$type<Record<string, unknown>>().notNull(),
     ...routed(),
@@ -348,6 +352,26 @@ export const payments = pgTable(
     // The worker's sweep of authorisations past capture_before.
     index('payments_capture_before_idx').on(t.captureBefore).where(sql`status = 'requires_capture'`),
   ],
+);
+
+/**
+ * A card's declines and reattempts, per account, mode and keyed card fingerprint: what the card
+ * networks' reattempt limits count (src/domain/payments/reattempts.ts, docs/declines.md).
+ */
+export const cardReattempts = pgTable(
+  'card_reattempts',
+  {
+    accountId: uuid('account_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    cardFingerprint: text('card_fingerprint').notNull(),
+    brand: text('brand').notNull(),
+    /** `declined`: an issuer refused the card; `reattempt`: it was tried again after a decline (a cascade, an off-session payment). */
+    kind: text('kind', { enum: ['declined', 'reattempt'] }).notNull(),
+    declineType: text('decline_type', { enum: DECLINE_TYPES }),
+    paymentId: uuid('payment_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('card_reattempts_card_idx').on(t.accountId, t.livemode, t.cardFingerprint, t.createdAt)],
 );
 
 export const refunds = pgTable(

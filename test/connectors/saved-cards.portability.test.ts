@@ -5,28 +5,19 @@
 // A verification whose answer was lost is located, never sent again: at Stripe by the worker (its
 // SetupIntent among the newest), at Adyen (no lookup) by its AUTHORISATION notification.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { created, testClock } from '../support/helpers.js';
 import { newOrder, pay } from '../support/payments.js';
 import { parseId } from '../../src/kernel/ids.js';
-import { stripeHarness } from './contract/stripe.js';
-import { adyenHarness } from './contract/adyen.js';
 import { postWebhook, type Connected } from './contract/harness.js';
+import { useStripeAndAdyen } from './contract/stripe-and-adyen.js';
 
-const stripe = stripeHarness();
-const adyen = adyenHarness();
-beforeAll(async () => {
-  await stripe.start();
-  await adyen.start();
-});
-afterAll(async () => {
-  await stripe.close();
-  await adyen.close();
-});
+const both = useStripeAndAdyen();
+const { stripe, adyen } = both;
 /** The service's clock, moved on for the worker's check of a verification whose answer was lost. */
 const clock = testClock();
-const h = useService({ clock, late: () => ({ settings: { circuitBreaker: { failureThreshold: 1000 }, ...stripe.service().settings, ...adyen.service().settings } }) });
+const h = useService({ clock, late: () => ({ settings: both.settings() }) });
 
 const routeTo = async (processor: Connected) => expect((await h.api.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [processor.route] }] } })).status).toBe(200);
 

@@ -69,7 +69,7 @@ export function adyenCheckoutBase(opts: Pick<AdyenConnectorOptions, 'livemode' |
 const pad2 = (n: number) => String(n).padStart(2, '0');
 
 /** What a /payments request with card details is built from (a charge's fields, the amount in Adyen's units). */
-type CardPayment = Pick<ChargeRequest, 'reference' | 'currency' | 'returnUrl' | 'storedCredential' | 'merchantInitiated'> & { card: CardDetails; value: number };
+type CardPayment = Pick<ChargeRequest, 'reference' | 'currency' | 'returnUrl' | 'storedCredential' | 'merchantInitiated' | 'threeDSecure'> & { card: CardDetails; value: number };
 
 export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
   const base = adyenCheckoutBase(opts);
@@ -116,7 +116,9 @@ export function createAdyenConnector(opts: AdyenConnectorOptions): Connector {
       // With a return URL, 3-D Secure by redirect (a page the service can send the customer to);
       // without one, no authentication at all: an issuer that insists declines (Authentication required).
       returnUrl: request.returnUrl ?? opts.publicUrl(),
-      authenticationData: request.returnUrl ? { threeDSRequestData: { nativeThreeDS: 'disabled' } } : { attemptAuthentication: 'never' },
+      authenticationData: request.returnUrl
+        ? { ...(request.threeDSecure ? { attemptAuthentication: 'always' } : {}), threeDSRequestData: { nativeThreeDS: 'disabled' } }
+        : { attemptAuthentication: 'never' },
       // Manual capture: authorise only; the metadata comes back in the AUTHORISATION notification, which says nothing else about it.
       ...(manual ? { additionalData: { manualCapture: 'true' }, metadata: { [CAPTURE_METHOD_KEY]: 'manual' } } : {}),
     } as unknown as PaymentRequest;

@@ -51,6 +51,7 @@ const MESSAGE_OF_FAILURE = {
   debit_declined: "The customer's bank returned the direct debit.",
   mandate_invalid: 'The processor does not hold the mandate as active.',
   charged_back: 'The payer disputed the debit and their bank took the money back.',
+  retry_limit_reached: "A reattempt past the card networks' limits; nothing was sent.",
 } as const satisfies Record<PaymentFailureCode, string>;
 
 const FAILURE_OF_REFUND_REFUSAL = {

@@ -105,7 +105,7 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
           ? { off_session: true, ...mitExemption(request.merchantInitiated.networkTransactionId) }
           : request.returnUrl === undefined
           ? { error_on_requires_action: true }
-          : { return_url: request.returnUrl }),
+          : { return_url: request.returnUrl, ...(request.threeDSecure ? { payment_method_options: { card: { request_three_d_secure: 'any' } } } : {}) }),
       } as Stripe.PaymentIntentCreateParams;
       const state = await ask(signal, () => stripe.paymentIntents.create(params, { idempotencyKey: request.reference }), chargeStateOf, declineOf);
       // A PaymentIntent that needs a customer nobody will bring is cancelled, so that it can never be completed later.

@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { connectorError, type CaptureRequest, type CaptureState, type ConnectorErrorCode } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { reported, type MovementKind } from '../../movement/kind.js';
+import { attemptReferenceOf, reported, type MovementKind } from '../../movement/kind.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { CAPTURE_RULES, type CaptureUpdate } from './transitions.js';
@@ -43,12 +43,13 @@ export const captureKind: MovementKind<CaptureRow, CaptureState, CaptureUpdate, 
 /** The capture as its connector needs it, with the authorisation as that connector knows it. */
 export async function captureRequest(db: Executor, row: CaptureRow): Promise<CaptureRequest> {
   const [payment] = await db
-    .select({ connectorReference: payments.connectorReference })
+    .select({ connectorReference: payments.connectorReference, attemptNumber: payments.attemptNumber })
     .from(payments)
     .where(and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.paymentId)));
   return {
     reference: toPublicId('cap', row.id),
-    paymentReference: toPublicId('pay', row.paymentId),
+    // The attempt that took the payment, under its own reference (a cascaded payment's pay_…_n).
+    paymentReference: attemptReferenceOf(toPublicId('pay', row.paymentId), payment?.attemptNumber ?? 1),
     connectorPaymentReference: payment?.connectorReference ?? null,
     amount: row.amount,
     currency: row.currency,

@@ -17,6 +17,7 @@ import type { Db } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { systemContext } from '../../events/service.js';
 import { paymentKind } from './kind.js';
+import { attemptReference } from './cascade.js';
 import type { PaymentRow } from './transitions.js';
 
 export function sameSecret(given: string, held: string | null): boolean {
@@ -52,7 +53,8 @@ export async function returnFromAction(db: Db, rt: Runtime, id: string, token: s
   if (!paymentStates.is(row.status, 'withCustomer') || row.connector === null) return merchantReturn(row);
   const connector = row.connector;
   const ctx = systemContext(row.accountId, row.livemode);
-  const request = { reference: toPublicId('pay', row.id), connectorReference: row.connectorReference, params };
+  // The processor holds the attempt the customer is completing under that attempt's reference (cascade.ts).
+  const request = { reference: attemptReference(row), connectorReference: row.connectorReference, params };
   const guarded = await callConnector<ChargeState | { kind: 'not_found' }>(
     rt.callsFor(ctx),
     connector,

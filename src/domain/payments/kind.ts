@@ -3,6 +3,7 @@
 import type { ChargeRequest, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { reported, unbookedFailure, type MovementKind } from '../../movement/kind.js';
 import { payments } from '../../storage/schema.js';
+import { attemptReference, attemptRoute, paymentCascade } from './cascade.js';
 import { PAYMENT_RULES, paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 
 export const ABANDONED: PaymentUpdate = {
@@ -19,7 +20,9 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   rules: PAYMENT_RULES,
   heldAs: 'the charge',
   abandoned: ABANDONED,
-  route: (row) => row.route,
+  route: attemptRoute,
+  reference: attemptReference,
+  cascade: paymentCascade,
   send: (connector, request, signal) => connector.charge(request, signal),
   status: (connector, request, signal) => connector.chargeStatus(request, signal),
   // An authorisation is the call's success: the money is held, for a capture to take.

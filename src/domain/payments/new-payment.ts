@@ -9,9 +9,11 @@ import { inJsonbOrder } from '../../storage/jsonb.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import type { Routing } from '../routing/targets.js';
-import { planExplainedRoute } from '../routing/planner.js';
+import { cascadeOf, planExplainedRoute } from '../routing/planner.js';
 import { segmentOutcomes, type SegmentOutcomes } from '../routing/stats.js';
 import type { Ranked } from '../routing/strategy.js';
+import type { CascadeRule } from '../../connectors/routing-rules.js';
+import { attemptFields, callsOf } from './cascade.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/transitions.js';
 import { cardBrand, summarizeCard, validateCard } from './cards.js';
@@ -66,6 +68,12 @@ export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow,
   return planExplainedRoute(rt, routing, { need, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order', stats });
 }
 
+/** The cascade of the rule that routes a payment of `order` (cascade.ts); null: a decline ends it. */
+export function planPaymentCascade(routing: Routing, order: OrderRow, methodType: MethodInput['type']): CascadeRule | null {
+  if (methodType === 'mandate') return null;
+  return cascadeOf(routing, { need: 'card', currency: order.currency, amount: order.amount }) ?? null;
+}
+
 /** Whether some connector of the route may be tried now (its circuit is not open). */
 export function routeAvailable(rt: Runtime, route: readonly string[]): boolean {
   return route.some((name) => rt.connectors.breaker.isAvailable(name));
@@ -87,6 +95,7 @@ export function newPaymentRow(
   metadata: Record<string, string>,
   now: Date,
   returnUrl: string | null = null,
+  cascade: CascadeRule | null = null,
 ): PaymentRow {
   return {
     accountId: ctx.accountId,
@@ -103,6 +112,8 @@ export function newPaymentRow(
     captureBefore: null,
     cancellationReason: null,
     declineType: null,
+    attemptNumber: 1,
+    cascade,
     paymentMethod,
     route,
     routing: explanation,
@@ -113,7 +124,7 @@ export function newPaymentRow(
     failureMessage: null,
     metadata: inJsonbOrder(metadata),
     // Only a payment abandoned by a crashed request is still without a connector by then.
-    nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
+    nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, callsOf(route, cascade))),
     returnUrl,
     // Only a payment that can bring its customer back has our return endpoint, reached with this secret.
     actionToken: returnUrl === null ? null : crypto.randomBytes(24).toString('base64url'),
@@ -141,7 +152,7 @@ export function newPaymentMethod(input: CreatePaymentBody, ctx: RequestContext, 
 
 /** `publicUrl`: the service's PUBLIC_BASE_URL, base of our return endpoint given to the processor. */
 export function chargeRequest(row: PaymentRow, method: ChargeMethod, publicUrl: string): ChargeRequest {
-  const request: ChargeRequest = { reference: toPublicId('pay', row.id), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method, ...storedCredentialOf(row) };
+  const request: ChargeRequest = { ...attemptFields(row), amount: row.amount, currency: row.currency, captureMethod: row.captureMethod, ...method, ...storedCredentialOf(row) };
   return row.actionToken === null ? request : { ...request, returnUrl: returnEndpointUrl(publicUrl, row) };
 }
 

@@ -47,6 +47,7 @@ import {
   cardPaymentMethod,
   newPaymentMethod,
   newPaymentRow,
+  planPaymentCascade,
   planPaymentRoute,
   routeAvailable,
   type CommittedPayment,
@@ -205,6 +206,8 @@ export async function tryCreateCardPaymentAtOnce(
   const { route } = planned;
   // A route the worker may send the payment again on keeps its card in the vault (in-flight.ts): the general path seals it.
   if (route.length === 0 || !routeAvailable(rt, route) || routeReplaysSends(routing, route)) return undefined;
+  // A payment that may cascade keeps its rule's cascade on its row (cascade.ts): the general path writes it.
+  if (planPaymentCascade(routing, order, 'card') !== null) return undefined;
   try {
     requireTestCard(card, ctx.livemode, onlySimulated(routing, route));
   } catch {

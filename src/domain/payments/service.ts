@@ -36,6 +36,7 @@ import {
   debitOf,
   methodOf,
   newPaymentRow,
+  planPaymentCascade,
   planPaymentRoute,
   returnUrlOf,
   routeAvailable,
@@ -43,6 +44,7 @@ import {
 } from './new-payment.js';
 import { outcomesFor } from '../routing/stats.js';
 import { paymentKind } from './kind.js';
+import { attemptReference } from './cascade.js';
 import { saveRequestOf, sealForSaving } from './saving.js';
 import { keepInFlight } from './in-flight.js';
 import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, usableSavedCard } from './saved-cards.js';
@@ -71,13 +73,15 @@ export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: C
     },
     // A resumed debit is sent as it was planned: the mandate was eligible when the payment was
     // created, and the processor refuses it if it no longer holds the mandate.
+    // A cascaded attempt (n > 1) resumed after a crash is sent without a CVC (docs/declines.md).
     resend: async (row) => {
       const method = methodOf(input, ctx.livemode, rt.now(), true);
+      const cvc = row.attemptNumber > 1 ? undefined : (method as { cvc?: string; card?: CardDetails }).cvc ?? (method as { card?: CardDetails }).card?.cvc;
       const charged = isMandateMethod(row.paymentMethod)
         ? debitOf(await loadMandate(db, ctx, row.paymentMethod.mandate))
         : savedCardUseOf(row)
-        ? await unsealedCharge(db, rt, ctx, row, (method as { cvc?: string }).cvc)
-        : { card: (method as { card: CardDetails }).card };
+        ? await unsealedCharge(db, rt, ctx, row, cvc)
+        : { card: { ...(method as { card: CardDetails }).card, cvc: cvc ?? '' } };
       return chargeRequest(row, charged, rt.publicUrl());
     },
     plan: () => planPayment(db, rt, ctx, input),
@@ -130,8 +134,9 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (!routeAvailable(rt, route)) {
         throw new ApiError('processor_unavailable', { message: `Every connector of the route (${route.join(', ')}) is failing; nothing was created. Retry later.` });
       }
+      const cascade = debited ? null : planPaymentCascade(routing, order, method.type);
       if (saved) {
-        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), ranked, input.metadata ?? {}, now, returnUrl)).returning();
+        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), ranked, input.metadata ?? {}, now, returnUrl, cascade)).returning();
         await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         return row!;
       }
@@ -140,7 +145,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
       // Kept for the worker's replay where it may send again; a card being saved is kept already.
       else if (!debited && routeReplaysSends(routing, route)) Object.assign(paymentMethod, await keepInFlight(tx, rt, ctx, card));
-      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, ranked, input.metadata ?? {}, now, returnUrl)).returning();
+      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, ranked, input.metadata ?? {}, now, returnUrl, cascade)).returning();
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;
     },
@@ -191,7 +196,7 @@ export async function resolveTestPayment(db: Db, rt: Runtime, ctx: RequestContex
     throw invalidState('payment', 'pending (no connector has taken it yet)', ['pending at a connector'], 'resolve');
   }
   const connector = row.connector;
-  const reference = toPublicId('pay', row.id);
+  const reference = attemptReference(row);
   const state = await resolveThroughTestControl(rt, ctx, connector, 'charge', (c, signal) => c.resolvePendingCharge(reference, outcome, signal));
   return db.transaction(async (tx) => {
     const after = await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, connector, state, { tx });

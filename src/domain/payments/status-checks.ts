@@ -21,6 +21,7 @@ import { abandonAfterMs } from '../../movement/saga.js';
 import { ACTION_EXPIRED, type PaymentRow } from './transitions.js';
 import { ABANDONED, paymentKind, unbooked } from './kind.js';
 import { chargeRequest } from './new-payment.js';
+import { callsOf } from './cascade.js';
 import { replayRecordOf } from './in-flight.js';
 import { savedCardUseOf, unsealedCharge, unsealForPayment } from './saved-cards.js';
 import { refundKind, refundRequest } from '../refunds/kind.js';
@@ -31,7 +32,7 @@ export async function runStatusChecks(db: Db, rt: Runtime, batch = 50): Promise<
   const duePayments = await claimPendingChecks<PaymentRow>(db, rt, payments, batch, ['pending', 'requires_action']);
   await checkAll(duePayments, (row) =>
     checkMovement(db, rt, paymentKind, row, {
-      overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, row.route.length),
+      overdue: rt.now().getTime() - row.createdAt.getTime() >= abandonAfterMs(rt, callsOf(row.route, row.cascade)),
       whenNowhere: 'abandon',
       whenUnknown: 'fail',
       abandoned: ABANDONED,

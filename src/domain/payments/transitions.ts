@@ -24,6 +24,7 @@ import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
 import { eraseInFlightCard } from './in-flight.js';
 import { explanationView } from '../routing/strategy.js';
+import { cardKeyOf, recordDecline } from './reattempts.js';
 
 export type PaymentRow = typeof payments.$inferSelect;
 
@@ -149,6 +150,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       // (docs/processors.md, GoCardless).
       if (paymentStates.is(before.status, 'captured')) await paymentReversed(tx, ledgerEntry('payment', payment, now));
       else await orderFollows(tx, ctx, payment, now, 'open');
+      await recordFinalDecline(tx, payment, now);
       await eraseUnsavedCard(ctx, tx, payment);
       await eraseInFlightCard(tx, payment);
     },
@@ -160,6 +162,16 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
     },
   },
 };
+
+/**
+ * A card payment ending declined counts for the networks' reattempt limits (reattempts.ts); the
+ * declines a cascade sent on were counted when it did, and a reattempt refused was no decline.
+ */
+async function recordFinalDecline(tx: Executor, payment: PaymentRow, now: Date): Promise<void> {
+  const key = cardKeyOf(payment);
+  if (!key || payment.declineType === null || payment.failureCode === 'retry_limit_reached' || payment.failureCode === 'authentication_failed') return;
+  await recordDecline(tx, payment, key, payment.id, payment.declineType, now);
+}
 
 const ACTION_CLOSED = { customerAction: null, nextActionUrl: null, actionExpiresAt: null };
 

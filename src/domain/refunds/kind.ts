@@ -4,7 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { toPublicId } from '../../kernel/ids.js';
 import type { Executor } from '../../storage/db.js';
 import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
-import { reported, type MovementKind } from '../../movement/kind.js';
+import { attemptReferenceOf, reported, type MovementKind } from '../../movement/kind.js';
 import { payments, refunds } from '../../storage/schema.js';
 import { REFUND_RULES, refundView, type RefundRow, type RefundUpdate } from './transitions.js';
 
@@ -39,12 +39,13 @@ export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, Refu
  */
 export async function refundRequest(db: Executor, row: RefundRow): Promise<RefundRequest> {
   const [payment] = await db
-    .select({ connectorReference: payments.connectorReference })
+    .select({ connectorReference: payments.connectorReference, attemptNumber: payments.attemptNumber })
     .from(payments)
     .where(and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.paymentId)));
   return {
     reference: toPublicId('ref', row.id),
-    paymentReference: toPublicId('pay', row.paymentId),
+    // The attempt that took the payment, under its own reference (a cascaded payment's pay_…_n).
+    paymentReference: attemptReferenceOf(toPublicId('pay', row.paymentId), payment?.attemptNumber ?? 1),
     connectorPaymentReference: payment?.connectorReference ?? null,
     amount: row.amount,
     currency: row.currency,

@@ -6,6 +6,7 @@
 // connectors whose processor cannot take its amount, and a payout without a matching rule goes to
 // the mode's default connectors able to pay out.
 import { ruleMatches } from '../../connectors/router.js';
+import type { CascadeRule } from '../../connectors/routing-rules.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { rankCandidates, type Outcomes, type Ranked, type SkipReason } from './strategy.js';
@@ -66,4 +67,10 @@ export function planExplainedRoute(rt: Runtime, routing: Routing, query: RouteQu
 /** The connectors the movement may go to, in order; empty when none may. */
 export function planMovementRoute(rt: Runtime, routing: Routing, query: RouteQuery, opts: RouteOptions = {}): string[] {
   return planExplainedRoute(rt, routing, query, opts).route;
+}
+
+/** The cascade of the rule that routes the movement (the first matching one, as planMovementRoute reads them); undefined without one. */
+export function cascadeOf(routing: Routing, query: RouteQuery): CascadeRule | undefined {
+  const input = { currency: query.currency, amount: query.amount ?? 1, paymentMethodType: query.need };
+  return routing.rules.find((rule) => ruleMatches(rule, input))?.cascade;
 }

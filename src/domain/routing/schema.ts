@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import { Currency, Timestamp } from '../../kernel/schemas.js';
 import { MAX_AMOUNT } from '../../kernel/currencies.js';
 import { ROUTING_STRATEGIES, SKIP_REASONS } from '../../connectors/routing-rules.js';
+import { DECLINE_TYPES } from '../../connectors/declines.js';
 
 const ConnectorChoice = Type.Object(
   {
@@ -26,6 +27,22 @@ const ConnectorChoice = Type.Object(
     ),
   },
   { additionalProperties: false },
+);
+
+const Cascade = Type.Object(
+  {
+    on: Type.Array(Type.String({ enum: [...DECLINE_TYPES] }), {
+      minItems: 1,
+      uniqueItems: true,
+      description:
+        'The decline types sent on to the next connector of the rule: `retry_later`, `generic`, `authentication_required` (retried with 3-D Secure on an on-session payment with a return_url), `processor`. `do_not_retry` and `fix_data` are refused.',
+    }),
+    max_attempts: Type.Integer({ minimum: 1, maximum: 5, description: 'Attempts of one payment in all, the first included: 1 to 5.' }),
+  },
+  {
+    additionalProperties: false,
+    description: 'Cascading retries (docs/declines.md): a payment declined with one of `on` becomes a new attempt at the next connector that has not declined it. Unset: a decline ends the payment.',
+  },
 );
 
 export const RoutingRuleSchema = Type.Object(
@@ -55,8 +72,10 @@ export const RoutingRuleSchema = Type.Object(
       maxItems: 10,
       description:
         'Tried in order (first drawn by weight when weights are given); a retryable failure falls back to the next. A rule lists at most as many ' +
-        'connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults).',
+        'connectors as can be called twice over within IDEMPOTENCY_LOCK_TIMEOUT_S at CONNECTOR_TIMEOUT_MS each (2 with the defaults); a cascade retrying ' +
+        '`authentication_required` calls one connector once more, and counts it.',
     }),
+    cascade: Type.Optional(Cascade),
   },
   { additionalProperties: false },
 );

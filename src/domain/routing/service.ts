@@ -13,7 +13,8 @@ import type { Runtime } from '../../runtime.js';
 import { accountRefs, forgetRouting, loadRoutingEntry, type AccountRef, type RoutingCacheEntry, type StoredChoice, type StoredRule } from './cache.js';
 import { builtInTargets, choiceKey, defaultRuleTargets, routeLengthLimit, unusableBecause, usableTargets } from './targets.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';
-import type { RoutingStrategy } from '../../connectors/routing-rules.js';
+import type { CascadeRule, RoutingStrategy } from '../../connectors/routing-rules.js';
+import { CASCADABLE, NEVER_CASCADED } from '../../connectors/declines.js';
 
 type ChoiceView = RoutingView['rules'][number]['connectors'][number];
 
@@ -146,9 +147,33 @@ async function storedRules(rt: Runtime, ctx: RequestContext, tx: Tx, body: PutRo
       seen.add(key);
       connectors.push(stored);
     }
-    rules.push({ ...rule, payment_method_types: rule.payment_method_types as StoredRule['payment_method_types'], strategy: rule.strategy as RoutingStrategy | undefined, connectors });
+    const cascade = rule.cascade === undefined ? {} : { cascade: checkedCascade(rule.cascade as CascadeRule, rule.connectors.length, limit, `rules.${r}.cascade`) };
+    rules.push({ ...rule, payment_method_types: rule.payment_method_types as StoredRule['payment_method_types'], strategy: rule.strategy as RoutingStrategy | undefined, connectors, ...cascade } as StoredRule);
   }
   return rules;
+}
+
+/**
+ * A rule's cascade, checked: never on a decline that no retry can turn (API.md §7), and its calls
+ * within the route-length limit — each connector is called at most once, and a retry of
+ * `authentication_required` with 3-D Secure calls one of them once more (cascade.ts).
+ */
+function checkedCascade(cascade: CascadeRule, connectors: number, limit: number, param: string): CascadeRule {
+  const never = cascade.on.filter((type) => NEVER_CASCADED.includes(type));
+  if (never.length) {
+    throw new ApiError('parameter_invalid', {
+      param: `${param}.on`,
+      message: `${param}.on: ${never.join(' and ')} declines are never sent elsewhere (the issuer will not approve, or only new card data can succeed); list among ${CASCADABLE.join(', ')}.`,
+    });
+  }
+  const calls = connectors + (cascade.on.includes('authentication_required') ? 1 : 0);
+  if (calls > limit) {
+    throw new ApiError('parameter_invalid', {
+      param: `${param}.on`,
+      message: `${param}.on: with authentication_required retried, a payment of this rule could call ${calls} connectors, and a request's calls may be at most ${limit} so that they fit within IDEMPOTENCY_LOCK_TIMEOUT_S (CONNECTOR_TIMEOUT_MS each); list fewer connectors or leave authentication_required out.`,
+    });
+  }
+  return { on: [...cascade.on], max_attempts: cascade.max_attempts };
 }
 
 export async function putRouting(db: Db, rt: Runtime, ctx: RequestContext, body: PutRoutingBody, now = rt.now()): Promise<RoutingView> {

@@ -4,7 +4,7 @@
 import type { CancelAuthorizationRequest, CancelState, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { connectorError } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { reported, type MovementKind, type Report } from '../../movement/kind.js';
+import { attemptReferenceOf, reported, type MovementKind, type Report } from '../../movement/kind.js';
 import { lockRow } from '../../movement/apply.js';
 import { payments } from '../../storage/schema.js';
 import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
@@ -70,10 +70,11 @@ function voidReport(charge: ChargeState | { kind: 'not_found' } | { kind: 'error
 }
 
 /** The void as its connector needs it, with the authorisation as that connector knows it. */
-export function voidRequest(row: VoidRow, payment: { amount: number; currency: string }): CancelAuthorizationRequest {
+export function voidRequest(row: VoidRow, payment: { amount: number; currency: string; attemptNumber: number }): CancelAuthorizationRequest {
   return {
     reference: toPublicId('void', row.id),
-    paymentReference: toPublicId('pay', row.paymentId),
+    // The attempt that holds the authorisation, under its own reference (a cascaded payment's pay_…_n).
+    paymentReference: attemptReferenceOf(toPublicId('pay', row.paymentId), payment.attemptNumber),
     connectorPaymentReference: row.paymentConnectorReference,
     amount: payment.amount,
     currency: payment.currency,

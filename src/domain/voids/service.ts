@@ -91,7 +91,7 @@ async function admitVoid(tx: Executor, rt: Runtime, ctx: RequestContext, payment
 
 export async function voidRequestOf(db: Executor, row: VoidRow): Promise<CancelAuthorizationRequest> {
   const [payment] = await db
-    .select({ amount: payments.amount, currency: payments.currency })
+    .select({ amount: payments.amount, currency: payments.currency, attemptNumber: payments.attemptNumber })
     .from(payments)
     .where(and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.paymentId)));
   return voidRequest(row, payment!);

@@ -9,6 +9,7 @@ import { resolveTestPayment } from '../../domain/payments/service.js';
 import type { Runtime } from '../../runtime.js';
 import { FundBalanceBody } from '../../ledger/schema.js';
 import { fundTestBalance } from '../../ledger/balance.js';
+import { resetTestRetryLimits, RetryLimitsReset } from '../../domain/payments/retry-limits.js';
 
 const tags = ['test helpers'];
 
@@ -47,5 +48,20 @@ export function registerPaymentTestHelperRoutes(app: App, db: Db, rt: Runtime) {
       },
     },
     async (req, reply) => sendOutcome(reply, await fundTestBalance(db, req.ctx, req.body)),
+  );
+
+  app.post(
+    '/v1/test-helpers/retry-limits/reset',
+    {
+      schema: {
+        tags,
+        operationId: 'resetTestRetryLimits',
+        summary: "Clear the test mode's card reattempt counts",
+        description:
+          "Forgets every decline and reattempt counted for the card networks' reattempt limits in test mode (docs/declines.md), so that a card past them can be tried again.",
+        response: { 200: RetryLimitsReset, ...errorResponses('permission_denied') },
+      },
+    },
+    async (req) => resetTestRetryLimits(db, req.ctx),
   );
 }

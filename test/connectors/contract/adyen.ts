@@ -45,6 +45,7 @@ export function adyenHarness(): ProcessorHarness {
     pendingCard: () => '4000000000000077',
     books: {
       chargesHeld: async (id) => held(id).length,
+      authorisations: async (id) => held(id).filter((p) => p.resultCode === 'Authorised').length,
       chargeRequests: async (id) => fake.requests.filter((r) => r.path === '/v71/payments' && r.body.reference === id).length,
       refunded: async (id) => held(id).reduce((sum, p) => sum + p.refunded, 0),
     },

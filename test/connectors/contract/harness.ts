@@ -82,6 +82,8 @@ export interface ProcessorHarness {
   books?: {
     /** Objects the processor holds under our payment id (one charge, declined or not). */
     chargesHeld(paymentId: string): Promise<number>;
+    /** Of those, the ones it authorised (money held or taken); where the harness can tell. */
+    authorisations?(paymentId: string): Promise<number>;
     /** Charge requests it received under our payment id, replays included. */
     chargeRequests(paymentId: string): Promise<number>;
     /** What it refunded of our payment, in minor units. */

@@ -60,6 +60,7 @@ export function stripeHarness(): ProcessorHarness {
     },
     books: {
       chargesHeld: async (id) => intents(id).length,
+      authorisations: async (id) => intents(id).filter((pi) => pi.status === 'succeeded' || pi.status === 'requires_capture').length,
       chargeRequests: async (id) => fake.requests.get(id) ?? 0,
       refunded: async (id) => intents(id).reduce((sum, pi) => sum + pi._refunded, 0),
       authorisation: async (id) => ({ captured: intents(id).reduce((sum, pi) => sum + (pi.amount_received ?? 0), 0), voided: intents(id).some((pi) => pi.status === 'canceled') }),

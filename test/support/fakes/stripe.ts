@@ -28,6 +28,7 @@ export const STRIPE_CARDS = {
   incorrectCvc: '4000000000000127',
   /** Stripe's stolen-card and lost-card test cards; the service's do_not_honor and stolen cards (docs/test-mode.md). */
   stolen: '4000000000009979', lost: '4000000000009987', doNotHonor: '4000000000000440', serviceStolen: '4000000000000853',
+  /** Stripe's "exceeding velocity limit" card (card_velocity_exceeded: retry_later); other processors approve it. */ velocity: '4000000000006975',
 } as const;
 
 const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
@@ -39,6 +40,7 @@ const DECLINES: Record<string, { code: string; decline_code?: string; message: s
   [STRIPE_CARDS.lost]: { code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' },
   [STRIPE_CARDS.doNotHonor]: { code: 'card_declined', decline_code: 'do_not_honor', message: 'Your card was declined.' },
   [STRIPE_CARDS.serviceStolen]: { code: 'card_declined', decline_code: 'stolen_card', message: 'Your card was declined.' },
+  [STRIPE_CARDS.velocity]: { code: 'card_declined', decline_code: 'card_velocity_exceeded', message: 'Your card was declined for making repeated attempts too frequently or exceeding its amount limit.' },
 };
 
 export type Fault = '429' | '500_after' | 'drop_after' | 'hang_after' | 'processing';
