@@ -3,12 +3,14 @@
 // processor's words (its statuses, error codes, signature scheme) never leave that folder. The
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
+import { CONNECTOR_ERROR_CODES, type Answer, type ConnectorError, type ConnectorErrorCode, type Refused, type StatusAnswer, type Taken } from './answers.js';
 import type { DeclineType } from './declines.js';
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
 import type { SettlementPeriod, SettlementRecord } from './settlements.js';
 import type { DisputeReport, DisputeResponseRequest, DisputeResponseState } from './disputes.js';
 import type { CancelAuthorizationRequest, CancelState, CaptureMethod, CaptureRequest, CaptureState, CaptureStatusRequest } from './captures.js';
 
+export * from './answers.js';
 export * from './captures.js';
 export * from './failure-codes.js';
 export * from './disputes.js';
@@ -23,29 +25,6 @@ export interface CardDetails {
   expMonth: number;
   expYear: number;
   cvc: string;
-}
-
-
-/**
- * Failures of a call, in our words. Retryable ones are certain not to have reached the processor's
- * books (it answered with an error of its own, or the connection never opened), so the router
- * may try the next connector; `timeout` is not: the processor may have acted.
- */
-export const CONNECTOR_ERROR_CODES = {
-  processor_error: { retryable: true },
-  connection_refused: { retryable: true },
-  connect_timeout: { retryable: true },
-  timeout: { retryable: false },
-  connection_lost: { retryable: false },
-  invalid_response: { retryable: false },
-  request_rejected: { retryable: false },
-} as const satisfies Record<string, { retryable: boolean }>;
-export type ConnectorErrorCode = keyof typeof CONNECTOR_ERROR_CODES;
-
-export interface ConnectorError {
-  kind: 'error';
-  code: ConnectorErrorCode;
-  message: string;
 }
 
 export interface ChargeRequest {
@@ -100,16 +79,8 @@ export interface MandateDebitDetails {
   scheme: MandateScheme;
 }
 
-// The states a processor reports have one of two forms: taken (it holds the operation under its
-// own reference), or refused with a reason (a reference only if it got that far).
-type Taken<Kind extends string> = Kind extends string ? { kind: Kind; connectorReference: string } : never;
-type Refused<Kind extends string, Code extends string> = { kind: Kind; connectorReference: string | null; failureCode: Code; message: string };
 /** A card or debit refused, with what the refusal says about trying again (src/connectors/declines.ts). */
 type Declined = Refused<'declined', PaymentFailureCode> & { declineType: DeclineType };
-/** The answer to a call that acts: the state it led to, or why the call itself failed. */
-type Answer<State> = State | ConnectorError;
-/** The answer to a status question, which may also be that the processor never heard of it. */
-type StatusAnswer<State> = State | { kind: 'not_found' } | ConnectorError;
 
 export type ChargeState =
   /** `networkTransactionId`: the card scheme's id of a customer-initiated card payment, when the processor gives it (kept on a saved card for later merchant-initiated payments). */
@@ -175,7 +146,6 @@ export type VerificationStatusResult = StatusAnswer<VerificationState>;
 export const MANDATE_SCHEMES = ['sepa_core', 'bacs', 'ach'] as const;
 export type MandateScheme = (typeof MANDATE_SCHEMES)[number];
 
-
 /** A bank account in a request to a processor. */
 export interface ConnectorBankAccount {
   country: string;
@@ -208,7 +178,6 @@ export type MandateResult = Answer<MandateState>;
 export type MandateStatusResult = StatusAnswer<MandateState>;
 
 // ---- payouts (money sent to a beneficiary's bank account) ----
-
 
 export interface PayoutRequest {
   /** Our payout id (po_…): the processor's idempotency key, so a repeated call never pays twice. */
