@@ -28,6 +28,12 @@ describe('cascading retries (simulators)', () => {
       expect.objectContaining({ connector: 'simulator_a', outcome: 'declined', decline_type: 'generic' }),
       expect.objectContaining({ connector: 'simulator_b', outcome: 'succeeded' }),
     ]);
+    // Its routing explanation says why simulator_a was left behind and where the payment went.
+    expect(res.body.routing).toMatchObject({
+      candidates: [{ connector: 'simulator_a', skipped: 'already_declined' }, { connector: 'simulator_b' }],
+      chosen: 'simulator_b',
+    });
+    expect(res.body.routing.candidates[1].skipped).toBeUndefined();
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('paid');
     // Once settled, the same request answers the same payment.
     expect((await api.get(`/v1/payments/${res.body.id}`)).body.attempts).toHaveLength(2);

@@ -24,6 +24,7 @@ import { save, withAttempts } from '../../movement/transition.js';
 import { payments } from '../../storage/schema.js';
 import { cardKeyOf, recordDecline, takeReattempt } from './reattempts.js';
 import { savedCardUseOf } from './saved-cards.js';
+import { markDeclined } from '../routing/strategy.js';
 import { PAYMENT_RULES, type PaymentRow, type PaymentUpdate } from './transitions.js';
 
 type Declined = Extract<ChargeState, { kind: 'declined' }>;
@@ -116,6 +117,8 @@ export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> =
         attemptNumber: locked.attemptNumber + 1,
         cascade,
         attempts,
+        // The explanation the payment answers names why the connectors behind it were left.
+        routing: locked.routing && [...declinedBy, connector].reduce(markDeclined, locked.routing),
         // The request still works on it: the worker looks only once its remaining calls are overdue.
         nextStatusCheckAt: new Date(now.getTime() + abandonAfterMs(rt, route.length)),
       });
