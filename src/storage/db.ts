@@ -33,7 +33,9 @@ const NUMERIC_OID = 1700;
 pg.types.setTypeParser(INT8_OID, (value) => Number(value));
 pg.types.setTypeParser(NUMERIC_OID, (value) => Number(value));
 
-export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+// Generated SQL beside the code rather than in it (drizzle.config.ts): two levels up from both
+// src/storage/db.ts and the build's dist/storage/db.js.
+export const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
 
 /**
  * How parameterised statements reach PostgreSQL (DATABASE_PREPARED_STATEMENTS). `named`: each is
