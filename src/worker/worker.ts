@@ -76,8 +76,8 @@ export async function runWorkerOnce(
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
-  /** Pending voids checked, lapsed authorisations voided (src/domain/voids/jobs.ts). */
-  voids?: { checked: number; expired: number };
+  /** Pending voids and captures checked, lapsed authorisations voided or closed at what was captured (src/domain/voids/jobs.ts). */
+  voids?: { checked: number; expired: number; captures: number; closed: number };
   /** Pending card verifications checked (src/domain/payment-methods/jobs.ts). */
   cardVerifications?: number;
   /** Connector accounts whose credentials were sealed again with the active encryption key. */
