@@ -1,6 +1,6 @@
 // What the simulated merchants do: random but valid API sequences (and some the API must refuse:
 // refunds above what remains, payouts above the balance, captures above what an authorisation
-// holds), each money-moving POST under an
+// holds, voids of what holds no authorisation), each money-moving POST under an
 // Idempotency-Key that may be sent again later, whatever became of the first try.
 import { TEST_CARDS } from '../src/connectors/simulator/cards.js';
 import type { CrashPoint } from '../src/config/payments.js';
@@ -159,6 +159,15 @@ const ops: [number, string, Op][] = [
     const body = { ...(amount === undefined ? {} : { amount }), final_capture: rng.chance(0.4) };
     const a = await post(s, model, rng, m, `/v1/payments/${p.id}/capture`, body, at(rng, crash, ['capture_created', 'capture_connector_answered']));
     if (a?.status === 201 && body.final_capture) p.authorized = false;
+  }],
+  [3, 'void', async (s, model, rng, m, crash) => {
+    if (!m.payments.length) return;
+    const authorized = m.payments.filter((x) => x.authorized);
+    // Mostly an authorisation; sometimes anything else, which the API must refuse (422) moving nothing.
+    const p = authorized.length && rng.chance(0.85) ? rng.pick(authorized) : rng.pick(m.payments);
+    const body = rng.chance(0.5) ? {} : { cancellation_reason: rng.pick(['requested_by_customer', 'duplicate', 'fraudulent', 'abandoned']) };
+    const a = await post(s, model, rng, m, `/v1/payments/${p.id}/cancel`, body, at(rng, crash, ['void_created', 'void_connector_answered']));
+    if (a?.status === 200 && a.body.status === 'canceled') p.authorized = false;
   }],
   [4, 'fund', async (s, model, rng, m) => {
     await post(s, model, rng, m, '/v1/test-helpers/balance/fund', { amount: rng.between(1000, 20_000), currency: rng.pick(CURRENCIES) });

@@ -48,8 +48,9 @@ async function check(s: SimService, model: Model, invariants: Record<string, Inv
 }
 
 const MINUTE = 60_000;
-/** Clock jumps: a moment, past the idempotency lock, past the processors' pending delay, past an order's expiry, a webhook retry day. */
-const JUMPS_MS = [1000, 12_000, 35_000, 5 * MINUTE, 61 * MINUTE, 24 * 60 * MINUTE];
+const DAY = 24 * 60 * MINUTE;
+/** Clock jumps: a moment, past the idempotency lock, past the processors' pending delay, past an order's expiry, a webhook retry day, past an authorisation's capture_before. */
+const JUMPS_MS = [1000, 12_000, 35_000, 5 * MINUTE, 61 * MINUTE, DAY, 8 * DAY];
 
 async function faultStep(s: SimService, rng: Rng, clock: ReturnType<typeof installClock>): Promise<string> {
   const roll = rng.int(100);
@@ -78,7 +79,8 @@ async function drain(s: SimService, clock: ReturnType<typeof installClock>) {
   s.world.faultRate = 0;
   for (const url of s.receivers.seen.keys()) s.receivers.modes.set(url, 'up');
   for (let i = 0; i < 12; i++) {
-    clock.advance(i < 6 ? 35_000 : 12 * 60 * MINUTE);
+    // The last jump passes every authorisation's capture_before (7 days): the worker voids or closes it.
+    clock.advance(i < 6 ? 35_000 : i < 11 ? 12 * 60 * MINUTE : 8 * DAY);
     await s.pumpProcessors();
     await s.worker();
     await s.pumpProcessors();

@@ -30,6 +30,10 @@ export interface CaptureStatusRequest {
   connectorPaymentReference: string | null;
 }
 
+/** Why an authorisation is voided (the payment's cancellation_reason); `expired`: it lapsed at capture_before. */
+export const CANCELLATION_REASONS = ['requested_by_customer', 'duplicate', 'fraudulent', 'abandoned', 'expired'] as const;
+export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
+
 /** Voiding an authorisation: the processor releases the money it holds for `paymentReference`. */
 export interface CancelAuthorizationRequest {
   /** Our void's id: the processor's idempotency key (and Adyen's reference, which its CANCELLATION notification names). */
@@ -38,6 +42,8 @@ export interface CancelAuthorizationRequest {
   connectorPaymentReference: string | null;
   amount: number;
   currency: string;
+  /** Why: a processor that records a reason (Stripe's cancellation_reason) is told it. */
+  reason: CancellationReason;
 }
 
 /**

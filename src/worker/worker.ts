@@ -78,8 +78,8 @@ export async function runWorkerOnce(
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
-  /** Pending voids checked, lapsed authorisations voided (src/domain/voids/jobs.ts). */
-  voids?: { checked: number; expired: number };
+  /** Pending voids and captures checked, lapsed authorisations voided or closed at what was captured (src/domain/voids/jobs.ts). */
+  voids?: { checked: number; expired: number; captures: number; closed: number };
   /** Pending answers to disputes checked, coming evidence deadlines announced (src/domain/disputes/jobs.ts). */
   disputes?: { checked: number; warned: number };
   /** Pending card verifications checked (src/domain/payment-methods/jobs.ts). */

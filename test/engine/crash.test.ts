@@ -8,14 +8,12 @@ import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseId, toPublicId } from '../../src/kernel/ids.js';
-import { call, client, isPostgres, orderBody, type Api, type Tenant } from '../support/helpers.js';
+import { call, isPostgres, orderBody } from '../support/helpers.js';
 import { cardMethod } from '../support/payments.js';
-import { startChild, sendWhileLocked, type Child } from '../support/processes.js';
-import { useDatabase } from '../support/fixtures.js';
+import { useCrashedService } from '../support/processes.js';
 import { expectLedgerClean } from '../support/payouts.js';
-import type { Connected } from '../connectors/contract/harness.js';
 import { HARNESSES } from '../connectors/contract/harnesses.js';
-import { BACKUP, routeThrough } from '../connectors/contract/scenarios.js';
+import { BACKUP, connectRouted } from '../connectors/contract/scenarios.js';
 
 for (const make of HARNESSES) {
   const harness = make();
@@ -23,34 +21,11 @@ for (const make of HARNESSES) {
   describe.skipIf(!isPostgres || !harness.capabilities.has('processes') || !books)(`a service killed between the phases, over ${harness.name}`, () => {
     beforeAll(() => harness.start());
     afterAll(() => harness.close());
-    const h = useDatabase({ postgresOnly: true });
-    let tenant: Tenant;
-    let survivor: Child;
-    let api: Api;
-    let processor: Connected;
-    // A short lock needs a connector timeout to match (config.ts refuses a lock the route could outlast).
-    const env = () => ({ DATABASE_URL: h.databaseUrl!, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700', ...harness.processEnv() });
-    beforeAll(async () => {
-      tenant = await h.createTenant('Crash tenant');
-      survivor = h.track(await startChild(env()));
-      api = client(survivor.url, tenant.testKey);
-      processor = await harness.connect(api, survivor.url);
-      await routeThrough(api, processor);
-    }, 120_000);
-
-    /** Sends `path` to a process that dies at `crashAfter`, and checks it died with the request. */
-    async function crashing(crashAfter: string, path: string, body: unknown, idempotencyKey: string) {
-      const child = h.track(await startChild({ ...env(), CRASH_AFTER: crashAfter }));
-      const attempt = await call(child.url, 'POST', path, { key: tenant.testKey, idempotencyKey, body }).catch((err: Error) => err);
-      expect(attempt).toBeInstanceOf(Error); // the connection died with the process
-      expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    }
-
-    const retry = (path: string, body: unknown, idempotencyKey: string) =>
-      sendWhileLocked(() => call(survivor.url, 'POST', path, { key: tenant.testKey, idempotencyKey, body }));
+    const crash = useCrashedService({ tenantName: 'Crash tenant', env: () => harness.processEnv(), prepare: (api, url) => connectRouted(harness, api, url) });
+    const { h, crashing, retry } = crash;
 
     async function crashDuringPayment(crashAfter: string) {
-      const order = await call(survivor.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 4321 }) });
+      const order = await call(crash.survivor().url, 'POST', '/v1/payment-orders', { key: crash.tenant().testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 4321 }) });
       expect(order.status, order.text).toBe(201);
       const idempotencyKey = `crash-${crashAfter}-${order.body.id}`;
       const body = { payment_order: order.body.id, payment_method: cardMethod(harness.cards.success) };
@@ -66,7 +41,7 @@ for (const make of HARNESSES) {
       expect(res.status, res.text).toBe(201);
       expect(res.headers.get('idempotent-replayed')).toBeNull();
       expect(parseId('pay', res.body.id)).toBe(String(payment!.id));
-      const replay = await call(survivor.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey, body });
+      const replay = await call(crash.survivor().url, 'POST', '/v1/payments', { key: crash.tenant().testKey, idempotencyKey, body });
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(replay.text).toBe(res.text);
       return { order: order.body, payment: res.body };
@@ -81,12 +56,12 @@ for (const make of HARNESSES) {
       expect(entries).toEqual([{ type: 'payment' }]);
       const events = await h.query(sql`SELECT type FROM events WHERE object_id = ${paymentId} ORDER BY id`);
       expect(events.map((e) => e.type)).toEqual(['payment.created', 'payment.succeeded']);
-      await expectLedgerClean(h.db, tenant.accountId);
+      await expectLedgerClean(h.db, crash.tenant().accountId);
     }
 
     it('killed after the payment was committed, before the processor was called: charged once on retry', async () => {
       const { order, payment } = await crashDuringPayment('payment_created');
-      expect(payment).toMatchObject({ status: 'succeeded', connector: processor.connector, amount: 4321 });
+      expect(payment).toMatchObject({ status: 'succeeded', connector: crash.prepared().connector, amount: 4321 });
       expect(await books!.chargeRequests(payment.id)).toBe(1);
       expect(await books!.chargesHeld(payment.id)).toBe(1);
       await expectPaidOnce(order.id, payment.id, 4321);
@@ -94,9 +69,9 @@ for (const make of HARNESSES) {
 
     it('killed after the processor charged, before the outcome was committed: found, not charged again', async () => {
       const { order, payment } = await crashDuringPayment('payment_connector_answered');
-      expect(payment).toMatchObject({ status: 'succeeded', connector: processor.connector });
+      expect(payment).toMatchObject({ status: 'succeeded', connector: crash.prepared().connector });
       expect(await books!.chargesHeld(payment.id)).toBe(1);
-      expect(payment.attempts).toEqual([expect.objectContaining({ connector: processor.connector, outcome: 'succeeded' })]);
+      expect(payment.attempts).toEqual([expect.objectContaining({ connector: crash.prepared().connector, outcome: 'succeeded' })]);
       // Resumed by asking the route's connectors: the processor holds the charge, so nobody sends it
       // again — except to a processor that cannot be asked (Adyen): the same request, under the same
       // Idempotency-Key, to it alone, which answers its first outcome instead of charging again.
@@ -115,10 +90,10 @@ for (const make of HARNESSES) {
     }, 120_000);
 
     it('a refund killed between its phases resumes and refunds once', async () => {
-      const order = await call(survivor.url, 'POST', '/v1/payment-orders', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 900 }) });
+      const order = await call(crash.survivor().url, 'POST', '/v1/payment-orders', { key: crash.tenant().testKey, idempotencyKey: crypto.randomUUID(), body: orderBody({ amount: 900 }) });
       const body = { payment_order: order.body.id, payment_method: cardMethod(harness.cards.success) };
-      const payment = await call(survivor.url, 'POST', '/v1/payments', { key: tenant.testKey, idempotencyKey: crypto.randomUUID(), body });
-      expect(payment.body).toMatchObject({ status: 'succeeded', connector: processor.connector });
+      const payment = await call(crash.survivor().url, 'POST', '/v1/payments', { key: crash.tenant().testKey, idempotencyKey: crypto.randomUUID(), body });
+      expect(payment.body).toMatchObject({ status: 'succeeded', connector: crash.prepared().connector });
 
       const idempotencyKey = `refund-crash-${payment.body.id}`;
       const refund = { payment: payment.body.id, amount: 400 };
@@ -128,12 +103,12 @@ for (const make of HARNESSES) {
       // Taken pending where the processor settles refunds later (Adyen: its REFUND notification).
       if (harness.settleRefund) {
         expect(res.body).toMatchObject({ status: 'pending', amount: 400 });
-        await harness.settleRefund(processor, res.body.id);
+        await harness.settleRefund(crash.prepared(), res.body.id);
       } else expect(res.body).toMatchObject({ status: 'succeeded', amount: 400 });
       const refunds = await h.query(sql`SELECT status FROM refunds WHERE payment_id = ${parseId('pay', payment.body.id)!}`);
       expect(refunds).toEqual([{ status: 'succeeded' }]);
       expect(await books!.refunded(payment.body.id)).toBe(400);
-      await expectLedgerClean(h.db, tenant.accountId);
+      await expectLedgerClean(h.db, crash.tenant().accountId);
     }, 120_000);
   });
 }

@@ -26,9 +26,9 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   });
 
   const CAUGHT: [Plant, number, number, string][] = [
-    ['payout-skips-balance-lock', 1, 59, 'payoutsNeverOverdraw'],
-    ['refund-skips-sum-check', 9, 41, 'refundsNeverExceedPayment'],
-    ['event-outside-transaction', 1, 13, 'legalTransitionsAndIncreasingVersions'],
+    ['payout-skips-balance-lock', 1, 62, 'payoutsNeverOverdraw'],
+    ['refund-skips-sum-check', 4, 53, 'refundsNeverExceedPaymentAtAnyMoment'],
+    ['event-outside-transaction', 1, 48, 'legalTransitionsAndIncreasingVersions'],
     ['resume-recharges', 4, 35, 'noChargeSentAgainOnceHeld'],
   ];
   for (const [defect, seed, steps, invariant] of CAUGHT) {

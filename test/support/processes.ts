@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, expect } from 'vitest';
 import { useDatabase, type DatabaseFixture } from './fixtures.js';
-import { call, isPostgres, type ApiResponse, type Tenant } from './helpers.js';
+import { call, client, isPostgres, type Api, type ApiResponse, type Tenant } from './helpers.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -121,4 +121,44 @@ export async function sendWhileLocked(send: () => Promise<ApiResponse>): Promise
     if (res.status !== 409 || i >= 50) return res;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/**
+ * The set-up of a crash test (test/engine/crash*.test.ts): a PostgreSQL database with a tenant, a
+ * surviving service process started with `env` (plus a short idempotency lock and the connector
+ * deadline to match), `prepare`d once it serves (a connector account, a route), and the two halves
+ * of a crash: a request sent to a process that dies at CRASH_AFTER, then retried on the survivor.
+ */
+export function useCrashedService<P>(opts: { tenantName: string; env: () => Record<string, string>; prepare: (api: Api, url: string) => Promise<P> }) {
+  const h = useDatabase({ postgresOnly: true });
+  let tenant: Tenant | undefined;
+  let survivor: Child | undefined;
+  let api: Api | undefined;
+  let prepared: P | undefined;
+  // A short lock needs a connector timeout to match (config.ts refuses a lock the route could outlast).
+  const env = () => ({ DATABASE_URL: h.databaseUrl!, IDEMPOTENCY_LOCK_TIMEOUT_S: '3', CONNECTOR_TIMEOUT_MS: '700', ...opts.env() });
+  beforeAll(async () => {
+    tenant = await h.createTenant(opts.tenantName);
+    survivor = h.track(await startChild(env()));
+    api = client(survivor.url, tenant.testKey);
+    prepared = await opts.prepare(api, survivor.url);
+  }, 120_000);
+  const post = (url: string, path: string, body: unknown, idempotencyKey: string) => call(url, 'POST', path, { key: tenant!.testKey, idempotencyKey, body });
+  return {
+    h,
+    env,
+    tenant: () => tenant!,
+    survivor: () => survivor!,
+    api: () => api!,
+    prepared: () => prepared!,
+    /** Sends `path` to a process that dies at `crashAfter`, and checks it died with the request. */
+    async crashing(crashAfter: string, path: string, body: unknown, idempotencyKey: string) {
+      const child = h.track(await startChild({ ...env(), CRASH_AFTER: crashAfter }));
+      const attempt = await post(child.url, path, body, idempotencyKey).catch((err: Error) => err);
+      expect(attempt).toBeInstanceOf(Error); // the connection died with the process
+      expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    },
+    /** The same request on the survivor, once the crashed one's lock on the key has lapsed. */
+    retry: (path: string, body: unknown, idempotencyKey: string) => sendWhileLocked(() => post(survivor!.url, path, body, idempotencyKey)),
+  };
 }

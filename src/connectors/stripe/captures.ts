@@ -3,7 +3,7 @@
 // captured once here (Stripe releases what a partial capture leaves), so the capture's state is
 // the PaymentIntent's: succeeded once captured, its id as the capture's reference.
 import Stripe from 'stripe';
-import type { CancelState, CaptureState } from '../types.js';
+import type { CancellationReason, CancelState, CaptureState } from '../types.js';
 
 type Intent = Pick<Stripe.PaymentIntent, 'id' | 'status' | 'latest_charge'>;
 
@@ -34,6 +34,18 @@ export function captureRefusalOf(err: unknown): CaptureState | undefined {
   if (err.code === 'payment_intent_unexpected_state') return { kind: 'failed', connectorReference: null, failureCode: 'authorization_expired', message: `Stripe cannot capture the PaymentIntent: ${err.message}` };
   return undefined;
 }
+
+/**
+ * Our cancellation_reason in Stripe's words (PaymentIntent cancel takes duplicate, fraudulent,
+ * requested_by_customer or abandoned): an authorisation left to lapse was abandoned by the merchant.
+ */
+export const STRIPE_CANCELLATION_REASON = {
+  requested_by_customer: 'requested_by_customer',
+  duplicate: 'duplicate',
+  fraudulent: 'fraudulent',
+  abandoned: 'abandoned',
+  expired: 'abandoned',
+} as const satisfies Record<CancellationReason, Stripe.PaymentIntentCancelParams.CancellationReason>;
 
 export function cancelStateOf(intent: Intent): CancelState {
   return intent.status === 'canceled'

@@ -9,7 +9,7 @@ import Stripe from 'stripe';
 import { beforeAbort, connectorError, TransportError, WebhookVerificationError, type Connector, type InboundEvent, type InboundWebhook } from '../types.js';
 import { balanceTransactions } from './balance-transactions.js';
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
-import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf } from './captures.js';
+import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf, STRIPE_CANCELLATION_REASON } from './captures.js';
 import { toStripeAmount } from './money.js';
 import { PAYMENT_METHOD_KEY, SETUP_INTENT_LOOKUP, setupDeclineOf, setupIntentParams, setupStateOf } from './setup-intents.js';
 import { disputeEventOf } from './disputes.js';
@@ -176,7 +176,7 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
         async () => {
           const intent = await findIntent(request.paymentReference, request.connectorPaymentReference);
           if (!intent) throw new Stripe.errors.StripeInvalidRequestError({ message: `Stripe holds no PaymentIntent for ${request.paymentReference}`, code: 'resource_missing' });
-          return stripe.paymentIntents.cancel(intent.id, {}, { idempotencyKey: request.reference });
+          return stripe.paymentIntents.cancel(intent.id, { cancellation_reason: STRIPE_CANCELLATION_REASON[request.reason] }, { idempotencyKey: request.reference });
         },
         cancelStateOf,
         cancelRefusalOf,

@@ -1,7 +1,8 @@
 // The worker's part of voids: pending voids checked with their processor (the authorisation's state
 // says whether it was released; one the processor never took is sent again under the same id),
-// then authorisations past capture_before voided (cancellation_reason `expired`), so that the
-// money held on the customer's card is released and the order can take another payment.
+// then pending captures checked likewise (src/domain/captures/jobs.ts), then authorisations past
+// capture_before voided (cancellation_reason `expired`), so that the money held on the customer's
+// card is released and the order can take another payment.
 import { and, asc, eq, lte, notExists } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { captures, payments, voids } from '../../storage/schema.js';
@@ -11,32 +12,37 @@ import { systemContext } from '../../events/service.js';
 import { checkAll, checkMovement, claimPendingChecks } from '../../movement/worker.js';
 import { voidKind } from './kind.js';
 import { voidRequestOf, voidWithoutKey } from './service.js';
+import { closeAtCaptured, runCaptureChecks } from '../captures/jobs.js';
 import type { VoidRow } from './transitions.js';
 
-/** One pass: checks up to `batch` due voids, then voids up to `batch` lapsed authorisations. */
-export async function runVoidJobs(db: Db, rt: Runtime, batch = 50): Promise<{ checked: number; expired: number }> {
+/**
+ * One pass: checks up to `batch` due voids and captures, then handles up to `batch` lapsed
+ * authorisations: `expired` voided, `closed` at what was partly captured (captures/jobs.ts).
+ */
+export async function runVoidJobs(db: Db, rt: Runtime, batch = 50): Promise<{ checked: number; expired: number; captures: number; closed: number }> {
   const due = await claimPendingChecks<VoidRow>(db, rt, voids, batch);
   await checkAll(due, (row) =>
     checkMovement(db, rt, voidKind, row, { overdue: false, whenNowhere: 'send', whenUnknown: 'send', request: () => voidRequestOf(db, row) }),
   );
-  return { checked: due.length, expired: await expireAuthorisations(db, rt, batch) };
+  const captured = await runCaptureChecks(db, rt, batch);
+  return { checked: due.length, captures: captured, ...(await expireAuthorisations(db, rt, batch)) };
 }
 
 /**
- * Voids authorisations past capture_before with nothing captured and nothing on its way. Another
- * worker voiding the same one meanwhile makes the admit rule refuse: that one is skipped.
+ * Voids authorisations past capture_before with nothing captured and nothing on its way; closes
+ * those partly captured, which no processor here can void, at what was captured. Another worker
+ * voiding the same one meanwhile makes the admit rule refuse: that one is skipped.
  */
-async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise<number> {
+async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise<{ expired: number; closed: number }> {
   const pendingOf = (t: typeof captures | typeof voids) =>
     db.select({ id: t.id }).from(t as typeof captures).where(and(eq(t.accountId, payments.accountId), eq(t.paymentId, payments.id), eq(t.status, 'pending')));
   const lapsed = await db
-    .select({ accountId: payments.accountId, livemode: payments.livemode, id: payments.id })
+    .select({ accountId: payments.accountId, livemode: payments.livemode, id: payments.id, amountCaptured: payments.amountCaptured })
     .from(payments)
     .where(
       and(
         eq(payments.status, 'requires_capture'),
         lte(payments.captureBefore, rt.now()),
-        eq(payments.amountCaptured, 0),
         notExists(pendingOf(captures)),
         notExists(pendingOf(voids)),
       ),
@@ -44,7 +50,12 @@ async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise
     .orderBy(asc(payments.captureBefore))
     .limit(batch);
   let expired = 0;
+  let closed = 0;
   await checkAll(lapsed, async (p) => {
+    if (p.amountCaptured > 0) {
+      if (await closeAtCaptured(db, rt, p)) closed++;
+      return;
+    }
     try {
       await voidWithoutKey(db, rt, systemContext(p.accountId, p.livemode), p.id, 'expired');
       expired++;
@@ -52,5 +63,5 @@ async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise
       if (!(err instanceof ApiError && err.code === 'invalid_state')) throw err;
     }
   });
-  return expired;
+  return { expired, closed };
 }

@@ -1,7 +1,7 @@
 // A void as a money movement (src/movement): sent to the one connector holding its payment's
 // authorisation, the void id being the processor's idempotency key. Located before it is sent
 // again: the processor's view of the authorisation says whether it was already released.
-import type { CancelAuthorizationRequest, CancelState, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
+import type { CancelAuthorizationRequest, CancellationReason, CancelState, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { connectorError } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
 import { attemptReferenceOf, reported, type MovementKind, type Report } from '../../movement/kind.js';
@@ -78,5 +78,6 @@ export function voidRequest(row: VoidRow, payment: { amount: number; currency: s
     connectorPaymentReference: row.paymentConnectorReference,
     amount: payment.amount,
     currency: payment.currency,
+    reason: row.reason as CancellationReason,
   };
 }

@@ -48,6 +48,8 @@ export function adyenHarness(): ProcessorHarness {
       authorisations: async (id) => held(id).filter((p) => p.resultCode === 'Authorised').length,
       chargeRequests: async (id) => fake.requests.filter((r) => r.path === '/v71/payments' && r.body.reference === id).length,
       refunded: async (id) => held(id).reduce((sum, p) => sum + p.refunded, 0),
+      authorisation: async (id) => ({ captured: held(id).reduce((sum, p) => sum + (p.captured ?? 0), 0), voided: held(id).some((p) => p.voided === true) }),
+      capturesHeld: async (captureId) => [...fake.modifications.values()].filter((m) => m.kind === 'capture' && m.reference === captureId).length,
     },
     faults: fakeFaults(fake),
     async settle(payment, outcome) {
@@ -74,6 +76,15 @@ export function adyenHarness(): ProcessorHarness {
       const refund = [...fake.refunds.values()].find((r) => r.reference === refundId)!;
       const res = await postWebhook(connected.webhookUrl, { body: fake.refunded(refund.pspReference, true, HMAC_KEY), headers: { 'content-type': 'application/json' } });
       if (res.text !== '[accepted]') throw new Error(`the REFUND notification of ${refundId} was not accepted: ${res.status} ${res.text}`);
+    },
+    // Adyen takes captures and cancels `received`; its CAPTURE or CANCELLATION notification confirms them.
+    async confirmAuthorisationChange(connected, change) {
+      const [m, more] = [...fake.modifications.values()].filter((m) =>
+        'capture' in change ? m.kind === 'capture' && m.reference === change.capture : m.kind === 'cancel' && m.paymentPspReference === change.voidOf.connector_reference,
+      );
+      if (!m || more) throw new Error(`Adyen holds ${m ? 'several' : 'no'} modifications for ${JSON.stringify(change)}`);
+      const res = await postWebhook(connected.webhookUrl, { body: fake.settled(m.pspReference, true, HMAC_KEY), headers: { 'content-type': 'application/json' } });
+      if (res.text !== '[accepted]') throw new Error(`the notification of ${JSON.stringify(change)} was not accepted: ${res.status} ${res.text}`);
     },
   };
 }

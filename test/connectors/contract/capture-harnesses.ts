@@ -33,6 +33,8 @@ export interface CaptureHarness {
   captured(paymentId: string, connectorReference: string): Promise<number>;
   /** Capability `notifications`: the processor settles the capture or cancel it took under `connectorReference` and sends its notification, read by the connector. */
   settle?(connectorReference: string, success: boolean): InboundEvent;
+  /** A processor that records why an authorisation was voided: the reason it holds, in its words. */
+  voidReason?(connectorReference: string): string | null;
 }
 
 const SECRET = 'capture-contract-secret';
@@ -74,6 +76,7 @@ export function stripeCaptureHarness(): CaptureHarness {
       const intent = fake.intents.get(intentId)!;
       return intent.status === 'succeeded' ? intent.amount_received : 0;
     },
+    voidReason: (intentId) => fake.intents.get(intentId)!.cancellation_reason as string | null,
   };
 }
 

@@ -5,7 +5,7 @@
 // and voids asynchronously (Adyen), the harness settles them and the notification, read by the
 // connector, must name our capture (or payment) and its outcome.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CancelState, CaptureRequest, CaptureState, Connector } from '../../../src/connectors/types.js';
+import type { CancellationReason, CancelState, CaptureRequest, CaptureState, Connector } from '../../../src/connectors/types.js';
 import { authorizationReport, type CaptureCapability, type CaptureHarness } from './capture-harnesses.js';
 
 let n = 0;
@@ -52,8 +52,8 @@ export function describeCaptureContract(harness: CaptureHarness) {
       return report.state as CaptureState;
     }
 
-    async function voided(auth: Authorised): Promise<CancelState> {
-      const request = { reference: id('void'), paymentReference: auth.reference, connectorPaymentReference: auth.connectorReference, amount: 1000, currency: 'EUR' };
+    async function voided(auth: Authorised, reason: CancellationReason = 'requested_by_customer'): Promise<CancelState> {
+      const request = { reference: id('void'), paymentReference: auth.reference, connectorPaymentReference: auth.connectorReference, amount: 1000, currency: 'EUR', reason };
       const answer = await c().cancelAuthorization!(request, signal());
       if (answer.kind === 'error') throw new Error(`cancel failed as a call: ${answer.message}`);
       if (!can('notifications')) return answer;
@@ -117,6 +117,14 @@ export function describeCaptureContract(harness: CaptureHarness) {
       expect(await harness.captured(auth.reference, auth.connectorReference)).toBe(0);
       if (can('notifications')) return;
       expect(await c().capture!(captureRequest(auth, 1000), signal())).toMatchObject({ kind: 'failed', failureCode: 'authorization_expired' });
+    });
+
+    it.skipIf(!harness.voidReason)('a void tells the processor why, in its words (a lapsed authorisation: abandoned)', async () => {
+      for (const [ours, theirs] of [['fraudulent', 'fraudulent'], ['expired', 'abandoned']] as const) {
+        const auth = await authorise();
+        expect(await voided(auth, ours)).toMatchObject({ kind: 'canceled' });
+        expect(harness.voidReason!(auth.connectorReference)).toBe(theirs);
+      }
     });
 
     it('a capture is idempotent by our capture id: sent twice, it captures once, and its status is found', async () => {

@@ -88,8 +88,10 @@ export interface ProcessorHarness {
     chargeRequests(paymentId: string): Promise<number>;
     /** What it refunded of our payment, in minor units. */
     refunded(paymentId: string): Promise<number>;
-    /** Manual capture: what it captured of our payment's authorisation, and whether it released it (voided); absent where captures settle by notification. */
+    /** Manual capture: what it captured of our payment's authorisation (captures it confirmed), and whether it released it (voided). */
     authorisation?(paymentId: string): Promise<{ captured: number; voided: boolean }>;
+    /** Capture objects it holds under our capture id, once confirmed or not (where it keeps one per capture). */
+    capturesHeld?(captureId: string): Promise<number>;
   };
   faults?: {
     /** The next request is refused before acting, in the processor's words (Stripe: 429). */
@@ -115,6 +117,12 @@ export interface ProcessorHarness {
    * the refund `refundId` at the processor and delivers its webhook. Unset: refunds succeed at once.
    */
   settleRefund?(connected: Connected, refundId: string): Promise<void>;
+  /**
+   * Where captures and voids are taken pending and confirmed by notification (Adyen): the processor
+   * confirms our capture `capture` (or the void of `voidOf`) and its notification is delivered.
+   * Unset: they settle in the processor's answer.
+   */
+  confirmAuthorisationChange?(connected: Connected, change: { capture: string } | { voidOf: PaymentLike }): Promise<void>;
   /** Direct debits (capability `mandates`): each moves the processor's object and answers the webhook it then sends, not delivered. */
   mandates?: {
     /**

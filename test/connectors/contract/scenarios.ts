@@ -38,6 +38,13 @@ export async function routeThrough(api: Api, processor: Connected) {
   expect(res.status, res.text).toBe(200);
 }
 
+/** The tenant's connector account at the harness's processor, routed through: what a crash test prepares. */
+export async function connectRouted(harness: ProcessorHarness, api: Api, serviceUrl: string): Promise<Connected> {
+  const processor = await harness.connect(api, serviceUrl);
+  await routeThrough(api, processor);
+  return processor;
+}
+
 const attempts = (payment: { attempts: { connector: string; outcome: string; error_code: string | null }[] }) =>
   payment.attempts.map((a) => [a.connector, a.outcome, a.error_code]);
 

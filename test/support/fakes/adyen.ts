@@ -127,6 +127,8 @@ export interface FakePayment {
   refunded: number;
   /** What succeeded captures took (manual payments). */
   captured?: number;
+  /** Its authorisation was released by a cancel that succeeded. */
+  voided?: boolean;
   body: Obj;
 }
 
@@ -198,6 +200,7 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     const m = this.modifications.get(pspReference)!;
     const fields = { pspReference, originalReference: m.paymentPspReference, merchantReference: m.reference, merchantAccountCode: m.merchantAccount, success: String(m.kind === 'cancel' ? success : true), reason: success ? '' : 'Capture Failed', paymentMethod: 'visa', amount: m.amount ?? this.payments.get(m.paymentPspReference)!.amount };
     if (m.kind === 'capture' && success) this.payments.get(m.paymentPspReference)!.captured = (this.payments.get(m.paymentPspReference)!.captured ?? 0) + m.amount.value;
+    if (m.kind === 'cancel' && success) this.payments.get(m.paymentPspReference)!.voided = true;
     return this.notification(m.kind === 'cancel' ? 'CANCELLATION' : success ? 'CAPTURE' : 'CAPTURE_FAILED', fields, hmacKey, live);
   }
 
