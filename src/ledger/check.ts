@@ -81,7 +81,12 @@ export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Pr
     await db.execute(sql`
       WITH expected AS (
         SELECT p.account_id, 'payment' AS source_type, p.id, p.status,
-               CASE WHEN p.status = 'succeeded' THEN 'payment'
+               -- A manual payment is booked once per succeeded capture, whatever its status (a
+               -- partly captured authorisation is still requires_capture; src/domain/captures/transitions.ts).
+               CASE WHEN p.capture_method = 'manual'
+                      THEN array_to_string(array_fill('payment'::text, ARRAY[(SELECT count(*)::int FROM captures c
+                             WHERE c.account_id = p.account_id AND c.payment_id = p.id AND c.status = 'succeeded')]), ',')
+                    WHEN p.status = 'succeeded' THEN 'payment'
                     -- A failed direct debit was either never booked, or booked then reversed once (late failure, charge-back).
                     WHEN p.status = 'failed' AND EXISTS (SELECT 1 FROM journal_entries r WHERE r.account_id = p.account_id AND r.source_id = p.id AND r.type = 'payment_reversal')
                       THEN 'payment,payment_reversal'

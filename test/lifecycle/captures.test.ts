@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { CARDS, eventTypesOf, newOrder, pay } from '../support/payments.js';
 import { mandateMethod, newMandate } from '../support/mandates.js';
+import { checkLedger } from '../../src/ledger/check.js';
 
 const h = useService();
 const { api } = h;
@@ -35,12 +36,15 @@ describe('captures', () => {
     expect(first.body).toMatchObject({ object: 'capture', status: 'succeeded', amount: 2000, final_capture: false, payment: payment.id });
     expect((await api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'requires_capture', amount_capturable: 3000, amount_captured: 2000 });
     expect(await balance()).toBe(before + 2000);
+    // Booked once per capture: still authorised with part of it taken, the ledger agrees with itself.
+    expect((await checkLedger(h.db)).postingMismatches).toEqual([]);
 
     const last = await capture(payment.id, { amount: 1500 });
     expect(last.body).toMatchObject({ status: 'succeeded', amount: 1500, final_capture: true });
     expect((await api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'succeeded', amount_capturable: 0, amount_captured: 3500 });
     expect((await api.get(`/v1/payment-orders/${order.id}`)).body).toMatchObject({ status: 'paid', amount_paid: 3500 });
     expect(await balance()).toBe(before + 3500);
+    expect(await checkLedger(h.db)).toMatchObject({ ok: true, postingMismatches: [] });
     expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.authorized', 'payment.succeeded']);
     expect(await eventTypesOf(api, first.body.id)).toEqual(['capture.created', 'capture.succeeded']);
 
