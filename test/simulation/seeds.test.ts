@@ -29,7 +29,7 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
     ['payout-skips-balance-lock', 1, 62, 'payoutsNeverOverdraw'],
     ['refund-skips-sum-check', 4, 53, 'refundsNeverExceedPaymentAtAnyMoment'],
     ['event-outside-transaction', 1, 48, 'legalTransitionsAndIncreasingVersions'],
-    ['resume-recharges', 4, 35, 'noChargeSentAgainOnceHeld'],
+    ['resume-recharges', 62, 71, 'noChargeSentAgainOnceHeld'],
   ];
   for (const [defect, seed, steps, invariant] of CAUGHT) {
     it(`--plant ${defect}: seed ${seed} fails ${invariant} by step ${steps}`, async () => {
