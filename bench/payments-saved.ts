@@ -47,6 +47,12 @@ export const SAVED_CARD_STATEMENTS = [
   'select vault_records',
   'insert vault_unsealings',
   'commit',
+  // The card-network reattempt check of an off-session payment (src/domain/payments/reattempts.ts):
+  // the card's lock, then its recent declines.
+  'begin',
+  'select',
+  'select card_reattempts',
+  'commit',
   'begin',
   'select payments for update',
   'update payments',
@@ -55,9 +61,7 @@ export const SAVED_CARD_STATEMENTS = [
   'insert events',
   'select account_terms',
   'with journal_entries',
-  'select captures',
   'insert events',
-  'select captures',
   'update idempotency_keys',
   'commit',
 ];
