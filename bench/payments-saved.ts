@@ -48,11 +48,8 @@ export const SAVED_CARD_STATEMENTS = [
   'insert vault_unsealings',
   'commit',
   // The card-network reattempt check of an off-session payment (src/domain/payments/reattempts.ts):
-  // the card's lock, then its recent declines.
-  'begin',
-  'select',
+  // a read of the card's recent declines, without a lock; a card with none (as here) is no reattempt.
   'select card_reattempts',
-  'commit',
   'begin',
   'select payments for update',
   'update payments',

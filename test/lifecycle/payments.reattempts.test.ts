@@ -3,10 +3,13 @@
 // after a do_not_retry decline. Past a limit the payment fails retry_limit_reached and the
 // reattempt is not sent; the test helper clears the counts.
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { parseId } from '../../src/kernel/ids.js';
 import { newOrder, pay } from '../support/payments.js';
 import { useService } from '../support/fixtures.js';
+import { isPostgres } from '../support/helpers.js';
+import { newCustomer, savedCard } from '../support/customers.js';
 
 const CASCADING = '4000000000000440';
 const CASCADE = { rules: [{ connectors: [{ name: 'simulator_a' }, { name: 'simulator_b' }], cascade: { on: ['generic'], max_attempts: 2 } }] };
@@ -58,5 +61,36 @@ describe('reattempt limits (Visa test card, simulators)', () => {
     expect((await pay(other.api, (await newOrder(other.api)).id, CASCADING)).body).toMatchObject({ status: 'succeeded' });
     const live = await h.live.request('POST', '/v1/test-helpers/retry-limits/reset', {});
     expect(live.status).toBe(403);
+  });
+
+  // Most off-session payments are of cards with no recent decline: they read, and neither lock nor count.
+  it.skipIf(!isPostgres)('off session: a card with no recent decline is charged without waiting for its lock and counts nothing; declined lately, it counts one reattempt', async () => {
+    await reset();
+    await api.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'simulator_a' }] }] } });
+    const owner = { accountId: h.tenant.accountId, livemode: false };
+    const pm = await savedCard(h.db, owner, (await newCustomer(api)).id);
+    const offSession = async () =>
+      api.post('/v1/payments', { payment_order: (await newOrder(api)).id, payment_method: { type: 'saved_card', saved_card: { id: pm.id } }, off_session: true });
+    const counted = async () => (await h.query(sql`SELECT kind FROM card_reattempts WHERE card_fingerprint = ${pm.card.fingerprint} AND kind = 'reattempt'`)).length;
+
+    // Another transaction holds the card's lock throughout the payment.
+    const holder = new pg.Client(h.databaseUrl);
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`card_reattempts:${parseId('acct', h.tenant.accountId)}:false:${pm.card.fingerprint}`]);
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the payment waited for the card’s lock')), 5_000));
+      const res = await Promise.race([offSession(), timeout]);
+      expect(res.body, res.text).toMatchObject({ status: 'succeeded' });
+      expect(await counted()).toBe(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+
+    await h.db.execute(sql`INSERT INTO card_reattempts (account_id, livemode, card_fingerprint, brand, kind, decline_type, payment_id, created_at)
+      VALUES (${parseId('acct', h.tenant.accountId)}, false, ${pm.card.fingerprint}, 'visa', 'declined', 'generic', gen_random_uuid(), now())`);
+    expect((await offSession()).body).toMatchObject({ status: 'succeeded' });
+    expect(await counted()).toBe(1);
   });
 });

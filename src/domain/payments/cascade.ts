@@ -22,7 +22,7 @@ import { lockRow } from '../../movement/apply.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { save, withAttempts } from '../../movement/transition.js';
 import { payments } from '../../storage/schema.js';
-import { cardKeyOf, recordDecline, takeReattempt } from './reattempts.js';
+import { cardKeyOf, recordDecline, takeOffSessionReattempt, takeReattempt } from './reattempts.js';
 import { savedCardUseOf } from './saved-cards.js';
 import { markDeclined } from '../routing/strategy.js';
 import { PAYMENT_RULES, type PaymentRow, type PaymentUpdate } from './transitions.js';
@@ -83,7 +83,7 @@ export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> =
   async before(db, rt, ctx, row) {
     const key = cardKeyOf(row);
     if (!key || !isOffSession(row)) return undefined;
-    const why = await db.transaction((tx) => takeReattempt(tx, ctx, key, row.id, rt.now(), false));
+    const why = await takeOffSessionReattempt(db, ctx, key, row.id, rt.now());
     return why === undefined ? undefined : retryLimited(null, undefined, why);
   },
 

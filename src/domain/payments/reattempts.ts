@@ -10,10 +10,11 @@
 // Past a limit the payment fails retry_limit_reached and nobody is called. The checks and the
 // records of one card run one after the other (a transaction-level advisory lock on the card), so
 // two payments of the card at once cannot both take the last reattempt.
-import { and, eq, gte, sql } from 'drizzle-orm';
+import { and, eq, gte } from 'drizzle-orm';
 import type { DeclineType } from '../../connectors/declines.js';
 import type { Tenancy } from '../../vault/vault.js';
-import type { Executor } from '../../storage/db.js';
+import type { Db, Executor } from '../../storage/db.js';
+import { lockTenantKey } from '../../storage/locks.js';
 import { cardReattempts, type payments } from '../../storage/schema.js';
 
 type PaymentRow = typeof payments.$inferSelect;
@@ -49,10 +50,6 @@ export function cardKeyOf(row: Pick<PaymentRow, 'paymentMethod'>): CardKey | und
 const card = (ctx: Tenancy, key: CardKey) =>
   and(eq(cardReattempts.accountId, ctx.accountId), eq(cardReattempts.livemode, ctx.livemode), eq(cardReattempts.cardFingerprint, key.fingerprint));
 
-async function lockCard(tx: Executor, ctx: Tenancy, key: CardKey): Promise<void> {
-  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`card_reattempts:${ctx.accountId}:${ctx.livemode}:${key.fingerprint}`}, 0))`);
-}
-
 /** Records an issuer's decline of the card (a processor's own refusal says nothing about the card). */
 export async function recordDecline(tx: Executor, ctx: Tenancy, key: CardKey, paymentId: string, declineType: DeclineType, now: Date): Promise<void> {
   if (declineType === 'processor') return;
@@ -67,7 +64,7 @@ const tenancy = (ctx: Tenancy, key: CardKey) => ({ accountId: ctx.accountId, liv
  * whatever came before; otherwise (an off-session payment) only after a recent decline.
  */
 export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, paymentId: string, now: Date, always: boolean): Promise<string | undefined> {
-  await lockCard(tx, ctx, key);
+  await lockTenantKey(tx, 'card_reattempts', ctx, key.fingerprint);
   const since = new Date(now.getTime() - MEMORY_MS);
   const recent = await tx
     .select({ kind: cardReattempts.kind, declineType: cardReattempts.declineType, createdAt: cardReattempts.createdAt })
@@ -86,6 +83,22 @@ export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, pa
   }
   await tx.insert(cardReattempts).values({ ...tenancy(ctx, key), kind: 'reattempt', paymentId, createdAt: now });
   return undefined;
+}
+
+/**
+ * An off-session payment's reattempt check: a read without the lock first, as most cards have no
+ * recent decline and then nothing is counted; only a card with one takes the lock and a reattempt.
+ * A decline recorded just after the read is missed as it would be under the lock (declines are
+ * recorded without it); the lock only orders the reattempts counted.
+ */
+export async function takeOffSessionReattempt(db: Db, ctx: Tenancy, key: CardKey, paymentId: string, now: Date): Promise<string | undefined> {
+  const [declined] = await db
+    .select({ kind: cardReattempts.kind })
+    .from(cardReattempts)
+    .where(and(card(ctx, key), eq(cardReattempts.kind, 'declined'), gte(cardReattempts.createdAt, new Date(now.getTime() - MEMORY_MS))))
+    .limit(1);
+  if (!declined) return undefined;
+  return db.transaction((tx) => takeReattempt(tx, ctx, key, paymentId, now, false));
 }
 
 /** Test helper (POST /v1/test-helpers/retry-limits/reset): the mode's counts cleared; how many records went. */

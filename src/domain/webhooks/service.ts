@@ -5,6 +5,7 @@
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { webhookEndpoints } from '../../storage/schema.js';
+import { lockTenantKey } from '../../storage/locks.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import type { Encryptor } from '../../kernel/encryption.js';
 import type { WebhookConfig } from '../../config.js';
@@ -97,7 +98,7 @@ export async function createWebhookEndpoint(
     // One account's fan-out is bounded, so one event cannot turn into an unbounded number of requests.
     // Creates of one account and mode queue on a transaction-scoped lock, or two could both count
     // one below the limit and both insert.
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook_endpoints:${ctx.accountId}:${ctx.livemode}`}, 0))`);
+    await lockTenantKey(tx, 'webhook_endpoints', ctx);
     const [existing] = await tx
       .select({ n: count() })
       .from(webhookEndpoints)
