@@ -4,7 +4,7 @@
 // leave the window, the reasons connectors were skipped, GET /v1/routing/stats and its tenancy,
 // and PUT /v1/routing refusing strategies that do not fit.
 import { describe, expect, it } from 'vitest';
-import { rankCandidates, markDeclined, successScores, type Outcomes, type RankInput } from '../../src/domain/routing/strategy.js';
+import { rankCandidates, markDeclined, explanationView, successScores, type Outcomes, type RankInput } from '../../src/domain/routing/strategy.js';
 import { firstIdAt } from '../../src/domain/routing/stats.js';
 import { CARDS, orderAndPay } from '../support/payments.js';
 import { createConnectorAccount } from '../support/connectors.js';
@@ -71,7 +71,11 @@ describe('ranking candidates (pure)', () => {
     expect(ranked.route).toEqual(['b']);
     expect(ranked.explanation.candidates).toEqual([{ connector: 'b' }, { connector: 'a', skipped: 'already_declined' }]);
     const after = markDeclined(rank({ rule: rule('priority', 'a', 'b') }).explanation, 'a');
-    expect(after).toMatchObject({ candidates: [{ connector: 'a', skipped: 'already_declined' }, { connector: 'b' }], chosen: 'b' });
+    // The stored explanation keeps the first planned; the answer names the final attempt's connector.
+    expect(after).toMatchObject({ candidates: [{ connector: 'a', skipped: 'already_declined' }, { connector: 'b' }], chosen: 'a' });
+    expect(explanationView(after, [{ connector: 'a', outcome: 'declined' }])!.chosen).toBe('a');
+    expect(explanationView(after, [{ connector: 'a', outcome: 'declined' }, { connector: 'b', outcome: 'succeeded' }])!.chosen).toBe('b');
+    expect(explanationView(after, [])!.chosen).toBe('a');
   });
 
   it('volume_split draws by weight; rules without a strategy keep theirs (weights: volume_split, else priority)', () => {

@@ -97,16 +97,18 @@ export function rankCandidates(input: RankInput): Ranked {
 
 /**
  * The explanation once `connector` has declined the payment (the cascade's hook): it is skipped as
- * already declined, and the next candidate not skipped becomes the chosen one.
+ * already declined. The stored `chosen` stays the first planned: which connector the payment went to
+ * since is its attempts' to say (explanationView).
  */
 export function markDeclined(explanation: RoutingExplanation, connector: string): RoutingExplanation {
   const candidates = explanation.candidates.map((c): Candidate => (c.connector === connector ? { connector: c.connector, ...(c.score === undefined ? {} : { score: c.score }), skipped: 'already_declined' } : c));
-  return { ...explanation, candidates, chosen: candidates.find((c) => c.skipped === undefined)?.connector ?? explanation.chosen };
+  return { ...explanation, candidates };
 }
 
 /**
  * The explanation as a payment answers it, keys in the documented order (jsonb keeps its own):
- * `chosen` is the connector of the final attempt (skips aside) once there is one.
+ * `chosen` is the connector of the final attempt (skips aside) once there is one, else the stored
+ * first planned — the one place the answer's `chosen` is decided (docs/routing.md).
  */
 export function explanationView(stored: RoutingExplanation | null, attempts: readonly Record<string, unknown>[]): RoutingExplanation | null {
   if (stored === null) return null;
