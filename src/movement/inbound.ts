@@ -10,7 +10,7 @@
 //                                                  verified with that account's own secret: it may
 //                                                  only settle that account's movements, of that
 //                                                  account and mode (its owner chose the secret).
-import { eq, type SQL } from 'drizzle-orm';
+import { and, eq, type SQL } from 'drizzle-orm';
 import { isAccountKey, type Owner } from '../connectors/router.js';
 import { WebhookVerificationError, type Connector, type InboundEvent } from '../connectors/types.js';
 import { systemContext } from '../events/service.js';
@@ -150,14 +150,18 @@ async function ownerOf(db: Db, kind: AnyKind, where: SQL): Promise<MovementRow |
 
 /**
  * A dispute names its payment by our id when the processor echoes it (Adyen, the simulators), else
- * by the processor's own reference of the payment (Stripe's PaymentIntent).
+ * by the processor's own reference of the payment (Stripe's PaymentIntent). A processor's reference
+ * is unique only at that processor account, so it is looked up in the account and mode of the
+ * connector account the webhook came to; a built-in processor, reporting for anyone, names our id.
  */
 async function receiveDispute(db: Db, rt: Runtime, kinds: KindsByObject, sender: InboundSender, event: DisputeEvent): Promise<InboundResult> {
   const kind = kinds.payment;
   const table = kind.rules.table as typeof kind.rules.table & { connectorReference: PgColumn };
   const uuid = parseId(kind.prefix, event.reference);
   const { paymentConnectorReference } = event.state;
-  const where = uuid ? eq(table.id, uuid) : paymentConnectorReference ? eq(table.connectorReference, paymentConnectorReference) : undefined;
+  const byReference = (reference: string, owner: Owner) =>
+    and(eq(table.accountId, owner.accountId), eq(table.livemode, owner.livemode), eq(table.connectorReference, reference));
+  const where = uuid ? eq(table.id, uuid) : paymentConnectorReference && sender.owner ? byReference(paymentConnectorReference, sender.owner) : undefined;
   const owner = where ? await ownerOf(db, kind, where) : undefined;
   // Not dropped: acknowledged (the processor stops sending it) and kept for the operator.
   if (!owner || !sender.accepts(owner)) return { received: true, duplicate: !(await kinds.unmatchedDispute(db, sender, event, rt.now())), applied: false };

@@ -346,8 +346,9 @@ export const payments = pgTable(
     index('payments_order_idx').on(t.accountId, t.livemode, t.paymentOrderId),
     // Processors report by our id alone (inbound webhooks carry no account).
     uniqueIndex('payments_id_key').on(t.id),
-    // Disputes name the payment by the processor's own id of it (Stripe's PaymentIntent).
-    index('payments_connector_reference_idx').on(t.connectorReference),
+    // Disputes name the payment by the processor's own id of it (Stripe's PaymentIntent), looked up
+    // in the account and mode of the connector account the webhook came to (src/movement/inbound.ts).
+    index('payments_dispute_lookup_idx').on(t.accountId, t.livemode, t.connectorReference),
     index('payments_status_check_idx').on(t.nextStatusCheckAt).where(sql`status IN ('pending', 'requires_action')`),
     // The worker's sweep of authorisations past capture_before.
     index('payments_capture_before_idx').on(t.captureBefore).where(sql`status = 'requires_capture'`),

@@ -2,11 +2,14 @@
 // dispute object, signed by its SDK) end to end through a connector account, in any order and
 // repeated; Adyen's dispute notifications (its published examples, signed with its HMAC) read
 // into our words; each processor's reason codes onto ours.
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdyenConnector } from '../../src/connectors/adyen/connector.js';
 import { disputeReasonOf } from '../../src/connectors/adyen/disputes.js';
 import { createHttpClient } from '../../src/connectors/http.js';
 import { checkLedger } from '../../src/ledger/check.js';
+import { parseId } from '../../src/kernel/ids.js';
+import { payments, unmatchedDisputeReports } from '../../src/storage/schema.js';
 import { createTestDatabase, startTestService, type TestDatabase, type TestService } from '../support/helpers.js';
 import { balanceOf, orderAndPay } from '../support/payments.js';
 import { createConnectorAccount, newTenantClients } from '../support/connectors.js';
@@ -79,6 +82,36 @@ describe('Stripe disputes, end to end', () => {
     const object = { ...stripe.dispute(payment.connector_reference, 'dp_unknown', 'needs_response', { withdrawn: false, reinstated: false }), payment_intent: 'pi_nobody' };
     const e = stripe.event('charge.dispute.created', object, SIGNING_SECRET);
     expect(await post(account.webhook_url, e.body, e.signature)).toEqual({ status: 200, body: { received: true, duplicate: false, applied: false } });
+  });
+});
+
+describe('Stripe disputes, one account at a time', () => {
+  it("a dispute naming another account's PaymentIntent is recorded unmatched; the same reference in the sender's own account is matched there", async () => {
+    const db = testDb.database.db;
+    const setUp = async (letter: string) => {
+      const { test } = await newTenantClients(testDb, service.url);
+      const account = await createConnectorAccount(test, 'stripe', 'stripe', { secret_key: `sk_test_${letter.repeat(24)}`, webhook_secret: SIGNING_SECRET });
+      await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'stripe' }] }] } });
+      const { payment } = await orderAndPay(test, STRIPE_CARDS.success, { amount: 700, currency: 'EUR' });
+      return { test, account, payment };
+    };
+    const theirs = await setUp('e');
+    const mine = await setUp('f');
+    const intent = theirs.payment.connector_reference as string;
+    const disputed = (dp: string, id: string) => stripe.event(id, stripe.dispute(intent, dp, 'needs_response', { withdrawn: false, reinstated: false }), SIGNING_SECRET);
+
+    const foreign = disputed('dp_foreign_0001', 'charge.dispute.created');
+    expect(await post(mine.account.webhook_url, foreign.body, foreign.signature)).toEqual({ status: 200, body: { received: true, duplicate: false, applied: false } });
+    expect((await theirs.test.get(`/v1/disputes?payment=${theirs.payment.id}`)).body.data).toEqual([]);
+    const unmatched = await db.select().from(unmatchedDisputeReports).where(eq(unmatchedDisputeReports.disputeReference, 'dp_foreign_0001'));
+    expect(unmatched).toMatchObject([{ connector: mine.account.id, paymentReference: intent, livemode: false }]);
+
+    // A processor's reference is unique only at its own account: my payment may carry the same one.
+    await db.update(payments).set({ connectorReference: intent }).where(eq(payments.id, parseId('pay', mine.payment.id)!));
+    const own = disputed('dp_own_0001', 'charge.dispute.created');
+    expect(await post(mine.account.webhook_url, own.body, own.signature)).toEqual({ status: 200, body: { received: true, duplicate: false, applied: true } });
+    expect((await mine.test.get(`/v1/disputes?payment=${mine.payment.id}`)).body.data).toMatchObject([{ connector_reference: 'dp_own_0001' }]);
+    expect((await theirs.test.get(`/v1/disputes?payment=${theirs.payment.id}`)).body.data).toEqual([]);
   });
 });
 
