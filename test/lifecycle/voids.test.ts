@@ -4,7 +4,9 @@
 // worker voids authorisations past capture_before (`expired`), after which a capture is refused
 // `authorization_expired`; a void of what cannot be voided is a typed 422 that moves nothing; a
 // capture racing a void leaves exactly one of them done, at the processor and in our books alike.
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { parseId } from '../../src/kernel/ids.js';
 import { useService } from '../support/fixtures.js';
 import { testClock } from '../support/helpers.js';
 import { availableOf, CARDS, eventTypesOf, newOrder, pay } from '../support/payments.js';
@@ -15,6 +17,9 @@ const clock = testClock();
 const clocked = useService({ on: h, clock });
 // Racing calls on a loaded machine outlast the tests' 300 ms connector deadline; a timeout is no race.
 const patient = useService({ on: h, settings: { connectorTimeoutMs: 10_000 } });
+const backoffClock = testClock();
+const INTERVAL_MS = 60_000;
+const backingOff = useService({ on: h, clock: backoffClock, settings: { statusCheckIntervalMs: INTERVAL_MS } });
 
 let keys = 0;
 const cancel = (payment: string, body: Record<string, unknown> = {}, key = `void-${payment}-${keys++}`, on = api) =>
@@ -155,3 +160,41 @@ describe('expiry by the worker, under a test clock', () => {
     clock.reset();
   });
 });
+
+describe('an expiry void the processor refuses, under a test clock', () => {
+  it('is tried again after the status-check interval, then twice it, then four times, not on every pass', async () => {
+    backoffClock.set(Date.now());
+    const { order, payment } = await authorised(2500, backingOff.api);
+    const sim = backingOff.service.simulator(payment.connector);
+    // The processor no longer holds the authorisation as such: every void of it fails.
+    const hold = (state: 'REFUSED' | 'AUTHORISED') => sim.charges.change(payment.id, (c) => ((c.state = state), true), true);
+    await hold('REFUSED');
+    const failedVoids = async () =>
+      (await h.query(sql`SELECT status FROM voids WHERE payment_id = ${parseId('pay', payment.id)!} AND reason = 'expired'`)).filter((r) => r.status === 'failed').length;
+    const passAt = async (ms: number) => {
+      backoffClock.set(ms);
+      await backingOff.service.runWorker();
+      return failedVoids();
+    };
+    let t = Date.parse(payment.capture_before) + 1000;
+    expect(await passAt(t)).toBe(1);
+    // Every later pass inside the wait leaves it alone; the wait doubles at each refusal.
+    for (const wait of [INTERVAL_MS, 2 * INTERVAL_MS, 4 * INTERVAL_MS]) {
+      const before = await failedVoids();
+      expect(await passAt(t + 1000)).toBe(before);
+      expect(await passAt(t + wait - 1000)).toBe(before);
+      t += wait + 1000;
+      expect(await passAt(t)).toBe(before + 1);
+    }
+    expect((await backingOff.api.get(`/v1/payments/${payment.id}`)).body.status).toBe('requires_capture');
+
+    // Once the processor takes it, the next try after the wait voids it.
+    await hold('AUTHORISED');
+    expect(await passAt(t + 4 * INTERVAL_MS)).toBe(4);
+    expect(await passAt(t + 8 * INTERVAL_MS + 1000)).toBe(4);
+    expect((await backingOff.api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'canceled', cancellation_reason: 'expired' });
+    expect((await backingOff.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
+    backoffClock.reset();
+  });
+});
+

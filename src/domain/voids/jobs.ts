@@ -3,7 +3,7 @@
 // then pending captures checked likewise (src/domain/captures/jobs.ts), then authorisations past
 // capture_before voided (cancellation_reason `expired`), so that the money held on the customer's
 // card is released and the order can take another payment.
-import { and, asc, eq, lte, notExists } from 'drizzle-orm';
+import { and, asc, eq, lte, notExists, sql } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
 import { captures, payments, voids } from '../../storage/schema.js';
 import type { Runtime } from '../../runtime.js';
@@ -28,23 +28,37 @@ export async function runVoidJobs(db: Db, rt: Runtime, batch = 50): Promise<{ ch
   return { checked: due.length, captures: captured, ...(await expireAuthorisations(db, rt, batch)) };
 }
 
+/** The longest wait between two expiry voids of one authorisation the processor keeps refusing. */
+export const EXPIRY_VOID_BACKOFF_CAP_MS = 6 * 3_600_000;
+
 /**
  * Voids authorisations past capture_before with nothing captured and nothing on its way; closes
  * those partly captured, which no processor here can void, at what was captured. Another worker
- * voiding the same one meanwhile makes the admit rule refuse: that one is skipped.
+ * voiding the same one meanwhile makes the admit rule refuse: that one is skipped. An expiry void
+ * the processor refused is tried again after the status-check interval, doubled at each refusal up
+ * to EXPIRY_VOID_BACKOFF_CAP_MS, counted from the last refusal: its failed voids are the record.
  */
 async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise<{ expired: number; closed: number }> {
-  const pendingOf = (t: typeof captures | typeof voids) =>
-    db.select({ id: t.id }).from(t as typeof captures).where(and(eq(t.accountId, payments.accountId), eq(t.paymentId, payments.id), eq(t.status, 'pending')));
+  const now = rt.now();
+  const voidsOf = (t: typeof captures | typeof voids) => and(eq(t.accountId, payments.accountId), eq(t.livemode, payments.livemode), eq(t.paymentId, payments.id));
+  const pendingOf = (t: typeof captures | typeof voids) => db.select({ id: t.id }).from(t as typeof captures).where(and(voidsOf(t), eq(t.status, 'pending')));
+  const backingOff = db
+    .select({ n: sql`count(*)` })
+    .from(voids)
+    .where(and(voidsOf(voids), eq(voids.status, 'failed'), eq(voids.reason, 'expired')))
+    .having(
+      sql`max(${voids.updatedAt}) + least(${rt.config.statusCheckIntervalMs}::float8 * power(2, count(*) - 1), ${EXPIRY_VOID_BACKOFF_CAP_MS}::float8) * interval '1 millisecond' > ${now.toISOString()}::timestamptz`,
+    );
   const lapsed = await db
     .select({ accountId: payments.accountId, livemode: payments.livemode, id: payments.id, amountCaptured: payments.amountCaptured })
     .from(payments)
     .where(
       and(
         eq(payments.status, 'requires_capture'),
-        lte(payments.captureBefore, rt.now()),
+        lte(payments.captureBefore, now),
         notExists(pendingOf(captures)),
         notExists(pendingOf(voids)),
+        notExists(backingOff),
       ),
     )
     .orderBy(asc(payments.captureBefore))
