@@ -1,10 +1,15 @@
 // The contract of cascading retries across two processors' fakes (docs/declines.md): a payment
 // declined at Stripe with a type its rule cascades becomes attempt 2 at Adyen, sent under
 // `pay_…_2`; Adyen's do_not_retry (Blocked Card) stops the cascade before Stripe is called. Each
-// fake's own books show what it holds under which reference: one authorisation per payment.
+// fake's own books show what it holds under which reference: one authorisation per payment. The
+// issuer's soft decline (authentication_required) of a customer present is retried at the same
+// processor with 3-D Secure requested; what follows the attempt that took the payment (a capture
+// whose answer was lost, checked by the worker) names it by that attempt's reference.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useService } from '../support/fixtures.js';
 import { newOrder, pay } from '../support/payments.js';
+import { MERCHANT_RETURN } from '../support/payments.actions.js';
+import { ADYEN_CARDS } from '../support/fakes/adyen.js';
 import { STRIPE_CARDS } from '../support/fakes/stripe.js';
 import type { Connected } from './contract/harness.js';
 import { useStripeAndAdyen } from './contract/stripe-and-adyen.js';
@@ -61,5 +66,65 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
     const id = res.body.id as string;
     expect(await stripe.books!.chargeRequests(id)).toBe(0);
     expect(await stripe.books!.chargeRequests(`${id}_2`)).toBe(0);
+  });
+
+  const threeDsRetry = async (at: Connected) => {
+    const body = { rules: [{ connectors: [at.route], cascade: { on: ['authentication_required'], max_attempts: 2 } }] };
+    expect((await h.api.request('PUT', '/v1/routing', { body })).status).toBe(200);
+  };
+
+  it.each(['stripe', 'adyen'] as const)('%s: the soft decline retried at the same processor with 3-D Secure requested (pay_…_2): requires_action', async (name) => {
+    const at = name === 'stripe' ? atStripe : atAdyen;
+    const books = (name === 'stripe' ? stripe : adyen).books!;
+    await threeDsRetry(at);
+    const res = await pay(h.api, (await newOrder(h.api)).id, STRIPE_CARDS.softDecline, { return_url: MERCHANT_RETURN });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ status: 'requires_action', connector: at.connector, next_action: { type: 'redirect_to_url' } });
+    expect(res.body.attempts.map((a: { outcome: string; decline_type: string | null }) => [a.outcome, a.decline_type])).toEqual([
+      ['declined', 'authentication_required'],
+      ['requires_action', null],
+    ]);
+    const id = res.body.id as string;
+    expect([await books.chargeRequests(id), await books.chargeRequests(`${id}_2`)]).toEqual([1, 1]);
+    // Without a return_url nobody can authenticate: the decline stands, nothing more is sent.
+    const alone = await pay(h.api, (await newOrder(h.api)).id, STRIPE_CARDS.softDecline);
+    expect(alone.body).toMatchObject({ status: 'failed', failure_code: 'authentication_required', decline_type: 'authentication_required' });
+    expect(await books.chargeRequests(`${alone.body.id}_2`)).toBe(0);
+  });
+
+  /** Stripe captures and its answer is lost (a 500 after acting): the capture stays pending until the worker's check. */
+  const captureLostThenChecked = async (paymentId: string) => {
+    stripe.faults!.serverErrorAfterNext();
+    const capture = await h.api.post(`/v1/payments/${paymentId}/capture`, {});
+    expect(capture.body, capture.text).toMatchObject({ status: 'pending' });
+    h.service.clock.advance(15 * 60_000);
+    await h.service.runWorker();
+    return capture;
+  };
+
+  it('a capture of attempt 2 whose answer was lost: the worker asks Stripe about pay_…_2, the authorisation that took it, and finds it captured', async () => {
+    await threeDsRetry(atStripe);
+    const order = await newOrder(h.api, { capture_method: 'manual' });
+    const res = await pay(h.api, order.id, STRIPE_CARDS.softDecline, { return_url: MERCHANT_RETURN });
+    expect(res.body, res.text).toMatchObject({ status: 'requires_action', connector: atStripe.connector });
+    // The customer authenticates: Stripe holds attempt 2 authorised (requires_capture).
+    await stripe.settle!(res.body, 'succeeded');
+    const authorised = await h.api.get(`/v1/payments/${res.body.id}?refresh=true`);
+    expect(authorised.body, authorised.text).toMatchObject({ status: 'requires_capture', amount_capturable: order.amount });
+    const capture = await captureLostThenChecked(res.body.id);
+    // Found captured where attempt 2 is (not the declined attempt 1 under the payment's id), without sending it again.
+    expect((await h.api.get(`/v1/captures/${capture.body.id}`)).body).toMatchObject({ status: 'succeeded', amount: order.amount });
+    expect(await stripe.books!.chargeRequests(capture.body.id)).toBe(1);
+    expect((await h.api.get(`/v1/payments/${res.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_captured: order.amount });
+  });
+
+  it('Adyen declines, Stripe authorises attempt 2: a lost capture answer is settled by asking Stripe about pay_…_2, never sent twice', async () => {
+    await route(atAdyen, atStripe);
+    const order = await newOrder(h.api, { capture_method: 'manual' });
+    const res = await pay(h.api, order.id, ADYEN_CARDS.refused(2));
+    expect(res.body, res.text).toMatchObject({ status: 'requires_capture', connector: atStripe.connector });
+    const capture = await captureLostThenChecked(res.body.id);
+    expect((await h.api.get(`/v1/captures/${capture.body.id}`)).body).toMatchObject({ status: 'succeeded' });
+    expect(await stripe.books!.chargeRequests(capture.body.id)).toBe(1);
   });
 });

@@ -28,6 +28,12 @@ export const STRIPE_CARDS = {
   incorrectCvc: '4000000000000127',
   /** Stripe's stolen-card and lost-card test cards; the service's do_not_honor and stolen cards (docs/test-mode.md). */
   stolen: '4000000000009979', lost: '4000000000009987', doNotHonor: '4000000000000440', serviceStolen: '4000000000000853',
+  /**
+   * The issuer's soft decline (decline_code authentication_required) unless 3-D Secure is requested
+   * (payment_method_options[card][request_three_d_secure]=any), then a redirect to authenticate;
+   * the service's test card of the same meaning (docs/test-mode.md). No Stripe test card declines so.
+   */
+  softDecline: '4000000000003246',
   /** Stripe's "exceeding velocity limit" card (card_velocity_exceeded: retry_later); other processors approve it. */ velocity: '4000000000006975',
 } as const;
 
@@ -96,7 +102,10 @@ export class FakeStripe extends FakeProcessor<Fault> {
     const code = setup ? 'setup_intent_authentication_failure' : 'payment_intent_authentication_failure';
     const failure = { type: 'invalid_request_error', code, message: 'The provided PaymentMethod has failed authentication.' };
     const error = setup ? { last_setup_error: failure } : { last_payment_error: failure };
-    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', ...(setup ? {} : { amount_received: intent.amount }), next_action: null } : { status: 'requires_payment_method', next_action: null, ...error });
+    // Authenticated under capture_method manual, a PaymentIntent is authorised and held for its capture.
+    const held = !setup && intent.capture_method === 'manual';
+    const authenticated = held ? { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0 } : { status: 'succeeded', ...(setup ? {} : { amount_received: intent.amount }) };
+    Object.assign(intent, outcome === 'succeeded' ? { ...authenticated, next_action: null } : { status: 'requires_payment_method', next_action: null, ...error });
     return strip(intent);
   }
 
@@ -186,7 +195,12 @@ export class FakeStripe extends FakeProcessor<Fault> {
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
       return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, payment_intent: strip(intent) });
     }
-    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
+    if (card.number === STRIPE_CARDS.softDecline && params.payment_method_options?.card?.request_three_d_secure !== 'any') {
+      const soft = { code: 'card_declined', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...soft }, latest_charge: null });
+      return error(402, 'card_error', soft.message, { ...soft, payment_intent: strip(intent) });
+    }
+    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required, STRIPE_CARDS.softDecline].includes(card.number)) return this.authenticate(intent, params);
     if (processing) Object.assign(intent, { status: 'processing' });
     // capture_method manual: authorised and held until /capture or /cancel.
     else if (intent.capture_method === 'manual') Object.assign(intent, { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0, _charge: chargeOf(intent, card) });
