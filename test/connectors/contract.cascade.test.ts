@@ -5,25 +5,16 @@
 // issuer's soft decline (authentication_required) of a customer present is retried at the same
 // processor with 3-D Secure requested; what follows the attempt that took the payment (a capture
 // whose answer was lost, checked by the worker) names it by that attempt's reference.
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useService } from '../support/fixtures.js';
+import { describe, expect, it } from 'vitest';
 import { newOrder, pay } from '../support/payments.js';
 import { MERCHANT_RETURN } from '../support/payments.actions.js';
 import { ADYEN_CARDS } from '../support/fakes/adyen.js';
 import { STRIPE_CARDS } from '../support/fakes/stripe.js';
 import type { Connected } from './contract/harness.js';
-import { useStripeAndAdyen } from './contract/stripe-and-adyen.js';
+import { useServiceOnStripeAndAdyen } from './contract/stripe-and-adyen.js';
 
 describe('cascade across Stripe and Adyen (fakes)', () => {
-  const both = useStripeAndAdyen();
-  const { stripe, adyen } = both;
-  const h = useService({ late: () => ({ settings: { connectorTimeoutMs: 2000, ...both.settings() } }) });
-  let atStripe: Connected;
-  let atAdyen: Connected;
-  beforeAll(async () => {
-    atStripe = await stripe.connect(h.api, h.url);
-    atAdyen = await adyen.connect(h.api, h.url);
-  });
+  const { h, stripe, adyen, connected } = useServiceOnStripeAndAdyen();
   const route = async (first: Connected, second: Connected) => {
     const body = { rules: [{ connectors: [first.route, second.route], cascade: { on: ['generic', 'retry_later'], max_attempts: 2 } }] };
     const res = await h.api.request('PUT', '/v1/routing', { body });
@@ -31,13 +22,13 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   };
 
   it('Stripe declines (card_velocity_exceeded: retry_later), Adyen approves attempt 2 under pay_…_2: one authorisation in all', async () => {
-    await route(atStripe, atAdyen);
+    await route(connected.stripe, connected.adyen);
     const res = await pay(h.api, (await newOrder(h.api)).id, STRIPE_CARDS.velocity);
     expect(res.status, res.text).toBe(201);
-    expect(res.body).toMatchObject({ status: 'succeeded', connector: atAdyen.connector, decline_type: null });
+    expect(res.body).toMatchObject({ status: 'succeeded', connector: connected.adyen.connector, decline_type: null });
     expect(res.body.attempts).toEqual([
-      expect.objectContaining({ connector: atStripe.connector, outcome: 'declined', decline_type: 'retry_later' }),
-      expect.objectContaining({ connector: atAdyen.connector, outcome: 'succeeded' }),
+      expect.objectContaining({ connector: connected.stripe.connector, outcome: 'declined', decline_type: 'retry_later' }),
+      expect.objectContaining({ connector: connected.adyen.connector, outcome: 'succeeded' }),
     ]);
     const id = res.body.id as string;
     // Stripe holds the declined attempt 1 under the payment's id, Adyen the authorised attempt 2 under id_2; nothing else.
@@ -49,9 +40,9 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   });
 
   it('a generic decline at both: attempt 2 declined at Adyen, the payment failed with the last attempt', async () => {
-    await route(atStripe, atAdyen);
+    await route(connected.stripe, connected.adyen);
     const res = await pay(h.api, (await newOrder(h.api)).id, STRIPE_CARDS.doNotHonor);
-    expect(res.body).toMatchObject({ status: 'failed', connector: atAdyen.connector, decline_type: 'generic', failure_code: 'card_declined' });
+    expect(res.body).toMatchObject({ status: 'failed', connector: connected.adyen.connector, decline_type: 'generic', failure_code: 'card_declined' });
     expect(res.body.attempts.map((a: { outcome: string; decline_type: string }) => [a.outcome, a.decline_type])).toEqual([
       ['declined', 'generic'],
       ['declined', 'generic'],
@@ -59,9 +50,9 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   });
 
   it('Adyen first: Blocked Card (do_not_retry) stops the cascade, Stripe is never called', async () => {
-    await route(atAdyen, atStripe);
+    await route(connected.adyen, connected.stripe);
     const res = await pay(h.api, (await newOrder(h.api)).id, '4000000000000853');
-    expect(res.body).toMatchObject({ status: 'failed', connector: atAdyen.connector, decline_type: 'do_not_retry' });
+    expect(res.body).toMatchObject({ status: 'failed', connector: connected.adyen.connector, decline_type: 'do_not_retry' });
     expect(res.body.attempts).toHaveLength(1);
     const id = res.body.id as string;
     expect(await stripe.books!.chargeRequests(id)).toBe(0);
@@ -74,7 +65,7 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   };
 
   it.each(['stripe', 'adyen'] as const)('%s: the soft decline retried at the same processor with 3-D Secure requested (pay_…_2): requires_action', async (name) => {
-    const at = name === 'stripe' ? atStripe : atAdyen;
+    const at = name === 'stripe' ? connected.stripe : connected.adyen;
     const books = (name === 'stripe' ? stripe : adyen).books!;
     await threeDsRetry(at);
     const res = await pay(h.api, (await newOrder(h.api)).id, STRIPE_CARDS.softDecline, { return_url: MERCHANT_RETURN });
@@ -103,10 +94,10 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   };
 
   it('a capture of attempt 2 whose answer was lost: the worker asks Stripe about pay_…_2, the authorisation that took it, and finds it captured', async () => {
-    await threeDsRetry(atStripe);
+    await threeDsRetry(connected.stripe);
     const order = await newOrder(h.api, { capture_method: 'manual' });
     const res = await pay(h.api, order.id, STRIPE_CARDS.softDecline, { return_url: MERCHANT_RETURN });
-    expect(res.body, res.text).toMatchObject({ status: 'requires_action', connector: atStripe.connector });
+    expect(res.body, res.text).toMatchObject({ status: 'requires_action', connector: connected.stripe.connector });
     // The customer authenticates: Stripe holds attempt 2 authorised (requires_capture).
     await stripe.settle!(res.body, 'succeeded');
     const authorised = await h.api.get(`/v1/payments/${res.body.id}?refresh=true`);
@@ -119,10 +110,10 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   });
 
   it('Adyen declines, Stripe authorises attempt 2: a lost capture answer is settled by asking Stripe about pay_…_2, never sent twice', async () => {
-    await route(atAdyen, atStripe);
+    await route(connected.adyen, connected.stripe);
     const order = await newOrder(h.api, { capture_method: 'manual' });
     const res = await pay(h.api, order.id, ADYEN_CARDS.refused(2));
-    expect(res.body, res.text).toMatchObject({ status: 'requires_capture', connector: atStripe.connector });
+    expect(res.body, res.text).toMatchObject({ status: 'requires_capture', connector: connected.stripe.connector });
     const capture = await captureLostThenChecked(res.body.id);
     expect((await h.api.get(`/v1/captures/${capture.body.id}`)).body).toMatchObject({ status: 'succeeded' });
     expect(await stripe.books!.chargeRequests(capture.body.id)).toBe(1);
