@@ -45,7 +45,11 @@ export interface Model {
   keySeq: number;
 }
 
-const CARDS = Object.keys(TEST_CARDS);
+// The cards the simulated merchants pay with: the test cards of docs/test-mode.md as the seeds were
+// recorded against. A card added to the table later is left out, so that every seed draws the same
+// card at the same step as before (the simulation's recorded findings stay reproducible).
+const LATER_CARDS: ReadonlySet<string> = new Set(['4000000000003246']);
+const CARDS = Object.keys(TEST_CARDS).filter((number) => !LATER_CARDS.has(number));
 const ENDINGS = Object.keys(TEST_BANK_ACCOUNTS) as TestBankAccountEnding[];
 const CURRENCIES = ['EUR', 'EUR', 'EUR', 'GBP'];
 const EVENT_SETS = [['*'], ['payment.succeeded', 'payment.failed', 'payment_order.paid'], ['payout.paid', 'payout.failed', 'refund.succeeded', 'refund.failed'], ['*']];

@@ -30,6 +30,8 @@ export const CASCADABLE: readonly DeclineType[] = DECLINE_TYPES.filter((type) =>
 export interface Decline {
   failureCode: PaymentFailureCode;
   declineType: DeclineType;
+  /** The Mastercard merchant advice code (two digits) the processor passed on with the refusal, if any. */
+  merchantAdvice?: string;
 }
 
 export const decline = (failureCode: PaymentFailureCode, declineType: DeclineType): Decline => ({ failureCode, declineType });
@@ -37,14 +39,42 @@ export const decline = (failureCode: PaymentFailureCode, declineType: DeclineTyp
 /** A decline nothing more is known about: the card was declined, no reason given. */
 export const GENERIC_DECLINE: Decline = decline('card_declined', 'generic');
 
+/** A merchant advice code as processors pass it on ("24", "24: Retry after 1 hour"): its two digits. */
+export function merchantAdviceOf(code: string | null | undefined): string | undefined {
+  const advice = code?.trim().slice(0, 2);
+  return advice && /^\d\d$/.test(advice) ? advice : undefined;
+}
+
+const HOUR_MS = 3_600_000;
+/**
+ * Mastercard's merchant advice codes 24–30: retry only after this wait (24 after 1 hour, 25 after
+ * 24 hours, 26 after 2 days, 27 after 4, 28 after 6, 29 after 8, 30 after 10 days).
+ */
+export const ADVISED_WAITS: Readonly<Record<string, { ms: number; label: string }>> = {
+  '24': { ms: HOUR_MS, label: '1 hour' },
+  '25': { ms: 24 * HOUR_MS, label: '24 hours' },
+  '26': { ms: 2 * 24 * HOUR_MS, label: '2 days' },
+  '27': { ms: 4 * 24 * HOUR_MS, label: '4 days' },
+  '28': { ms: 6 * 24 * HOUR_MS, label: '6 days' },
+  '29': { ms: 8 * 24 * HOUR_MS, label: '8 days' },
+  '30': { ms: 10 * 24 * HOUR_MS, label: '10 days' },
+};
+
 /**
  * Mastercard's merchant advice codes, which outrank the issuer's reason where a processor passes
  * them on: 01 asks for new account data, 02 and 24–30 to wait, 03 and 21 never to try again.
  */
 export function merchantAdviceType(code: string | null | undefined): DeclineType | undefined {
-  const advice = code?.trim().slice(0, 2);
+  const advice = merchantAdviceOf(code);
   if (advice === '01') return 'fix_data';
   if (advice === '03' || advice === '21') return 'do_not_retry';
-  if (advice === '02' || (advice !== undefined && /^(2[4-9]|30)$/.test(advice))) return 'retry_later';
+  if (advice === '02' || (advice !== undefined && Object.hasOwn(ADVISED_WAITS, advice))) return 'retry_later';
   return undefined;
+}
+
+/** A table's row with the merchant advice the processor passed on: its type outranks the row's, and the code is kept (reattempt waits). */
+export function advised(known: Decline, code: string | null | undefined): Decline {
+  const advice = merchantAdviceOf(code);
+  if (advice === undefined) return known;
+  return { ...known, declineType: merchantAdviceType(advice) ?? known.declineType, merchantAdvice: advice };
 }

@@ -123,6 +123,8 @@ export interface Attempt {
   decline_type: DeclineType | null;
   duration_ms: number;
   started_at: string;
+  /** Stored only: the Mastercard merchant advice code of a refusal that carried one (the reattempt limits read it; the API does not show it). */
+  merchant_advice?: string;
 }
 
 export type Guarded<T> = { result: T | ConnectorError; durationMs: number; startedAt: Date } | { skipped: true; startedAt: Date };
@@ -179,7 +181,7 @@ export function attemptOf(name: string, guarded: Guarded<{ kind: string; failure
   if ('skipped' in guarded) {
     return { connector: name, outcome: 'skipped', error_code: 'circuit_open', decline_type: null, duration_ms: 0, started_at: guarded.startedAt.toISOString() };
   }
-  const r = guarded.result as { kind: string; code?: ConnectorErrorCode; failureCode?: string; declineType?: DeclineType };
+  const r = guarded.result as { kind: string; code?: ConnectorErrorCode; failureCode?: string; declineType?: DeclineType; merchantAdvice?: string };
   let outcome: AttemptOutcome;
   let errorCode: string | null = null;
   let declineType: DeclineType | null = null;
@@ -208,6 +210,7 @@ export function attemptOf(name: string, guarded: Guarded<{ kind: string; failure
     decline_type: declineType,
     duration_ms: Math.round(guarded.durationMs * 100) / 100,
     started_at: guarded.startedAt.toISOString(),
+    ...(outcome === 'declined' && r.merchantAdvice ? { merchant_advice: r.merchantAdvice } : {}),
   };
 }
 

@@ -80,7 +80,7 @@ export interface MandateDebitDetails {
 }
 
 /** A card or debit refused, with what the refusal says about trying again (src/connectors/declines.ts). */
-type Declined = Refused<'declined', PaymentFailureCode> & { declineType: DeclineType };
+type Declined = Refused<'declined', PaymentFailureCode> & { declineType: DeclineType; merchantAdvice?: string };
 
 export type ChargeState =
   /** `networkTransactionId`: the card scheme's id of a customer-initiated card payment, when the processor gives it (kept on a saved card for later merchant-initiated payments). */

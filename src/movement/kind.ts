@@ -137,6 +137,15 @@ export function attemptReferenceOf(publicId: string, n: number): string {
   return n > 1 ? `${publicId}_${n}` : publicId;
 }
 
+/**
+ * The reference a capture or a void names its payment's authorisation by at the processor: that of
+ * the attempt that took the payment, recorded on the row when it was made (a cascaded payment's
+ * `pay_…_n`); for a row made before it was recorded, the payment's attempt `attemptNumber`.
+ */
+export function authorisationReferenceOf(row: { paymentId: string; paymentReference: string | null }, attemptNumber = 1): string {
+  return row.paymentReference ?? attemptReferenceOf(toPublicId('pay', row.paymentId), attemptNumber);
+}
+
 /** The public id inside the reference of any of its attempts (a processor's webhook names the attempt). */
 export function publicIdOfReference(reference: string): string {
   return reference.replace(/_[2-9]$/, '');

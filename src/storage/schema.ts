@@ -369,6 +369,8 @@ export const cardReattempts = pgTable(
     /** `declined`: an issuer refused the card; `reattempt`: it was tried again after a decline (a cascade, an off-session payment). */
     kind: text('kind', { enum: ['declined', 'reattempt'] }).notNull(),
     declineType: text('decline_type', { enum: DECLINE_TYPES }),
+    /** A decline's Mastercard merchant advice code (two digits) when the processor passed one on: 24–30 ask for a wait. */
+    merchantAdvice: text('merchant_advice'),
     paymentId: uuid('payment_id').notNull(),
     createdAt: ts('created_at').notNull(),
   },
@@ -415,6 +417,8 @@ export const captures = pgTable(
     finalCapture: boolean('final_capture').notNull(),
     connector: text('connector').notNull(),
     connectorReference: text('connector_reference'),
+    /** The processor's reference of the payment attempt holding the authorisation (a cascaded payment's pay_…_n); null before 0028: the payment's. */
+    paymentReference: text('payment_reference'),
     attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
     ...failure(),
     metadata: metadata(),
@@ -447,6 +451,8 @@ export const voids = pgTable(
     connectorReference: text('connector_reference'),
     /** The processor's id of the authorisation, for asking it where the void stands. */
     paymentConnectorReference: text('payment_connector_reference'),
+    /** The processor's reference of the payment attempt holding the authorisation (a cascaded payment's pay_…_n); null before 0028: the payment's. */
+    paymentReference: text('payment_reference'),
     attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
     ...failure(),
     nextStatusCheckAt: ts('next_status_check_at'),

@@ -3,7 +3,7 @@
 // documents, and what a payment shows — the attempt's and the failed payment's decline_type —
 // through the service with the simulators' decline cards (docs/test-mode.md).
 import { describe, expect, it } from 'vitest';
-import { DECLINE_TYPES, merchantAdviceType } from '../../src/connectors/declines.js';
+import { ADVISED_WAITS, DECLINE_TYPES, merchantAdviceType } from '../../src/connectors/declines.js';
 import { ADYEN_REFUSALS, adyenDeclineOf } from '../../src/connectors/adyen/declines.js';
 import { STRIPE_CARD_ERROR_CODES, STRIPE_DECLINE_CODES, stripeDeclineOf } from '../../src/connectors/stripe/declines.js';
 import { DECLINE_OF_REFUSAL } from '../../src/connectors/simulator/declines.js';
@@ -59,7 +59,14 @@ describe('decline tables', () => {
     expect(['03: Do not try again', '21', '02', '24 : Retry after 1 hour', '30', '01', '29', '31', '', undefined].map(merchantAdviceType)).toEqual([
       'do_not_retry', 'do_not_retry', 'retry_later', 'retry_later', 'retry_later', 'fix_data', 'retry_later', undefined, undefined, undefined,
     ]);
-    expect(adyenDeclineOf({ refusalReasonCode: '12', additionalData: { merchantAdviceCode: '03: Do not try again' } })).toEqual({ failureCode: 'insufficient_funds', declineType: 'do_not_retry' });
+    expect(adyenDeclineOf({ refusalReasonCode: '12', additionalData: { merchantAdviceCode: '03: Do not try again' } })).toEqual({ failureCode: 'insufficient_funds', declineType: 'do_not_retry', merchantAdvice: '03' });
+    // Stripe passes the network's advice on as network_advice_code; the code is kept for the reattempt waits.
+    expect(stripeDeclineOf({ code: 'card_declined', decline_code: 'do_not_honor', network_advice_code: '26' })).toEqual({ failureCode: 'card_declined', declineType: 'retry_later', merchantAdvice: '26' });
+  });
+
+  it("Mastercard's advised waits: 24 one hour, 25 a day, 26 two days, 27 four, 28 six, 29 eight, 30 ten", () => {
+    const hours = Object.fromEntries(Object.entries(ADVISED_WAITS).map(([code, wait]) => [code, wait.ms / 3_600_000]));
+    expect(hours).toEqual({ '24': 1, '25': 24, '26': 48, '27': 96, '28': 144, '29': 192, '30': 240 });
   });
 });
 

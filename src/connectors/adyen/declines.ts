@@ -3,7 +3,7 @@
 // webhook carries the reason only), our failure code and its decline type after the networks'
 // categories (src/connectors/declines.ts). A Mastercard merchant advice code that Adyen passes on
 // (`additionalData.merchantAdviceCode`) outranks the reason.
-import { decline, GENERIC_DECLINE, merchantAdviceType, type Decline } from '../declines.js';
+import { advised, decline, GENERIC_DECLINE, type Decline } from '../declines.js';
 
 const never = decline('card_declined', 'do_not_retry');
 const later = decline('card_declined', 'retry_later');
@@ -73,6 +73,5 @@ export interface AdyenRefusal {
 
 export function adyenDeclineOf(answer: AdyenRefusal): Decline {
   const known = (answer.refusalReasonCode && BY_CODE.get(answer.refusalReasonCode)) || (answer.refusalReason && BY_REASON.get(answer.refusalReason.toLowerCase())) || GENERIC_DECLINE;
-  const advised = merchantAdviceType(answer.additionalData?.merchantAdviceCode);
-  return advised ? { ...known, declineType: advised } : known;
+  return advised(known, answer.additionalData?.merchantAdviceCode);
 }

@@ -13,6 +13,8 @@ export interface TestCard {
   captureDeclined?: true;
   /** Succeeds, then the cardholder disputes it (fraudulent) within SIMULATOR_PENDING_DELAY_MS. */
   disputed?: true;
+  /** 3-D Secure only when asked for: the issuer soft-declines (authentication_required) a payment that does not request it. */
+  softDecline?: true;
   description: string;
 }
 
@@ -51,6 +53,12 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
     scenario: 'challenge',
     description:
       'Needs 3-D Secure: with a return_url the payment is requires_action and next_action.url opens the challenge page (Complete or Fail); without one it fails authentication_required.',
+  },
+  '4000000000003246': {
+    scenario: 'challenge',
+    softDecline: true,
+    description:
+      'Soft-declined authentication_required unless 3-D Secure is requested: a routing rule cascading authentication_required retries a payment with a return_url (customer present) at the same processor with 3-D Secure requested, which then opens the challenge page.',
   },
   '4000000000000119': {
     scenario: 'processor_error',

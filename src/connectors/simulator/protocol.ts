@@ -44,6 +44,8 @@ export interface SimChargeRequest {
   return_url?: string;
   /** MANUAL: authorise only, captured later by POST /{processor}/captures (default AUTOMATIC). */
   capture?: 'AUTOMATIC' | 'MANUAL';
+  /** REQUESTED: ask the issuer for 3-D Secure even where it would not start it (a soft decline's retry). */
+  three_d_secure?: 'REQUESTED';
   /** An account verification: amount_minor 0, the card authorised and nothing charged. */
   verification?: boolean;
 }

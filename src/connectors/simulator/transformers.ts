@@ -45,7 +45,7 @@ const MESSAGE_OF_FAILURE = {
   insufficient_funds: 'The card has insufficient funds.',
   expired_card: 'The card has expired.',
   incorrect_cvc: 'The card security code is incorrect.',
-  authentication_required: 'The card issuer requires 3-D Secure, and the payment has no return_url.',
+  authentication_required: 'The card issuer requires 3-D Secure, which the payment did not request or cannot take (no return_url).',
   authentication_failed: 'The customer did not complete 3-D Secure.',
   processing_error: 'The processor could not process the payment.',
   debit_declined: "The customer's bank returned the direct debit.",
@@ -81,6 +81,7 @@ export function toChargeRequest(request: ChargeRequest): SimChargeRequest {
         }),
     ...(request.returnUrl === undefined ? {} : { return_url: request.returnUrl }),
     ...(request.captureMethod === 'manual' ? { capture: 'MANUAL' as const } : {}),
+    ...(request.threeDSecure ? { three_d_secure: 'REQUESTED' as const } : {}),
   };
 }
 

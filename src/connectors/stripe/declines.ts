@@ -2,7 +2,7 @@
 // (https://docs.stripe.com/declines/codes) with our failure code and its decline type, after the
 // networks' categories (src/connectors/declines.ts). One table: a new code is added here or it is
 // a generic decline.
-import { decline, GENERIC_DECLINE, type Decline } from '../declines.js';
+import { advised, decline, GENERIC_DECLINE, type Decline } from '../declines.js';
 
 const generic = GENERIC_DECLINE;
 const never = decline('card_declined', 'do_not_retry');
@@ -87,10 +87,14 @@ export const STRIPE_CARD_ERROR_CODES: Readonly<Record<string, Decline>> = {
   setup_intent_authentication_failure: decline('authentication_failed', 'authentication_required'),
 };
 
-/** A PaymentIntent's last error in our words; no error at all is a refusal that says nothing. */
-export function stripeDeclineOf(error: { code?: string | null; decline_code?: string | null } | null | undefined): Decline {
+/**
+ * A PaymentIntent's last error in our words; no error at all is a refusal that says nothing. The
+ * card network's advice Stripe passes on (`network_advice_code`: Mastercard's merchant advice
+ * code) outranks the decline code, as Adyen's merchantAdviceCode does.
+ */
+export function stripeDeclineOf(error: { code?: string | null; decline_code?: string | null; network_advice_code?: string | null } | null | undefined): Decline {
   if (!error) return decline('processing_error', 'generic');
-  return lookUp(STRIPE_DECLINE_CODES, error.decline_code) ?? lookUp(STRIPE_CARD_ERROR_CODES, error.code) ?? GENERIC_DECLINE;
+  return advised(lookUp(STRIPE_DECLINE_CODES, error.decline_code) ?? lookUp(STRIPE_CARD_ERROR_CODES, error.code) ?? GENERIC_DECLINE, error.network_advice_code);
 }
 
 // Own keys only: a code named like an Object.prototype member is no row of the table.

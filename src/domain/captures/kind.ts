@@ -4,7 +4,7 @@
 import { and, eq } from 'drizzle-orm';
 import { connectorError, type CaptureRequest, type CaptureState, type ConnectorErrorCode } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { attemptReferenceOf, reported, type MovementKind } from '../../movement/kind.js';
+import { authorisationReferenceOf, reported, type MovementKind } from '../../movement/kind.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { CAPTURE_RULES, type CaptureUpdate } from './transitions.js';
@@ -19,10 +19,10 @@ export const captureKind: MovementKind<CaptureRow, CaptureState, CaptureUpdate, 
   route: (row) => [row.connector],
   resumeBy: 'sending',
   send: async (connector, request, signal) => (connector.capture ? connector.capture(request, signal) : unsupported(connector.name)),
-  // The payment as the processor knows it: a processor without a lookup of captures (Stripe) answers from it.
+  // The payment as the processor knows it, under the attempt that took it: a processor without a lookup of captures (Stripe) answers from it.
   status: async (connector, request, signal, row) =>
     connector.captureStatus
-      ? connector.captureStatus({ ...request, paymentReference: toPublicId('pay', row.paymentId), connectorPaymentReference: null }, signal)
+      ? connector.captureStatus({ ...request, paymentReference: authorisationReferenceOf(row), connectorPaymentReference: null }, signal)
       : unsupported(connector.name),
   attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
   // A capture has one connector, its payment's: the update names none.
@@ -49,7 +49,7 @@ export async function captureRequest(db: Executor, row: CaptureRow): Promise<Cap
   return {
     reference: toPublicId('cap', row.id),
     // The attempt that took the payment, under its own reference (a cascaded payment's pay_…_n).
-    paymentReference: attemptReferenceOf(toPublicId('pay', row.paymentId), payment?.attemptNumber ?? 1),
+    paymentReference: authorisationReferenceOf(row, payment?.attemptNumber),
     connectorPaymentReference: payment?.connectorReference ?? null,
     amount: row.amount,
     currency: row.currency,

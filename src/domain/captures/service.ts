@@ -19,6 +19,7 @@ import type { Runtime } from '../../runtime.js';
 import { routingFor } from '../routing/targets.js';
 import { paymentStates } from '../payments/state.js';
 import type { PaymentRow } from '../payments/transitions.js';
+import { attemptReference } from '../payments/cascade.js';
 import { captureKind, captureRequest } from './kind.js';
 import { voidOnItsWay } from '../voids/service.js';
 import { savePayment } from './transitions.js';
@@ -99,6 +100,7 @@ async function admitCapture(
       currency: payment.currency,
       finalCapture,
       connector: payment.connector!,
+      paymentReference: attemptReference(payment),
       metadata: input.metadata ?? {},
       nextStatusCheckAt: resendCheckAt(rt, now),
     })

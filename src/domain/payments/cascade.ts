@@ -106,7 +106,7 @@ export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> =
       // Settled meanwhile (the worker, a webhook) or taken over by another request: what stands stands.
       if (!locked || locked.status !== 'pending' || locked.connector !== null || locked.attemptNumber !== row.attemptNumber) return undefined;
       const attempts = withAttempts(locked, execution.attempts);
-      await recordDecline(tx, ctx, key, row.id, type, now);
+      await recordDecline(tx, ctx, key, row.id, declined, now);
       const refused = await takeReattempt(tx, ctx, key, row.id, now, true);
       if (refused) {
         await save(tx, PAYMENT_RULES, locked, now, { attempts });

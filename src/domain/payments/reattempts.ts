@@ -5,13 +5,14 @@
 //
 //   Visa (and every brand but Mastercard): no reattempt after a category 1 decline (do_not_retry),
 //   at most 15 reattempts in 30 days;
-//   Mastercard: no reattempt after merchant advice 03 or 21 (do_not_retry), at most 10 in 24 hours.
+//   Mastercard: no reattempt after merchant advice 03 or 21 (do_not_retry), none after advice 24–30
+//   until the wait it advises has passed (1 hour to 10 days: ADVISED_WAITS), at most 10 in 24 hours.
 //
 // Past a limit the payment fails retry_limit_reached and nobody is called. The checks and the
 // records of one card run one after the other (a transaction-level advisory lock on the card), so
 // two payments of the card at once cannot both take the last reattempt.
 import { and, eq, gte } from 'drizzle-orm';
-import type { DeclineType } from '../../connectors/declines.js';
+import { ADVISED_WAITS, type DeclineType } from '../../connectors/declines.js';
 import type { Tenancy } from '../../vault/vault.js';
 import type { Db, Executor } from '../../storage/db.js';
 import { lockTenantKey } from '../../storage/locks.js';
@@ -50,10 +51,27 @@ export function cardKeyOf(row: Pick<PaymentRow, 'paymentMethod'>): CardKey | und
 const card = (ctx: Tenancy, key: CardKey) =>
   and(eq(cardReattempts.accountId, ctx.accountId), eq(cardReattempts.livemode, ctx.livemode), eq(cardReattempts.cardFingerprint, key.fingerprint));
 
+/** An issuer's decline as the limits read it: its type, and the merchant advice code it came with. */
+export interface CardDecline {
+  declineType: DeclineType;
+  merchantAdvice?: string | null;
+}
+
 /** Records an issuer's decline of the card (a processor's own refusal says nothing about the card). */
-export async function recordDecline(tx: Executor, ctx: Tenancy, key: CardKey, paymentId: string, declineType: DeclineType, now: Date): Promise<void> {
-  if (declineType === 'processor') return;
-  await tx.insert(cardReattempts).values({ ...tenancy(ctx, key), kind: 'declined', declineType, paymentId, createdAt: now });
+export async function recordDecline(tx: Executor, ctx: Tenancy, key: CardKey, paymentId: string, declined: CardDecline, now: Date): Promise<void> {
+  if (declined.declineType === 'processor') return;
+  await tx.insert(cardReattempts).values({ ...tenancy(ctx, key), kind: 'declined', declineType: declined.declineType, merchantAdvice: declined.merchantAdvice ?? null, paymentId, createdAt: now });
+}
+
+/** Why a decline's advised wait (Mastercard advice 24–30) still forbids a reattempt at `now`, or undefined once every wait has passed. */
+function adviceUnmet(declines: readonly { merchantAdvice: string | null; createdAt: Date }[], now: Date): string | undefined {
+  for (const d of declines) {
+    const wait = d.merchantAdvice !== null && Object.hasOwn(ADVISED_WAITS, d.merchantAdvice) ? ADVISED_WAITS[d.merchantAdvice]! : undefined;
+    if (!wait || d.createdAt.getTime() + wait.ms <= now.getTime()) continue;
+    const until = new Date(d.createdAt.getTime() + wait.ms).toISOString();
+    return `The issuer declined this card with Mastercard merchant advice ${d.merchantAdvice} (retry after ${wait.label}); no reattempt before ${until}, so nothing was sent.`;
+  }
+  return undefined;
 }
 
 const tenancy = (ctx: Tenancy, key: CardKey) => ({ accountId: ctx.accountId, livemode: ctx.livemode, cardFingerprint: key.fingerprint, brand: key.brand });
@@ -67,7 +85,7 @@ export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, pa
   await lockTenantKey(tx, 'card_reattempts', ctx, key.fingerprint);
   const since = new Date(now.getTime() - MEMORY_MS);
   const recent = await tx
-    .select({ kind: cardReattempts.kind, declineType: cardReattempts.declineType, createdAt: cardReattempts.createdAt })
+    .select({ kind: cardReattempts.kind, declineType: cardReattempts.declineType, merchantAdvice: cardReattempts.merchantAdvice, createdAt: cardReattempts.createdAt })
     .from(cardReattempts)
     .where(and(card(ctx, key), gte(cardReattempts.createdAt, since)));
   const declines = recent.filter((r) => r.kind === 'declined');
@@ -76,6 +94,8 @@ export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, pa
   if (declines.some((r) => r.declineType === 'do_not_retry')) {
     return `The issuer declined this card saying never to try it again (do_not_retry); ${limit.network}'s rules forbid any reattempt, so nothing was sent.`;
   }
+  const waiting = adviceUnmet(declines, now);
+  if (waiting) return waiting;
   const from = now.getTime() - limit.windowMs;
   const taken = recent.filter((r) => r.kind === 'reattempt' && r.createdAt.getTime() >= from).length;
   if (taken >= limit.max) {

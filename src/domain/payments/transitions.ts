@@ -170,7 +170,9 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
 async function recordFinalDecline(tx: Executor, payment: PaymentRow, now: Date): Promise<void> {
   const key = cardKeyOf(payment);
   if (!key || payment.declineType === null || payment.failureCode === 'retry_limit_reached' || payment.failureCode === 'authentication_failed') return;
-  await recordDecline(tx, payment, key, payment.id, payment.declineType, now);
+  // The advice the processor passed with the refusal is on the attempt that met it.
+  const last = (payment.attempts as { outcome?: string; merchant_advice?: string }[]).filter((a) => a.outcome === 'declined').at(-1);
+  await recordDecline(tx, payment, key, payment.id, { declineType: payment.declineType, merchantAdvice: last?.merchant_advice }, now);
 }
 
 const ACTION_CLOSED = { customerAction: null, nextActionUrl: null, actionExpiresAt: null };

@@ -4,7 +4,7 @@
 import type { CancelAuthorizationRequest, CancellationReason, CancelState, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { connectorError } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { attemptReferenceOf, reported, type MovementKind, type Report } from '../../movement/kind.js';
+import { authorisationReferenceOf, reported, type MovementKind, type Report } from '../../movement/kind.js';
 import { lockRow } from '../../movement/apply.js';
 import { payments } from '../../storage/schema.js';
 import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
@@ -24,7 +24,7 @@ export const voidKind: MovementKind<VoidRow, CancelState, VoidUpdate, CancelAuth
     connector.cancelAuthorization ? connector.cancelAuthorization(request, signal) : connectorError('request_rejected', `${connector.name} cannot void an authorisation`),
   // The authorisation as the processor knows it: released (voided), still held (the void is not there), or captured.
   status: async (connector, request, signal, row) => {
-    const charge = await connector.chargeStatus({ reference: toPublicId('pay', row.paymentId), connectorReference: row.paymentConnectorReference }, signal);
+    const charge = await connector.chargeStatus({ reference: authorisationReferenceOf(row), connectorReference: row.paymentConnectorReference }, signal);
     return voidReport(charge, row, request.connectorReference);
   },
   attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'canceled' ? 'succeeded' : 'pending' }),
@@ -74,7 +74,7 @@ export function voidRequest(row: VoidRow, payment: { amount: number; currency: s
   return {
     reference: toPublicId('void', row.id),
     // The attempt that holds the authorisation, under its own reference (a cascaded payment's pay_…_n).
-    paymentReference: attemptReferenceOf(toPublicId('pay', row.paymentId), payment.attemptNumber),
+    paymentReference: authorisationReferenceOf(row, payment.attemptNumber),
     connectorPaymentReference: row.paymentConnectorReference,
     amount: payment.amount,
     currency: payment.currency,

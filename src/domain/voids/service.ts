@@ -21,6 +21,7 @@ import type { CancelAuthorizationRequest } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
 import { paymentStates } from '../payments/state.js';
 import type { PaymentRow } from '../payments/transitions.js';
+import { attemptReference } from '../payments/cascade.js';
 import { savePayment } from '../captures/transitions.js';
 import { cancelPaymentOrder } from '../payment-orders/service.js';
 import { voidKind, voidRequest } from './kind.js';
@@ -82,6 +83,7 @@ async function admitVoid(tx: Executor, rt: Runtime, ctx: RequestContext, payment
       reason,
       connector: payment.connector!,
       paymentConnectorReference: payment.connectorReference,
+      paymentReference: attemptReference(payment),
       nextStatusCheckAt: resendCheckAt(rt, now),
     })
     .returning();

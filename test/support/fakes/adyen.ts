@@ -59,6 +59,8 @@ const SERVICE_TEST_CARDS: Record<string, { resultCode: string; refusal?: number 
   '4000000000000853': { resultCode: 'Refused', refusal: 5 },
   '4000000000000077': { resultCode: 'Received' },
   '4000000000003220': { resultCode: 'RedirectShopper' },
+  // The issuer's soft decline: Authentication required (38) unless 3-D Secure is asked for (attemptAuthentication always).
+  '4000000000003246': { resultCode: 'RedirectShopper', refusal: 38 },
 };
 
 const REFUSAL_REASONS: Record<number, string> = {
@@ -266,7 +268,8 @@ export class FakeAdyen extends FakeProcessor<Fault> {
       return { status: 200, body: { pspReference, resultCode, merchantReference: body.reference, ...extra } };
     };
     const alias = SERVICE_TEST_CARDS[number];
-    const refusal = Object.entries(REFUSAL_REASONS).find(([code]) => refusalCard(Number(code)) === number || alias?.refusal === Number(code));
+    const asked = body.authenticationData?.attemptAuthentication === 'always';
+    const refusal = Object.entries(REFUSAL_REASONS).find(([code]) => refusalCard(Number(code)) === number || (alias?.refusal === Number(code) && !(asked && alias.resultCode === 'RedirectShopper')));
     if (refusal) return answer('Refused', { refusalReason: refusal[1], refusalReasonCode: refusal[0] });
     const advice = ADVICE_CARDS[number];
     if (advice) return answer('Refused', { refusalReason: 'Refused', refusalReasonCode: '2', additionalData: { merchantAdviceCode: advice } });

@@ -28,10 +28,21 @@ export const STRIPE_CARDS = {
   incorrectCvc: '4000000000000127',
   /** Stripe's stolen-card and lost-card test cards; the service's do_not_honor and stolen cards (docs/test-mode.md). */
   stolen: '4000000000009979', lost: '4000000000009987', doNotHonor: '4000000000000440', serviceStolen: '4000000000000853',
+  /**
+   * The issuer's soft decline (decline_code authentication_required) unless 3-D Secure is requested
+   * (payment_method_options[card][request_three_d_secure]=any), then a redirect to authenticate;
+   * the service's test card of the same meaning (docs/test-mode.md). No Stripe test card declines so.
+   */
+  softDecline: '4000000000003246',
+  /**
+   * A Mastercard declined insufficient_funds with the network's advice 25 (retry after 24 hours) in
+   * `network_advice_code`, as Stripe passes Mastercard's merchant advice on; no Stripe test card does.
+   */
+  adviceRetryIn24Hours: '5555550000000259',
   /** Stripe's "exceeding velocity limit" card (card_velocity_exceeded: retry_later); other processors approve it. */ velocity: '4000000000006975',
 } as const;
 
-const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
+const DECLINES: Record<string, { code: string; decline_code?: string; network_advice_code?: string; message: string }> = {
   [STRIPE_CARDS.declined]: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
   [STRIPE_CARDS.insufficientFunds]: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
   [STRIPE_CARDS.expired]: { code: 'expired_card', message: 'Your card has expired.' },
@@ -40,6 +51,7 @@ const DECLINES: Record<string, { code: string; decline_code?: string; message: s
   [STRIPE_CARDS.lost]: { code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' },
   [STRIPE_CARDS.doNotHonor]: { code: 'card_declined', decline_code: 'do_not_honor', message: 'Your card was declined.' },
   [STRIPE_CARDS.serviceStolen]: { code: 'card_declined', decline_code: 'stolen_card', message: 'Your card was declined.' },
+  [STRIPE_CARDS.adviceRetryIn24Hours]: { code: 'card_declined', decline_code: 'insufficient_funds', network_advice_code: '25', message: 'Your card has insufficient funds.' },
   [STRIPE_CARDS.velocity]: { code: 'card_declined', decline_code: 'card_velocity_exceeded', message: 'Your card was declined for making repeated attempts too frequently or exceeding its amount limit.' },
 };
 
@@ -96,7 +108,10 @@ export class FakeStripe extends FakeProcessor<Fault> {
     const code = setup ? 'setup_intent_authentication_failure' : 'payment_intent_authentication_failure';
     const failure = { type: 'invalid_request_error', code, message: 'The provided PaymentMethod has failed authentication.' };
     const error = setup ? { last_setup_error: failure } : { last_payment_error: failure };
-    Object.assign(intent, outcome === 'succeeded' ? { status: 'succeeded', ...(setup ? {} : { amount_received: intent.amount }), next_action: null } : { status: 'requires_payment_method', next_action: null, ...error });
+    // Authenticated under capture_method manual, a PaymentIntent is authorised and held for its capture.
+    const held = !setup && intent.capture_method === 'manual';
+    const authenticated = held ? { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0 } : { status: 'succeeded', ...(setup ? {} : { amount_received: intent.amount }) };
+    Object.assign(intent, outcome === 'succeeded' ? { ...authenticated, next_action: null } : { status: 'requires_payment_method', next_action: null, ...error });
     return strip(intent);
   }
 
@@ -184,9 +199,14 @@ export class FakeStripe extends FakeProcessor<Fault> {
     const decline = DECLINES[card.number];
     if (decline) {
       Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
-      return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, payment_intent: strip(intent) });
+      return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, network_advice_code: decline.network_advice_code, payment_intent: strip(intent) });
     }
-    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required].includes(card.number)) return this.authenticate(intent, params);
+    if (card.number === STRIPE_CARDS.softDecline && params.payment_method_options?.card?.request_three_d_secure !== 'any') {
+      const soft = { code: 'card_declined', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...soft }, latest_charge: null });
+      return error(402, 'card_error', soft.message, { ...soft, payment_intent: strip(intent) });
+    }
+    if ([STRIPE_CARDS.requiresAction, STRIPE_CARDS.threeDSecureRequired, STRIPE_CARDS.threeDS2Required, STRIPE_CARDS.softDecline].includes(card.number)) return this.authenticate(intent, params);
     if (processing) Object.assign(intent, { status: 'processing' });
     // capture_method manual: authorised and held until /capture or /cancel.
     else if (intent.capture_method === 'manual') Object.assign(intent, { status: 'requires_capture', amount_capturable: intent.amount, amount_received: 0, _charge: chargeOf(intent, card) });

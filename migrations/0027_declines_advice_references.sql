@@ -1,0 +1,3 @@
+ALTER TABLE "captures" ADD COLUMN "payment_reference" text;--> statement-breakpoint
+ALTER TABLE "card_reattempts" ADD COLUMN "merchant_advice" text;--> statement-breakpoint
+ALTER TABLE "voids" ADD COLUMN "payment_reference" text;
