@@ -58,7 +58,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
 
   registerReadRoutes(app, {
     path: '/v1/webhook-endpoints', tags, schema: 'WebhookEndpoint', names: ['webhook endpoint', 'webhook endpoints'], idExample: ENDPOINT_ID_EXAMPLE,
-    query: ListWebhookEndpointsQuery, retrieve: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id), list: (ctx, query) => listWebhookEndpoints(db, ctx, query),
+    query: ListWebhookEndpointsQuery, retrieve: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id), list: (from, ctx, query) => listWebhookEndpoints(from, ctx, query),
   });
 
   app.patch(
@@ -122,7 +122,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
         response: { 200: ListOf(Attempt), ...errorResponses('resource_missing') },
       },
     },
-    async (req) => listEndpointAttempts(db, req.ctx, req.params.id, req.query),
+    async (req) => req.read((from) => listEndpointAttempts(from, req.ctx, req.params.id, req.query)),
   );
 
   app.get(
@@ -137,7 +137,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
         response: { 200: ListOf(Attempt), ...errorResponses('resource_missing') },
       },
     },
-    async (req) => listEventAttempts(db, req.ctx, req.params.id, req.query),
+    async (req) => req.read((from) => listEventAttempts(from, req.ctx, req.params.id, req.query)),
   );
 
   app.post(
