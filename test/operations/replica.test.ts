@@ -12,7 +12,6 @@ import { replicaRuns, replicaSkipReason, useReplica } from '../support/replica.j
 import { issueKey } from '../../src/domain/accounts/service.js';
 import { openPostgres, runMigrations, type Database } from '../../src/storage/db.js';
 
-if (!replicaRuns) console.warn(`replica.test.ts skipped: ${replicaSkipReason}`);
 
 /** db_reads_total by `pool/reason`. */
 async function readsServed(service: TestService): Promise<Record<string, number>> {
@@ -22,7 +21,7 @@ async function readsServed(service: TestService): Promise<Record<string, number>
   return out;
 }
 
-describe.skipIf(!replicaRuns)('a read replica with read-your-writes', () => {
+describe.skipIf(!replicaRuns)(`a read replica with read-your-writes${replicaSkipReason ? ` (skipped: ${replicaSkipReason})` : ''}`, () => {
   const pair = useReplica({ applyDelay: '2s' });
   const name = `po_replica_${crypto.randomBytes(4).toString('hex')}`;
   let database: Database;

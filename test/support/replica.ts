@@ -15,13 +15,20 @@ import { freePort } from './sockets.js';
 const run = promisify(execFile);
 const SCRIPT = path.join(ROOT, 'scripts', 'replica.sh');
 
-const binaries = process.env.PG_BIN ?? (fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').map((v) => `/usr/lib/postgresql/${v}/bin`).find((bin) => fs.existsSync(`${bin}/initdb`)) : undefined);
+const binaries = (process.env.PG_BIN ? [process.env.PG_BIN] : fs.existsSync('/usr/lib/postgresql') ? fs.readdirSync('/usr/lib/postgresql').sort().reverse().map((v) => `/usr/lib/postgresql/${v}/bin`) : []).find((bin) =>
+  fs.existsSync(path.join(bin, 'initdb')),
+);
 
 const script = (args: string[]) => run(SCRIPT, args, { env: { ...process.env, ...(binaries ? { PG_BIN: binaries } : {}) } });
 
 /** Whether the replica tests run: on PostgreSQL, with its server binaries there or required (CI). */
 export const replicaRuns = isPostgres && (binaries !== undefined || process.env.CI === 'true');
-export const replicaSkipReason = 'PostgreSQL server binaries (initdb, pg_basebackup) not found: set PG_BIN to run the read-replica tests';
+/** Why they do not, for the skipped test's title. */
+export const replicaSkipReason = replicaRuns
+  ? undefined
+  : isPostgres
+    ? 'no PostgreSQL server binaries (initdb, pg_basebackup) in PG_BIN or /usr/lib/postgresql/*/bin'
+    : 'the embedded database has no replica';
 
 export interface ReplicaPair {
   /** Database `name` on the primary and on the replica. */
@@ -48,8 +55,11 @@ export function useReplica(opts: { applyDelay: string }): ReplicaPair {
   }, 60_000);
   afterAll(async () => {
     if (!dir) return;
-    await script(['stop', dir]);
-    fs.rmSync(dir, { recursive: true, force: true });
+    try {
+      await script(['stop', dir]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
   return {
     primaryUrl: (name) => url(need()[0], name),
