@@ -30,7 +30,14 @@ export function registerReadRouting(app: App, reads: ReadRouting | undefined, pr
     this.writer = writer;
     if (writes(this)) routing.writeStarted(writer);
   });
-  app.addHook('onResponse', async (req) => {
-    if (req.writer !== undefined && writes(req)) routing.writeEnded(req.writer);
-  });
+  const ended = new WeakSet<FastifyRequest>();
+  const end = async (req: FastifyRequest) => {
+    if (req.writer === undefined || !writes(req) || ended.has(req)) return;
+    ended.add(req);
+    routing.writeEnded(req.writer);
+  };
+  app.addHook('onResponse', end);
+  // A request whose client went away may never send its response: ended here, its writer is not
+  // kept on the primary for good (the client saw no outcome to read back).
+  app.addHook('onRequestAbort', end);
 }
