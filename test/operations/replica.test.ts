@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createTenant, eventually, orderBody, startTestService, type TestService } from '../support/helpers.js';
+import { Visitor } from '../support/dashboard.js';
 import { replicaRuns, replicaSkipReason, useReplica } from '../support/replica.js';
 import { issueKey } from '../../src/domain/accounts/service.js';
 import { openPostgres, runMigrations, type Database } from '../../src/storage/db.js';
@@ -63,6 +64,7 @@ describe.skipIf(!replicaRuns)(`a read replica with read-your-writes${replicaSkip
       10_000,
     );
     expect(seen.answer.status).toBe(200);
+    expect(seen.served).toMatch(new RegExp(`^${pool}/`));
     return seen;
   }
 
@@ -98,7 +100,8 @@ describe.skipIf(!replicaRuns)(`a read replica with read-your-writes${replicaSkip
     );
     try {
       await pair.caughtUp();
-      await eventually(() => readsOf(strict, keys.reader), (s) => s.replica > 0);
+      const first = await eventually(() => readsOf(strict, keys.reader), (s) => s.replica > 0);
+      expect(first.replica).toBeGreaterThan(0);
       // A write the replica holds back for 2 s: its lag (now, less the last transaction it replayed) passes 500 ms.
       expect((await call(strict.url, 'POST', '/v1/payment-orders', { key: keys.writer, idempotencyKey: 'lag-1', body: orderBody() })).status).toBe(201);
       const lagging = await eventually(() => readsOf(strict, keys.reader), (s) => s.lagging > 0, 5_000);
@@ -115,6 +118,26 @@ describe.skipIf(!replicaRuns)(`a read replica with read-your-writes${replicaSkip
     const served = await readsServed(target);
     return { answer, replica: served['replica/caught_up'] ?? 0, lagging: served['primary/lagging'] ?? 0 };
   }
+
+  it("dashboard pages: a session's lists read the replica, except right after its own write", async () => {
+    await pair.caughtUp();
+    const visitor = await Visitor.signedIn(service.url, keys.reader);
+    const page = async () => {
+      const before = await readsServed(service);
+      const answer = await visitor.get('/dashboard/payment-orders');
+      expect(answer.status).toBe(200);
+      const after = await readsServed(service);
+      return { text: answer.text, served: Object.keys(after).find((k) => (after[k] ?? 0) > (before[k] ?? 0)) };
+    };
+    expect((await eventually(page, (p) => p.served === 'replica/caught_up')).served).toBe('replica/caught_up');
+    const orders = (await list(keys.reader)).body.data as { id: string }[];
+    const order = orders.find((o) => o !== undefined)!;
+    expect((await visitor.get(`/dashboard/payment-orders/${order.id}`)).status).toBe(200);
+    expect((await visitor.post(`/dashboard/payment-orders/${order.id}/cancel`)).status).toBe(303);
+    const after = await page();
+    expect(after.served).toBe('primary/own_write');
+    expect(after.text).toContain('cancelled');
+  }, 60_000);
 
   it('a stopped replica is skipped: every list answers 200 from the primary', async () => {
     await pair.caughtUp();
