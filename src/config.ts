@@ -28,6 +28,10 @@ export interface Config {
   databaseConnectTimeoutMs: number;
   /** `named` directly on PostgreSQL; `unnamed` behind a transaction pooler (src/storage/db.ts). */
   databasePreparedStatements: PreparedStatements;
+  /** A streaming replica that lists may read from (src/storage/read-replica.ts); ignored on the embedded database. */
+  databaseReadUrl: string | undefined;
+  /** How far behind the replica may be before its reads go to the primary. */
+  databaseReadMaxLagMs: number;
   /** On SIGTERM/SIGINT: how long /ready answers 503 while requests are still taken (load balancers notice). */
   shutdownDelayMs: number;
   /** On SIGTERM/SIGINT: how long, from the signal, in-flight requests and webhook attempts may take to finish. */
@@ -179,6 +183,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 20, 1),
     databaseConnectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5000, 100),
     databasePreparedStatements: oneOf(env, 'DATABASE_PREPARED_STATEMENTS', PREPARED_STATEMENTS, 'named'),
+    databaseReadUrl: env.DATABASE_READ_URL || undefined,
+    databaseReadMaxLagMs: int(env, 'DATABASE_READ_MAX_LAG_MS', 5000, 0),
     ...shutdownTimes(env),
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 3000),

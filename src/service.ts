@@ -15,6 +15,7 @@ import { createRuntime, type Runtime } from './runtime.js';
 import { startMetricsServer } from './metrics/server.js';
 import { poolUse } from './metrics/pool.js';
 import { probeAnswers } from './http/routes/health.js';
+import { openReads } from './storage/read-replica.js';
 
 export interface Service {
   database: Database;
@@ -52,6 +53,11 @@ export async function startService(
   const rateLimiter = opts.rateLimiter ?? createRateLimiter(config.redisUrl);
   // One set of connectors (circuit breakers, in-process simulator) shared by the api and worker roles.
   const payments = opts.payments ?? createRuntime(config, { db: database.db });
+  const reads = await openReads(
+    database,
+    { readUrl: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, poolSize: config.databasePoolSize, connectTimeoutMs: config.databaseConnectTimeoutMs, preparedStatements: config.databasePreparedStatements },
+    (pool, reason) => payments.metrics.dbRead(pool, reason),
+  );
   const lifecycle = createLifecycle();
   let app: App | undefined;
   let url: string | undefined;
@@ -64,6 +70,7 @@ export async function startService(
       logger: opts.logger,
       payments,
       lifecycle,
+      reads,
     });
     url = await app.listen({ host: config.host, port: config.port });
     payments.setServiceUrl(url);
@@ -74,6 +81,9 @@ export async function startService(
   }
   if (config.usingDevelopmentVaultKey && opts.logger !== false) {
     log.warn('VAULT_KEYS is not set: the card vault wraps its data keys with the built-in development key, which is public. Set VAULT_KEYS in production (docs/vault.md).');
+  }
+  if (config.databaseReadUrl && database.kind === 'pglite' && opts.logger !== false) {
+    log.warn('DATABASE_READ_URL is ignored: the embedded database has no replica; every read goes to it (docs/operations.md#a-read-replica).');
   }
   const worker = config.roles.includes('worker')
     ? startWorker(
@@ -106,6 +116,7 @@ export async function startService(
     await metricsServer?.close();
     await rateLimiter.close();
     if (!opts.payments) payments.close();
+    await reads.close();
     if (!opts.database) await database.close();
   };
   return {

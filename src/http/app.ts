@@ -45,6 +45,8 @@ import { registerDashboard } from './dashboard/index.js';
 import { registerCheckoutRoutes } from './checkout/routes.js';
 import { loggedPath } from './request-log.js';
 import { watchRequestBodies } from './body-deadline.js';
+import { registerReadRouting } from './read-routing.js';
+import type { ReadRouting } from '../storage/read-replica.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -72,6 +74,8 @@ export interface AppDeps {
   payments?: Runtime;
   /** Where a graceful shutdown stands (src/http/lifecycle.ts); the app's own when absent. */
   lifecycle?: Lifecycle;
+  /** Where lists read (src/storage/read-replica.ts); all on the primary when absent. */
+  reads?: ReadRouting;
 }
 
 /** The service's pino settings: secrets redacted, failed queries logged without their parameters. */
@@ -198,12 +202,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const lifecycle = deps.lifecycle ?? createLifecycle();
   registerLifecycle(app, lifecycle);
+  registerReadRouting(app, deps.reads, database.db);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('request-id', req.id);
     (req as { startedAtNs?: bigint }).startedAtNs = process.hrtime.bigint();
     if (req.routeOptions.config.auth === false || req.routeOptions.url === undefined) return;
     const principal = await authenticate(deps.authenticator, req.headers.authorization);
     req.ctx = { accountId: principal.accountId, livemode: principal.livemode, requestId: req.id };
+    req.identifyWriter(`key:${principal.keyId}`);
     await applyRateLimit(deps.rateLimiter, config, principal, reply, req.log);
   });
 

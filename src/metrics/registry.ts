@@ -30,6 +30,8 @@ export interface Metrics {
   webhookRecorded(result: WebhookResult): void;
   /** From the event's commit to its first delivery attempt. */
   webhookLag(seconds: number): void;
+  /** A read that could be answered by the replica (src/storage/read-replica.ts): the pool that answered it and why. */
+  dbRead(pool: 'primary' | 'replica', reason: string): void;
   workerPass(job: string, seconds: number): void;
   workerFailure(job: string): void;
   watchCircuits(read: () => Iterable<[connector: string, state: string]>): void;
@@ -78,6 +80,7 @@ export function createMetrics(): Metrics {
   const webhookLag = histogram('webhook_delivery_lag_seconds', 'From the commit of an event to the first attempt to deliver it.', [], [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
   ]);
+  const dbReads = counter('db_reads_total', 'Reads a replica may answer (DATABASE_READ_URL), by the pool that answered and why.', ['pool', 'reason']);
   const workerDuration = histogram('worker_pass_duration_seconds', 'Duration of the periodic passes of the worker.', ['job']);
   const workerFailures = counter('worker_pass_failures_total', 'Worker passes and webhook delivery loop steps that failed.', ['job']);
 
@@ -153,6 +156,9 @@ export function createMetrics(): Metrics {
     },
     webhookLag(seconds) {
       webhookLag.observe(Math.max(0, seconds));
+    },
+    dbRead(pool, reason) {
+      dbReads.inc({ pool, reason });
     },
     workerPass(job, seconds) {
       workerDuration.observe({ job }, seconds);

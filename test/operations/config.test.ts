@@ -127,6 +127,14 @@ describe('shutdown, database and request body timing', () => {
   });
 });
 
+describe('DATABASE_READ_URL', () => {
+  it('is unset by default, with a lag bound of 5 s that may be set', () => {
+    expect(loadConfig({})).toMatchObject({ databaseReadUrl: undefined, databaseReadMaxLagMs: 5000 });
+    expect(loadConfig({ DATABASE_READ_URL: 'postgres://replica/x', DATABASE_READ_MAX_LAG_MS: '250' })).toMatchObject({ databaseReadUrl: 'postgres://replica/x', databaseReadMaxLagMs: 250 });
+    expect(() => loadConfig({ DATABASE_READ_MAX_LAG_MS: 'soon' })).toThrow(/DATABASE_READ_MAX_LAG_MS/);
+  });
+});
+
 describe('DATABASE_PREPARED_STATEMENTS', () => {
   it('is named by default, unnamed when asked, and nothing else', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe('named');

@@ -22,7 +22,7 @@ export function registerCustomerPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/customers', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listCustomers(db, req.ctx, checked<ListCustomersQuery>(ListCustomersQuery, { limit: '25', ...query }, 'querystring'));
+    const page = await req.read((from) => listCustomers(from, req.ctx, checked<ListCustomersQuery>(ListCustomersQuery, { limit: '25', ...query }, 'querystring')));
     const filters = getForm('/dashboard/customers', [
       { name: 'email', label: 'Email', value: query.email },
       { name: 'reference', label: 'Reference', value: query.reference },

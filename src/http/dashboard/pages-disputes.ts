@@ -23,7 +23,7 @@ export function registerDisputePages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/disputes', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listDisputes(db, req.ctx, checked(ListDisputesQuery, { limit: '25', ...query }, 'querystring'));
+    const page = await req.read((from) => listDisputes(from, req.ctx, checked(ListDisputesQuery, { limit: '25', ...query }, 'querystring')));
     const filters = getForm('/dashboard/disputes', [{ name: 'status', label: 'Status', value: query.status, options: [...DISPUTE_STATUSES] }], 'Filter');
     const rows = table(page.data, [
       { label: 'Dispute', cell: (d: DisputeView) => disputeLink(d.id) },

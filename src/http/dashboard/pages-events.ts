@@ -45,7 +45,7 @@ export function registerEventPages(app: App, deps: DashboardDeps) {
   app.get('/dashboard/events', async (req, reply) => {
     const query = filled(req.query);
     const type = query.type && /^[a-z_.*]{1,100}$/.test(query.type) ? query.type : undefined;
-    const page = await listEvents(db, req.ctx, { limit: 50, type, starting_after: query.starting_after, ending_before: query.ending_before });
+    const page = await req.read((from) => listEvents(from, req.ctx, { limit: 50, type, starting_after: query.starting_after, ending_before: query.ending_before }));
     const filters = getForm('/dashboard/events', [{ name: 'type', label: 'Type (payment.* matches all payment events)', value: query.type, placeholder: 'refund.*' }], 'Filter');
     const rows = table(page.data, [
       { label: 'When', cell: (e) => when(e.created_at) },
@@ -92,7 +92,7 @@ export function registerEventPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/webhook-endpoints', async (req, reply) => {
     const view = viewOf(req);
-    const page = await listWebhookEndpoints(db, req.ctx, { limit: 100 });
+    const page = await req.read((from) => listWebhookEndpoints(from, req.ctx, { limit: 100 }));
     return sendView(reply, view, 'Webhook endpoints', endpointsPage(view, page.data), { current: '/dashboard/webhook-endpoints' });
   });
 

@@ -32,7 +32,7 @@ export function registerMoneyPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/payouts', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listPayouts(db, req.ctx, listOf(ListPayoutsQuery, query));
+    const page = await req.read((from) => listPayouts(from, req.ctx, listOf(ListPayoutsQuery, query)));
     const filters = getForm('/dashboard/payouts', [
       { name: 'reference', label: 'Reference', value: query.reference },
       { name: 'status', label: 'Status', value: query.status, options: [...PAYOUT_STATUSES] },
@@ -83,7 +83,7 @@ export function registerMoneyPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/beneficiaries', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listBeneficiaries(db, req.ctx, listOf(ListBeneficiariesQuery, query));
+    const page = await req.read((from) => listBeneficiaries(from, req.ctx, listOf(ListBeneficiariesQuery, query)));
     const filters = getForm('/dashboard/beneficiaries', [{ name: 'status', label: 'Status', value: query.status, options: [...BENEFICIARY_STATUSES] }], 'Filter');
     const rows = table(page.data, [
       { label: 'Beneficiary', cell: (b) => code(b.id) },
@@ -99,7 +99,7 @@ export function registerMoneyPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/mandates', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listMandates(db, req.ctx, listOf(ListMandatesQuery, query));
+    const page = await req.read((from) => listMandates(from, req.ctx, listOf(ListMandatesQuery, query)));
     const filters = getForm('/dashboard/mandates', [
       { name: 'status', label: 'Status', value: query.status, options: [...MANDATE_STATUSES] },
       { name: 'customer_email', label: 'Customer email', value: query.customer_email },
@@ -154,10 +154,10 @@ export function registerMoneyPages(app: App, deps: DashboardDeps) {
   app.get('/dashboard/balance', async (req, reply) => {
     const view = viewOf(req);
     const query = filled(req.query);
-    const [balance, transactions] = await Promise.all([
-      retrieveBalance(db, req.ctx),
-      listBalanceTransactions(db, req.ctx, listOf(ListBalanceTransactionsQuery, query)),
-    ]);
+    // One source for both, so that the totals and the transactions under them agree.
+    const [balance, transactions] = await req.read((from) =>
+      Promise.all([retrieveBalance(from, req.ctx), listBalanceTransactions(from, req.ctx, listOf(ListBalanceTransactionsQuery, query))]),
+    );
     const currencies = [...new Set([...balance.available, ...balance.pending, ...balance.reserved].map((b) => b.currency))].sort();
     const amountIn = (list: { currency: string; amount: number }[], currency: string) => money(list.find((b) => b.currency === currency)?.amount ?? 0, currency);
     const totals = table(currencies, [

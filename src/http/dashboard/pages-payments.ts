@@ -51,7 +51,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/payment-orders', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listPaymentOrders(db, req.ctx, checked(ListPaymentOrdersQuery, { limit: '25', ...query }, 'querystring'));
+    const page = await req.read((from) => listPaymentOrders(from, req.ctx, checked(ListPaymentOrdersQuery, { limit: '25', ...query }, 'querystring')));
     const filters = getForm('/dashboard/payment-orders', [
       { name: 'reference', label: 'Reference', value: query.reference, placeholder: 'order-1042' },
       { name: 'status', label: 'Status', value: query.status, options: [...PAYMENT_ORDER_STATUSES] },
@@ -100,7 +100,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
 
   app.get('/dashboard/payments', async (req, reply) => {
     const query = filled(req.query);
-    const page = await listPayments(db, req.ctx, checked(ListPaymentsQuery, { limit: '25', ...query }, 'querystring'));
+    const page = await req.read((from) => listPayments(from, req.ctx, checked(ListPaymentsQuery, { limit: '25', ...query }, 'querystring')));
     const filters = getForm('/dashboard/payments', [
       { name: 'status', label: 'Status', value: query.status, options: [...PAYMENT_STATUSES] },
       { name: 'payment_order', label: 'Payment order', value: query.payment_order, placeholder: 'ord_…' },

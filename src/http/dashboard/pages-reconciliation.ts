@@ -17,7 +17,7 @@ export function registerReconciliationPages(app: App, deps: DashboardDeps) {
 
   app.get(PATH, async (req, reply) => {
     const query = filled(req.query);
-    const page = await listReconciliationRuns(db, req.ctx, checked<ListReconciliationRunsQuery>(ListReconciliationRunsQuery, { limit: '25', ...query }, 'querystring'));
+    const page = await req.read((from) => listReconciliationRuns(from, req.ctx, checked<ListReconciliationRunsQuery>(ListReconciliationRunsQuery, { limit: '25', ...query }, 'querystring')));
     const filters = getForm(PATH, [{ name: 'connector_account', label: 'Connector account', value: query.connector_account, placeholder: 'ca_…' }], 'Filter');
     const runs = table(page.data, [
       { label: 'Run', cell: (r) => runLink(r.id) },

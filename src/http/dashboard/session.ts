@@ -79,6 +79,8 @@ export function sessionGuard(db: Db) {
     }
     req.ctx = { accountId: session.accountId, livemode: session.livemode, requestId: req.id };
     req.dashboard = { token, view: { livemode: session.livemode, accountName: session.accountName, csrf: csrfFor(token) } };
+    // The CSRF token stands for the session (a digest of it) without keeping the session's secret.
+    req.identifyWriter(`session:${req.dashboard.view.csrf}`);
     if (req.method === 'POST' && !sameSecret(formOf(req.body).csrf, req.dashboard.view.csrf)) throw csrfRefused();
   };
 }

@@ -34,6 +34,6 @@ export function registerBalanceRoutes(app: App, db: Db) {
         response: { 200: ListOf(Type.Ref('BalanceTransaction')), ...errorResponses() },
       },
     },
-    async (req) => listBalanceTransactions(db, req.ctx, req.query),
+    async (req) => req.read((from) => listBalanceTransactions(from, req.ctx, req.query)),
   );
 }

@@ -47,7 +47,7 @@ export function registerBeneficiaryRoutes(app: App, db: Db, rt: Runtime) {
 
   registerReadRoutes(app, {
     path: '/v1/beneficiaries', tags, schema: 'Beneficiary', names: ['beneficiary', 'beneficiaries'], idExample: BENEFICIARY_ID_EXAMPLE,
-    query: ListBeneficiariesQuery, retrieve: (ctx, id) => retrieveBeneficiary(db, ctx, id), list: (ctx, query) => listBeneficiaries(db, ctx, query),
+    query: ListBeneficiariesQuery, retrieve: (ctx, id) => retrieveBeneficiary(db, ctx, id), list: (from, ctx, query) => listBeneficiaries(from, ctx, query),
   });
 
   app.patch(

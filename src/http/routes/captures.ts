@@ -59,6 +59,6 @@ export function registerCaptureRoutes(app: App, db: Db, rt: Runtime) {
 
   registerReadRoutes(app, {
     path: '/v1/captures', tags, schema: 'Capture', names: ['capture', 'captures'], idExample: 'cap_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    query: ListCapturesQuery, retrieve: (ctx, id) => retrieveCapture(db, ctx, id), list: (ctx, query) => listCaptures(db, ctx, query),
+    query: ListCapturesQuery, retrieve: (ctx, id) => retrieveCapture(db, ctx, id), list: (from, ctx, query) => listCaptures(from, ctx, query),
   });
 }

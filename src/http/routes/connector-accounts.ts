@@ -58,7 +58,7 @@ export function registerConnectorAccountRoutes(app: App, db: Db, rt: Runtime) {
   const reads = connectorAccountReads(rt);
   registerReadRoutes(app, {
     path: '/v1/connector-accounts', tags, schema: 'ConnectorAccount', names: ['connector account', 'connector accounts'], idExample: ACCOUNT_ID_EXAMPLE,
-    query: ListConnectorAccountsQuery, retrieve: (ctx, id) => reads.retrieve(db, ctx, id), list: (ctx, query) => reads.list(db, ctx, query),
+    query: ListConnectorAccountsQuery, retrieve: (ctx, id) => reads.retrieve(db, ctx, id), list: (from, ctx, query) => reads.list(from, ctx, query),
   });
 
   // PATCH and DELETE of one account: its id in the path, an outcome as the answer.

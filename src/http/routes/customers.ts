@@ -36,7 +36,7 @@ export function registerCustomerRoutes(app: App, db: Db, rt: Pick<Runtime, 'now'
 
   registerReadRoutes(app, {
     path: '/v1/customers', tags, schema: 'Customer', names: ['customer', 'customers'], idExample: CUSTOMER_ID_EXAMPLE,
-    query: ListCustomersQuery, retrieve: (ctx, id) => retrieveCustomer(db, ctx, id), list: (ctx, query) => listCustomers(db, ctx, query),
+    query: ListCustomersQuery, retrieve: (ctx, id) => retrieveCustomer(db, ctx, id), list: (from, ctx, query) => listCustomers(from, ctx, query),
   });
 
   app.patch(

@@ -59,6 +59,6 @@ export function registerDisputeRoutes(app: App, db: Db, rt: Runtime) {
 
   registerReadRoutes(app, {
     path: '/v1/disputes', tags, schema: 'Dispute', names: ['dispute', 'disputes'], idExample: 'dp_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    query: ListDisputesQuery, retrieve: (ctx, id) => retrieveDispute(db, ctx, id), list: (ctx, query) => listDisputes(db, ctx, query),
+    query: ListDisputesQuery, retrieve: (ctx, id) => retrieveDispute(db, ctx, id), list: (from, ctx, query) => listDisputes(from, ctx, query),
   });
 }

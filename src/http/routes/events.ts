@@ -120,7 +120,7 @@ export function registerEventRoutes(app: App, db: Db) {
       serializerCompiler: asStored,
       schema: { tags, operationId: 'listEvents', summary: 'List events, newest first', querystring: ListEventsQuery, response: { 200: ListOf(Type.Ref('Event')), ...errorResponses() } },
     },
-    async (req) => listEvents(db, req.ctx, req.query),
+    async (req) => req.read((from) => listEvents(from, req.ctx, req.query)),
   );
   app.get(
     '/v1/events/:id',

@@ -50,7 +50,7 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Runt
 
   registerReadRoutes(app, {
     path: '/v1/mandates', tags, schema: 'Mandate', names: ['mandate', 'mandates'], idExample: EXAMPLE_ID,
-    query: ListMandatesQuery, retrieve: (ctx, id) => retrieveMandate(db, ctx, id), list: (ctx, query) => listMandates(db, ctx, query),
+    query: ListMandatesQuery, retrieve: (ctx, id) => retrieveMandate(db, ctx, id), list: (from, ctx, query) => listMandates(from, ctx, query),
   });
 
   app.post(

@@ -60,7 +60,7 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
 
   registerReadRoutes(app, {
     path: '/v1/payment-methods', tags, schema: 'PaymentMethod', names: ['payment method', 'payment methods'], idExample: PAYMENT_METHOD_ID_EXAMPLE,
-    query: ListPaymentMethodsQuery, retrieve: (ctx, id) => retrievePaymentMethod(db, ctx, id), list: (ctx, query) => listPaymentMethods(db, ctx, query),
+    query: ListPaymentMethodsQuery, retrieve: (ctx, id) => retrievePaymentMethod(db, ctx, id), list: (from, ctx, query) => listPaymentMethods(from, ctx, query),
   });
 
   app.patch(

@@ -37,7 +37,7 @@ export function registerPaymentOrderRoutes(app: App, db: Db, config: Config, rt:
 
   registerReadRoutes(app, {
     path: '/v1/payment-orders', tags, schema: 'PaymentOrder', names: ['payment order', 'payment orders'], idExample: 'ord_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    query: ListPaymentOrdersQuery, retrieve: (ctx, id) => retrievePaymentOrder(db, ctx, id), list: (ctx, query) => listPaymentOrders(db, ctx, query),
+    query: ListPaymentOrdersQuery, retrieve: (ctx, id) => retrievePaymentOrder(db, ctx, id), list: (from, ctx, query) => listPaymentOrders(from, ctx, query),
   });
 
   app.post(

@@ -64,6 +64,6 @@ export function registerPaymentRoutes(app: App, db: Db, rt: Runtime, config: Con
         response: { 200: ListOf(PaymentRef), ...errorResponses() },
       },
     },
-    async (req) => listPayments(db, req.ctx, req.query),
+    async (req) => req.read((from) => listPayments(from, req.ctx, req.query)),
   );
 }

@@ -50,7 +50,7 @@ export function registerPayoutRoutes(app: App, db: Db, rt: Runtime) {
 
   registerReadRoutes(app, {
     path: '/v1/payouts', tags, schema: 'Payout', names: ['payout', 'payouts'], idExample: PAYOUT_ID_EXAMPLE,
-    query: ListPayoutsQuery, retrieve: (ctx, id) => retrievePayout(db, ctx, id), list: (ctx, query) => listPayouts(db, ctx, query),
+    query: ListPayoutsQuery, retrieve: (ctx, id) => retrievePayout(db, ctx, id), list: (from, ctx, query) => listPayouts(from, ctx, query),
   });
 
   app.post(

@@ -5,6 +5,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import type { App } from '../types.js';
 import type { RequestContext } from '../../kernel/context.js';
+import type { Db } from '../../storage/db.js';
 import type { Page } from '../../kernel/pagination.js';
 import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 
@@ -20,7 +21,8 @@ export interface ReadRoutes<Q extends TSchema> {
   idExample: string;
   query: Q;
   retrieve: (ctx: RequestContext, id: string) => Promise<unknown>;
-  list: (ctx: RequestContext, query: Static<Q>) => Promise<Page<unknown>>;
+  /** Given the database the read may go to: a replica when the caller's writes are on it (src/http/read-routing.ts). */
+  list: (db: Db, ctx: RequestContext, query: Static<Q>) => Promise<Page<unknown>>;
 }
 
 const pascal = (words: string) => words.replace(/(?:^|\s+)(\w)/g, (_, letter: string) => letter.toUpperCase());
@@ -52,6 +54,6 @@ export function registerReadRoutes<Q extends TSchema>(app: App, routes: ReadRout
         response: { 200: ListOf(object), ...errorResponses() },
       },
     },
-    async (req) => routes.list(req.ctx, req.query as Static<Q>),
+    async (req) => req.read((db) => routes.list(db, req.ctx, req.query as Static<Q>)),
   );
 }

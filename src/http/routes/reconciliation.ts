@@ -55,6 +55,6 @@ export function registerReconciliationRoutes(app: App, db: Db, rt: Runtime) {
   });
   registerReadRoutes(app, {
     path: '/v1/reconciliation-runs', tags, schema: 'ReconciliationRun', names: ['reconciliation run', 'reconciliation runs'], idExample: 'rec_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    query: ListReconciliationRunsQuery, retrieve: (ctx, id) => retrieveReconciliationRun(db, ctx, id), list: (ctx, query) => listReconciliationRuns(db, ctx, query),
+    query: ListReconciliationRunsQuery, retrieve: (ctx, id) => retrieveReconciliationRun(db, ctx, id), list: (from, ctx, query) => listReconciliationRuns(from, ctx, query),
   });
 }

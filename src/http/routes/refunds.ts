@@ -32,6 +32,6 @@ export function registerRefundRoutes(app: App, db: Db, rt: Runtime) {
 
   registerReadRoutes(app, {
     path: '/v1/refunds', tags, schema: 'Refund', names: ['refund', 'refunds'], idExample: 'ref_01jd8x3v0pe7wbz0m4k6f2n9qa',
-    query: ListRefundsQuery, retrieve: (ctx, id) => retrieveRefund(db, ctx, id), list: (ctx, query) => listRefunds(db, ctx, query),
+    query: ListRefundsQuery, retrieve: (ctx, id) => retrieveRefund(db, ctx, id), list: (from, ctx, query) => listRefunds(from, ctx, query),
   });
 }

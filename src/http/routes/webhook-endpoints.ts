@@ -58,7 +58,7 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
 
   registerReadRoutes(app, {
     path: '/v1/webhook-endpoints', tags, schema: 'WebhookEndpoint', names: ['webhook endpoint', 'webhook endpoints'], idExample: ENDPOINT_ID_EXAMPLE,
-    query: ListWebhookEndpointsQuery, retrieve: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id), list: (ctx, query) => listWebhookEndpoints(db, ctx, query),
+    query: ListWebhookEndpointsQuery, retrieve: (ctx, id) => retrieveWebhookEndpoint(db, ctx, id), list: (from, ctx, query) => listWebhookEndpoints(from, ctx, query),
   });
 
   app.patch(
@@ -110,35 +110,26 @@ export function registerWebhookRoutes(app: App, db: Db, settings: WebhookSetting
     async (req, reply) => sendOutcome(reply, await rotateWebhookSecret(db, settings, req.ctx, req.params.id, req.body)),
   );
 
-  app.get(
-    '/v1/webhook-endpoints/:id/deliveries',
-    {
-      schema: {
-        tags,
-        operationId: 'listWebhookEndpointDeliveries',
-        summary: 'List the delivery attempts made to a webhook endpoint, newest first',
-        params: EndpointId,
-        querystring: ListAttemptsQuery,
-        response: { 200: ListOf(Attempt), ...errorResponses('resource_missing') },
+  // The delivery attempts of one endpoint, or of one event: the same page, found from either side.
+  const deliveries = [
+    { path: '/v1/webhook-endpoints/:id/deliveries', tags, operationId: 'listWebhookEndpointDeliveries', of: 'made to a webhook endpoint', params: EndpointId, list: listEndpointAttempts },
+    { path: '/v1/events/:id/deliveries', tags: ['events'], operationId: 'listEventDeliveries', of: 'of an event', params: EventId, list: listEventAttempts },
+  ];
+  for (const { path, of, params, list, ...named } of deliveries) {
+    app.get(
+      path,
+      {
+        schema: {
+          ...named,
+          summary: `List the delivery attempts ${of}, newest first`,
+          params,
+          querystring: ListAttemptsQuery,
+          response: { 200: ListOf(Attempt), ...errorResponses('resource_missing') },
+        },
       },
-    },
-    async (req) => listEndpointAttempts(db, req.ctx, req.params.id, req.query),
-  );
-
-  app.get(
-    '/v1/events/:id/deliveries',
-    {
-      schema: {
-        tags: ['events'],
-        operationId: 'listEventDeliveries',
-        summary: 'List the delivery attempts of an event, newest first',
-        params: EventId,
-        querystring: ListAttemptsQuery,
-        response: { 200: ListOf(Attempt), ...errorResponses('resource_missing') },
-      },
-    },
-    async (req) => listEventAttempts(db, req.ctx, req.params.id, req.query),
-  );
+      async (req) => req.read((from) => list(from, req.ctx, req.params.id, req.query)),
+    );
+  }
 
   app.post(
     '/v1/events/:id/redeliver',

@@ -1,0 +1,153 @@
+// Where a read goes (src/storage/read-replica.ts), decided against a fake primary and replica and
+// a fake clock: what the replica has replayed against what the reader wrote, its lag, its
+// failures (the breaker), and how many position queries finished writes cost.
+import { describe, expect, it } from 'vitest';
+import { openReads, parseLsn, replicaReads, type ReadReason } from '../../src/storage/read-replica.js';
+import { ApiError } from '../../src/kernel/errors.js';
+import type { Db } from '../../src/storage/db.js';
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+function setUp(maxLagMs = 1000) {
+  let nowMs = 0;
+  const state = { primaryLsn: '0/100', replayed: '0/100', lagMs: 0 as number | null, replicaDown: false, positionQueries: 0 };
+  const primary = {
+    name: 'primary',
+    execute: async () => {
+      state.positionQueries += 1;
+      await tick();
+      return { rows: [{ position: state.primaryLsn }] };
+    },
+  };
+  const replica = {
+    name: 'replica',
+    execute: async () => {
+      if (state.replicaDown) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+      return { rows: [{ replayed: state.replayed, lag_ms: state.lagMs }] };
+    },
+  };
+  const served: string[] = [];
+  const reads = replicaReads({
+    primary: primary as unknown as Db,
+    replica: replica as unknown as Db,
+    maxLagMs,
+    served: (pool: string, reason: ReadReason) => served.push(`${pool}/${reason}`),
+    closeReplica: async () => {},
+    now: () => nowMs,
+  });
+  /** Which pool answered a read of `writer` (the read itself fails on the replica while it is down). */
+  const read = (writer?: string) =>
+    reads.read(writer, async (db) => {
+      const name = (db as unknown as { name: string }).name;
+      if (name === 'replica' && state.replicaDown) throw new Error('Connection terminated unexpectedly');
+      return name;
+    });
+  /** Lets time pass past the probe interval and the probe it starts finish. */
+  const later = async (ms = 200) => {
+    nowMs += ms;
+    await read('nobody');
+    await tick();
+    served.pop();
+  };
+  return { reads, read, state, served, later, advance: (ms: number) => (nowMs += ms) };
+}
+
+describe('read routing', () => {
+  it('orders WAL positions as PostgreSQL does', () => {
+    expect(parseLsn('0/FFFFFFFF') < parseLsn('1/0')).toBe(true);
+    expect(parseLsn('16/B374D848')).toBe((0x16n << 32n) + 0xb374d848n);
+  });
+
+  it('reads the primary until the replica is probed, then the replica', async () => {
+    const t = setUp();
+    expect(await t.read('key:a')).toBe('primary');
+    expect(t.served).toEqual(['primary/not_probed']);
+    await tick();
+    expect(await t.read('key:a')).toBe('replica');
+    expect(t.served.at(-1)).toBe('replica/caught_up');
+  });
+
+  it("a writer reads the primary from its write's start until the replica has replayed the position after it", async () => {
+    const t = setUp();
+    await t.later();
+    t.reads.writeStarted('key:a');
+    expect(await t.read('key:a')).toBe('primary');
+    expect(await t.read('key:b')).toBe('replica');
+    t.state.primaryLsn = '0/200';
+    t.reads.writeEnded('key:a');
+    await tick();
+    await tick();
+    await t.later();
+    expect(await t.read('key:a')).toBe('primary');
+    expect(t.served.at(-1)).toBe('primary/own_write');
+    t.state.replayed = '0/200';
+    await t.later();
+    expect(await t.read('key:a')).toBe('replica');
+  });
+
+  it('writes finishing together share the position queries', async () => {
+    const t = setUp();
+    const writers = Array.from({ length: 50 }, (_, i) => `key:${i}`);
+    for (const w of writers) t.reads.writeStarted(w);
+    for (const w of writers) t.reads.writeEnded(w);
+    for (let i = 0; i < 5; i++) await tick();
+    expect(t.state.positionQueries).toBeLessThanOrEqual(2);
+    await t.later();
+    expect(await t.read('key:49')).toBe('replica');
+  });
+
+  it('skips a replica lagging past the bound, or whose last probe is older than it', async () => {
+    const t = setUp(1000);
+    t.state.lagMs = 1500;
+    await t.later();
+    expect(await t.read()).toBe('primary');
+    expect(t.served.at(-1)).toBe('primary/lagging');
+    t.state.lagMs = null; // nothing replayed to age against while WAL waits: not usable
+    await t.later();
+    expect(await t.read()).toBe('primary');
+    t.state.lagMs = 0;
+    await t.later();
+    expect(await t.read()).toBe('replica');
+    t.advance(1001);
+    t.state.replicaDown = true; // the probe this read starts fails; the read is judged on the old probe
+    expect(await t.read()).toBe('primary');
+    expect(t.served.at(-1)).toBe('primary/lagging');
+  });
+
+  it('a read failing on the replica is answered by the primary, and the replica is left alone until a probe succeeds', async () => {
+    const t = setUp();
+    await t.later();
+    t.state.replicaDown = true;
+    expect(await t.read()).toBe('primary');
+    expect(t.served.at(-1)).toBe('primary/replica_failed');
+    expect(await t.read()).toBe('primary');
+    expect(t.served.at(-1)).toBe('primary/replica_down');
+    t.state.replicaDown = false;
+    await t.later(1000);
+    expect(await t.read()).toBe('primary');
+    await t.later(5000);
+    expect(await t.read()).toBe('replica');
+  });
+
+  it('a refusal on the replica (a missing object it may not have yet) is asked of the primary without blaming the replica', async () => {
+    const t = setUp();
+    await t.later();
+    const answer = await t.reads.read(undefined, async (db) => {
+      if ((db as unknown as { name: string }).name === 'replica') throw new ApiError('resource_missing');
+      return 'found';
+    });
+    expect(answer).toBe('found');
+    expect(await t.read()).toBe('replica');
+  });
+
+  it('the embedded database has no replica: DATABASE_READ_URL is ignored and every read is its own', async () => {
+    const database = { kind: 'pglite' as const, db: { name: 'embedded' } as unknown as Db, close: async () => {} };
+    const served: string[] = [];
+    const reads = await openReads(database, { readUrl: 'postgres://postgres@127.0.0.1:1/none', maxLagMs: 5000 }, (pool) => served.push(pool));
+    reads.writeStarted('key:a');
+    reads.writeEnded('key:a');
+    expect(await reads.read('key:a', async (db) => db === database.db)).toBe(true);
+    expect(served).toEqual([]);
+    await reads.close();
+  });
+});
