@@ -45,7 +45,9 @@ export interface Model {
   keySeq: number;
 }
 
-const CARDS = Object.keys(TEST_CARDS);
+// The pending-capture card is left out: it arrived after the recorded seeds (docs/simulation.md), and
+// adding it to the draw would shift every seed's card choices.
+const CARDS = Object.keys(TEST_CARDS).filter((number) => number !== '4000000000000580');
 const ENDINGS = Object.keys(TEST_BANK_ACCOUNTS) as TestBankAccountEnding[];
 const CURRENCIES = ['EUR', 'EUR', 'EUR', 'GBP'];
 const EVENT_SETS = [['*'], ['payment.succeeded', 'payment.failed', 'payment_order.paid'], ['payout.paid', 'payout.failed', 'refund.succeeded', 'refund.failed'], ['*']];
