@@ -1,4 +1,4 @@
-// Test helpers (`POST /v1/test-helpers/{payments,payouts,mandates}/{id}/resolve`) ask the simulated
+// Test helpers (`POST /v1/test-helpers/{payments,captures,payouts,mandates}/{id}/resolve`) ask the simulated
 // processor holding the object to settle it now, through the processor's own test controls (which
 // the registry hands out for the built-in connectors that have them, whether the route names them or
 // a connector account of theirs); what the processor then reports is applied like any other report.

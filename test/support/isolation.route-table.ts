@@ -108,6 +108,7 @@ export const ROUTES: Route[] = [
   { route: 'GET /v1/account/integration', kind: 'account', ok: 200 },
   { route: 'GET /v1/balance-transactions', kind: 'list', ok: 200, filter: (w, them) => `source=${first(w, them, 'payment')}` },
   { route: 'POST /v1/test-helpers/payments/:id/resolve', kind: 'write', resource: 'pending_payment', ok: 200, body: () => ({ outcome: 'succeeded' }), testOnly: true },
+  { route: 'POST /v1/test-helpers/captures/:id/resolve', kind: 'write', resource: 'pending_capture', ok: 200, body: () => ({ outcome: 'succeeded' }), testOnly: true },
   { route: 'POST /v1/test-helpers/balance/fund', kind: 'account', ok: 201, body: () => ({ amount: 1, currency: 'JPY' }), testOnly: true },
   { route: 'POST /v1/test-helpers/retry-limits/reset', kind: 'account', ok: 200, testOnly: true },
   { route: 'POST /v1/mandates', kind: 'create', resource: 'mandate', ok: 201, body: () => mandateBody() },

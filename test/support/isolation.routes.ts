@@ -35,6 +35,7 @@ export type Resource =
   | 'payment_method'
   | 'authorized_payment'
   | 'capture'
+  | 'pending_capture'
   | 'dispute'
   | 'reconciliation_run';
 /** Where each kind is read; the snapshot also reads the delivery lists of events and endpoints. */
@@ -54,6 +55,7 @@ export const PATHS: Record<Resource, (id: string) => string[]> = {
   payment_method: (id) => [`/v1/payment-methods/${id}`],
   authorized_payment: (id) => [`/v1/payments/${id}`],
   capture: (id) => [`/v1/captures/${id}`],
+  pending_capture: (id) => [`/v1/captures/${id}`],
   dispute: (id) => [`/v1/disputes/${id}`],
   reconciliation_run: (id) => [`/v1/reconciliation-runs/${id}`],
 };
@@ -122,6 +124,18 @@ export class World {
       return this.made(me, 'authorized_payment', res);
     },
     capture: async (me) => this.made(me, 'capture', await this.as(me, 'POST', `/v1/payments/${await this.make.authorized_payment(me)}/capture`, { amount: 100 })),
+    // Test mode's pending-capture card keeps it pending; live mode has none (the helper refuses live keys whatever the object).
+    pending_capture: async (me) => {
+      const manual = orderBody({ amount: AMOUNTS[me], capture_method: 'manual', metadata: { owner: me } });
+      const manualOrder = await this.made(me, 'payment_order', await this.as(me, 'POST', '/v1/payment-orders', manual));
+      const card = isLive(me) ? LIVE_CARD : CARDS.pendingCapture;
+      const paid = await this.as(me, 'POST', '/v1/payments', { payment_order: manualOrder, payment_method: cardMethod(card) });
+      expect(paid.body.status, paid.text).toBe('requires_capture');
+      const payment = await this.made(me, 'authorized_payment', paid);
+      const res = await this.as(me, 'POST', `/v1/payments/${payment}/capture`, { amount: 100 });
+      expect(res.body.status, res.text).toBe(isLive(me) ? 'succeeded' : 'pending');
+      return this.made(me, 'pending_capture', res);
+    },
     // Processors report disputes (live mode's lab connector sends none): the row is written as a report makes it.
     dispute: async (me) => {
       const [payment, { id, uuid }, at] = [parseId('pay', await this.make.payment(me))!, newId('dp'), new Date()];
@@ -197,12 +211,15 @@ export class World {
   /** Every item of a list, following its cursor. */
   async listAll(me: Principal, url: string): Promise<any[]> {
     const items: any[] = [];
-    for (let cursor = ''; ; ) {
-      const page = await this.as(me, 'GET', `${url}${url.includes('?') ? '&' : '?'}limit=100${cursor}`);
+    // A list read backwards (ending_before) goes on backwards: the two cursors cannot be combined.
+    const backwards = /[?&]ending_before=/.test(url);
+    for (let cursor = '', next = url; ; ) {
+      const page = await this.as(me, 'GET', `${next}${next.includes('?') ? '&' : '?'}limit=100${cursor}`);
       expect(page.status, page.text).toBe(200);
       items.push(...page.body.data);
       if (!page.body.has_more) return items;
-      cursor = `&starting_after=${page.body.data.at(-1).id}`;
+      if (backwards) next = url.replace(/ending_before=[^&]*/, `ending_before=${page.body.data[0].id}`);
+      else cursor = `&starting_after=${page.body.data.at(-1).id}`;
     }
   }
 }

@@ -18,6 +18,7 @@ export const CARDS = {
   pending: '4000000000000077',
   timeout: '4000000000000101',
   processorError: '4000000000000119',
+  pendingCapture: '4000000000000580',
 } as const;
 
 /** A valid card that is no test card: refused in test mode, routed in live mode. */

@@ -1,7 +1,7 @@
 // Pure mapping of the simulated processors' capture and void vocabulary (protocol.ts) onto ours
 // (captures.ts), exhaustive like transformers.ts.
-import type { CancelAuthorizationRequest, CancelState, CaptureFailureCode, CaptureRequest, CaptureState } from '../types.js';
-import { SIM_CAPTURE_STATES, type SimCapture, type SimCaptureRefusal, type SimCaptureRequest, type SimCaptureState, type SimCharge, type SimChargeState } from './protocol.js';
+import type { CancelAuthorizationRequest, CancelState, CaptureFailureCode, CaptureRequest, CaptureState, InboundEvent } from '../types.js';
+import { SIM_CAPTURE_STATES, type SimCapture, type SimCaptureRefusal, type SimCaptureRequest, type SimCaptureState, type SimCharge, type SimChargeState, type SimWebhook } from './protocol.js';
 import { answersOf } from './answers.js';
 import { isCharge } from './transformers.js';
 
@@ -32,6 +32,8 @@ export function captureStateOf(capture: SimCapture): CaptureState {
   switch (state) {
     case 'CAPTURED':
       return { kind: 'succeeded', connectorReference: capture.capture_id };
+    case 'CAPTURE_PENDING':
+      return { kind: 'pending', connectorReference: capture.capture_id };
     case 'CAPTURE_REFUSED': {
       const refusal = capture.refusal ?? 'CAPTURE_DECLINED';
       return { kind: 'failed', connectorReference: capture.capture_id, failureCode: REFUSALS[refusal][0], message: REFUSALS[refusal][1] };
@@ -42,6 +44,14 @@ export function captureStateOf(capture: SimCapture): CaptureState {
 }
 
 export const { answer: captureAnswer, statusAnswer: captureStatusAnswer } = answersOf(isCapture, captureStateOf);
+
+/** A webhook reporting a capture confirmed later (the pending-capture card), as our inbound event; undefined for any other. */
+export function captureEventOf(webhook: unknown): InboundEvent | undefined {
+  const w = webhook as SimWebhook | undefined;
+  if (typeof w?.event_id !== 'string' || w.event_id.length === 0 || w.event_id.length > 200) return undefined;
+  if (w.event_type !== 'capture.state_changed' || !isCapture(w.capture)) return undefined;
+  return { eventId: w.event_id, object: 'capture', reference: w.capture.merchant_reference, paymentConnectorReference: null, state: captureStateOf(w.capture) };
+}
 
 /** The void's answer is the charge as it then stands. */
 export function cancelStateOf(charge: SimCharge): CancelState {

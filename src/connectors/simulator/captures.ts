@@ -1,8 +1,10 @@
 // A simulated processor's captures of manual charges, and voids. A charge made with `capture:
 // 'MANUAL'` is AUTHORISED: captures take from it (several, until one is final), a void releases it
 // while nothing was captured. Captures are idempotent by the merchant's reference (our capture id)
-// and answered at once; the charge is locked meanwhile, so concurrent captures never take more
-// than the authorisation holds.
+// and answered at once — but for the card whose captures the processor confirms later: those are
+// CAPTURE_PENDING, their amount held against the authorisation, until the control endpoint settles
+// them and the processor reports it by webhook. The charge is locked meanwhile, so concurrent
+// captures never take more than the authorisation holds.
 import type { SimCapture, SimCaptureRefusal, SimCaptureRequest, SimCharge } from './protocol.js';
 import { ProcessorObjects, type Desk, type ProcessorContext } from './objects.js';
 import { movesMoney, simError, type SimResponse } from './wire.js';
@@ -49,17 +51,52 @@ export class CaptureDesk extends ProcessorObjects<SimCapture> implements Desk {
         amount_minor: body.amount_minor,
         currency: body.currency,
         final: body.final,
-        state: refusal ? 'CAPTURE_REFUSED' : 'CAPTURED',
+        state: refusal ? 'CAPTURE_REFUSED' : entry.body.capture_pending ? 'CAPTURE_PENDING' : 'CAPTURED',
         refusal,
         created_at: this.p.now().toISOString(),
       };
       if (!refusal) {
         const captured = (entry.body.captured_minor ?? 0) + body.amount_minor;
-        await books.update({ ...entry, body: { ...entry.body, captured_minor: captured, state: body.final ? 'CAPTURED' : 'AUTHORISED' } });
+        // A pending capture holds its amount; the charge is captured once it is confirmed.
+        const done = body.final && capture.state === 'CAPTURED';
+        await books.update({ ...entry, body: { ...entry.body, captured_minor: captured, state: done ? 'CAPTURED' : 'AUTHORISED' } });
       }
       await books.insert({ processor: this.p.name, kind: 'capture', reference: capture.merchant_reference, objectId: capture.capture_id, body: capture, dueAt: null, dueState: null });
       return { status: 201, body: capture };
     });
+  }
+
+  act(action: string, reference: string, body: unknown) {
+    return action === 'resolve' ? this.resolve(reference, (body as { state?: unknown } | undefined)?.state) : undefined;
+  }
+
+  /**
+   * POST /captures/{reference}/resolve {state}: the control endpoint confirms a pending capture
+   * (CAPTURED) or refuses it (CAPTURE_REFUSED, its amount back to the authorisation), reported by
+   * webhook. A settled capture is answered as it stands.
+   */
+  private async resolve(reference: string, state: unknown): Promise<SimResponse> {
+    if (state !== 'CAPTURED' && state !== 'CAPTURE_REFUSED') return simError(400, 'BAD_REQUEST', 'state must be CAPTURED or CAPTURE_REFUSED');
+    const key = { processor: this.p.name, kind: 'capture' as const, reference };
+    const answer = await this.p.store.transaction(async (books) => {
+      const seen = await books.get<SimCapture>(key);
+      if (!seen) return simError(404, 'NOT_FOUND', 'no capture with this merchant_reference');
+      // The charge first, as create locks it, then the capture.
+      const held = await books.getByObjectId<SimCharge>(this.p.name, 'charge', seen.body.charge_id ?? '');
+      const charge = held && (await books.get<SimCharge>(held, { lock: true }));
+      const entry = (await books.get<SimCapture>(key, { lock: true }))!;
+      const capture = entry.body;
+      if (capture.state !== 'CAPTURE_PENDING' || !charge) return { status: 200, body: capture };
+      Object.assign(capture, { state, refusal: state === 'CAPTURED' ? null : 'CAPTURE_DECLINED' });
+      const captured = (charge.body.captured_minor ?? 0) - (state === 'CAPTURED' ? 0 : capture.amount_minor);
+      const done = capture.final && state === 'CAPTURED';
+      await books.update({ ...charge, body: { ...charge.body, captured_minor: captured, state: done ? 'CAPTURED' : charge.body.state } });
+      await books.update(entry);
+      await this.report(books, capture);
+      return { status: 200, body: capture };
+    });
+    this.p.wake();
+    return answer;
   }
 }
 

@@ -11,6 +11,8 @@ export interface TestCard {
   declinedOnlyBy?: string;
   /** Manual capture: authorised, then every capture is declined (capture_declined). */
   captureDeclined?: true;
+  /** Manual capture: authorised, then every capture stays pending until the test helper resolves it. */
+  capturePending?: true;
   /** Succeeds, then the cardholder disputes it (fraudulent) within SIMULATOR_PENDING_DELAY_MS. */
   disputed?: true;
   /** 3-D Secure only when asked for: the issuer soft-declines (authentication_required) a payment that does not request it. */
@@ -24,6 +26,12 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
     scenario: 'success',
     captureDeclined: true,
     description: 'Succeeds at once; under manual capture it is authorised, then its capture is declined (capture_declined).',
+  },
+  '4000000000000580': {
+    scenario: 'success',
+    capturePending: true,
+    description:
+      'Succeeds at once; under manual capture it is authorised, then each capture stays pending, as a processor confirming later would leave it, until POST /v1/test-helpers/captures/{id}/resolve.',
   },
   '4000000000000259': {
     scenario: 'success',

@@ -95,8 +95,9 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     // Derived from the charge's own id, so a seeded run replays it.
     const made = { ...fresh, network_transaction_id: `simntid_${fresh.charge_id}` };
     const manual = made.capture === 'MANUAL';
-    // Every success card authorises under manual capture; one of them has its captures declined.
-    const charge: SimCharge = manual ? { ...made, state: 'AUTHORISED', ...(card?.captureDeclined ? { capture_declines: true } : {}) } : made;
+    // Every success card authorises under manual capture; one has its captures declined, one has them pending.
+    const flags = { ...(card?.captureDeclined ? { capture_declines: true } : {}), ...(card?.capturePending ? { capture_pending: true } : {}) };
+    const charge: SimCharge = manual ? { ...made, state: 'AUTHORISED', ...flags } : made;
     const refuse = (refusal: SimCharge['refusal']) => ({ object: { ...charge, state: 'REFUSED' as const, refusal } });
     if (!card) return refuse('UNKNOWN_CARD');
     if (expired) return refuse('EXPIRED_CARD');

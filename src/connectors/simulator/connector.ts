@@ -33,7 +33,7 @@ import {
 } from './transformers.js';
 import { settlementRecordsOf } from './settlements.js';
 import { payoutAnswer, payoutStatusAnswer, toPayoutRequest } from './payout-transformers.js';
-import { cancelAnswer, cancelPath, captureAnswer, captureStatusAnswer, toCaptureRequest } from './capture-transformers.js';
+import { cancelAnswer, cancelPath, captureAnswer, captureEventOf, captureStatusAnswer, toCaptureRequest } from './capture-transformers.js';
 import { disputeAnswerOf, disputeAnswerPath, disputeAnswerStatusOf, toDisputeAnswer } from './dispute-transformers.js';
 
 export interface SimulatorTransport {
@@ -88,6 +88,7 @@ const verificationAnswer =
     verificationOf(read(status, body), (body as SimCharge | undefined)?.network_transaction_id ?? null);
 
 const CHARGE_STATE_OF = { succeeded: 'CAPTURED', failed: 'REFUSED' } as const;
+const CAPTURE_STATE_OF = { succeeded: 'CAPTURED', failed: 'CAPTURE_REFUSED' } as const;
 const MANDATE_STATE_OF = { active: 'ACTIVE', failed: 'REJECTED', revoked: 'REVOKED_BY_PAYER' } as const;
 const PAYOUT_STATE_OF = { paid: 'PAID', failed: 'REJECTED', returned: 'RETURNED' } as const;
 
@@ -140,6 +141,8 @@ export function createSimulatorConnector(opts: {
       ask(signal, chargeStatusAnswer, 'POST', ['charges', reference, 'resolve'], { state: CHARGE_STATE_OF[outcome] }),
     answerChallenge: (reference, challengeId, outcome, signal) =>
       ask(signal, challengeAnswer(chargeAnswer), 'POST', ['charges', reference, 'challenge'], { challenge_id: challengeId, outcome: outcome === 'completed' ? 'COMPLETED' : 'FAILED' }),
+    resolvePendingCapture: (reference, outcome, signal) =>
+      ask(signal, captureStatusAnswer, 'POST', ['captures', reference, 'resolve'], { state: CAPTURE_STATE_OF[outcome] }),
     resolveTestMandate: (reference, outcome, signal) =>
       ask(signal, mandateStatusAnswer, 'POST', ['mandates', reference, 'resolve'], { state: MANDATE_STATE_OF[outcome] }),
     resolvePendingPayout: (reference, outcome, signal) =>
@@ -163,7 +166,7 @@ export function createSimulatorConnector(opts: {
       } catch {
         throw new WebhookVerificationError('payload_invalid', 'The webhook body is not valid JSON.');
       }
-      const event = inboundEventOf(parsed, pages);
+      const event = inboundEventOf(parsed, pages) ?? captureEventOf(parsed);
       if (!event) throw new WebhookVerificationError('payload_invalid', `The webhook body is not an event of ${name}.`);
       return event;
     },

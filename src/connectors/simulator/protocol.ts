@@ -69,13 +69,16 @@ export interface SimCharge {
   captured_minor?: number;
   /** The card whose captures the issuer refuses (docs/test-mode.md). */
   capture_declines?: boolean;
+  /** The card whose captures stay pending until the control endpoint settles them (docs/test-mode.md). */
+  capture_pending?: boolean;
   /** Card charges and verifications: the card scheme's network transaction id, for merchant-initiated payments to cite. */
   network_transaction_id?: string;
 }
 
 // ---- captures of a manual charge ----
 
-export const SIM_CAPTURE_STATES = ['CAPTURED', 'CAPTURE_REFUSED'] as const;
+/** CAPTURE_PENDING: taken, confirmed later (POST /{processor}/captures/{reference}/resolve). */
+export const SIM_CAPTURE_STATES = ['CAPTURED', 'CAPTURE_REFUSED', 'CAPTURE_PENDING'] as const;
 export type SimCaptureState = (typeof SIM_CAPTURE_STATES)[number];
 
 export const SIM_CAPTURE_REFUSALS = ['CAPTURE_DECLINED', 'AMOUNT_EXCEEDS_AUTHORISATION', 'NOT_AUTHORISED', 'AUTHORISATION_VOIDED'] as const;
@@ -135,9 +138,10 @@ export interface SimError {
 
 export interface SimWebhook {
   event_id: string;
-  event_type: 'charge.state_changed' | 'refund.state_changed' | 'mandate.state_changed' | 'payout.state_changed' | 'dispute.state_changed';
+  event_type: 'charge.state_changed' | 'refund.state_changed' | 'capture.state_changed' | 'mandate.state_changed' | 'payout.state_changed' | 'dispute.state_changed';
   occurred_at: string;
   charge?: SimCharge;
+  capture?: SimCapture;
   refund?: SimRefund;
   mandate?: SimMandate;
   payout?: SimPayout;

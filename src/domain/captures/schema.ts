@@ -39,3 +39,9 @@ export type CapturePaymentBody = Static<typeof CapturePaymentBody>;
 
 export const ListCapturesQuery = ListQuery({ status: OneOf(CAPTURE_STATUSES), payment: IdFilter });
 export type ListCapturesQuery = Static<typeof ListCapturesQuery>;
+
+export const ResolveCaptureBody = Type.Object(
+  { outcome: Type.String({ enum: ['succeeded', 'failed'], description: 'How the simulated processor settles the pending capture: confirmed, or refused (capture_declined).' }) },
+  { additionalProperties: false },
+);
+export type ResolveCaptureBody = Static<typeof ResolveCaptureBody>;

@@ -7,7 +7,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { captures, payments } from '../../storage/schema.js';
-import { parseId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
@@ -27,7 +26,13 @@ import { captureView, type CaptureRow } from './view.js';
 import type { CapturePaymentBody, ListCapturesQuery } from './schema.js';
 import type { CaptureStatus } from './state.js';
 import { idParam } from '../../kernel/pagination.js';
-import { newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { loadOne, newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { parseId, toPublicId } from '../../kernel/ids.js';
+import { respond } from '../../idempotency/store.js';
+import { applyState } from '../../movement/apply.js';
+import { testHelpersOnly } from '../../ledger/balance.js';
+import { resolveThroughTestControl } from '../test-controls.js';
+import { captureStates } from './state.js';
 
 export function capturePayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: CapturePaymentBody): Promise<Outcome> {
   const paymentUuid = parseId('pay', id);
@@ -110,6 +115,23 @@ async function admitCapture(
 }
 
 const CAPTURES: Resource<typeof captures> = { table: captures, prefix: 'cap', name: 'capture' };
+
+/**
+ * POST /v1/test-helpers/captures/{id}/resolve: the simulated processor confirms (or refuses) a
+ * capture it holds pending, and its answer is applied as a processor's later confirmation is
+ * (Adyen's CAPTURE / CAPTURE_FAILED notification, src/movement/inbound.ts): event, ledger, order.
+ */
+export async function resolveTestCapture(db: Db, rt: Runtime, ctx: RequestContext, id: string, outcome: 'succeeded' | 'failed'): Promise<Outcome> {
+  if (ctx.livemode) throw testHelpersOnly();
+  const row = await loadOne(db, ctx, CAPTURES, id);
+  captureStates.require(row.status, 'awaiting', 'resolve');
+  const reference = toPublicId('cap', row.id);
+  const state = await resolveThroughTestControl(rt, ctx, row.connector, 'capture', (c, signal) => c.resolvePendingCapture(reference, outcome, signal));
+  return db.transaction(async (tx) => {
+    const after = await applyState<CaptureRow>(db, rt, captureKind, ctx, row.id, row.connector, state, { tx });
+    return respond(tx, ctx, 200, captureView(after ?? row));
+  });
+}
 
 export const { retrieve: retrieveCapture, list: listCaptures } = tenantReads(CAPTURES, captureView, (q: ListCapturesQuery) => {
   const paymentUuid = q.payment ? idParam('pay', 'payment', q.payment) : undefined;
