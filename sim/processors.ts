@@ -4,9 +4,9 @@
 // processors' webhooks to the service, sent when the simulation says so: late, twice, or in
 // another order. The world survives a crash of the service; only the service is rebuilt.
 import { createSimulatorConnector, inProcessTransport, type SimulatorTransport } from '../src/connectors/simulator/connector.js';
-import { SIMULATED_PROCESSORS, SimulatorHost, type SimulatorClock } from '../src/connectors/simulator/processor.js';
+import { SIMULATED_PROCESSORS, SimulatorHost, type ProcessorProfile, type SimulatorClock } from '../src/connectors/simulator/processor.js';
 import { processorSecret, signPayload } from '../src/connectors/simulator/signing.js';
-import { SIM_SIGNATURE_HEADER } from '../src/connectors/simulator/protocol.js';
+import { SIM_SIGNATURE_HEADER, type SimChargeRequest } from '../src/connectors/simulator/protocol.js';
 import { sqlStore } from '../src/connectors/simulator/sql-store.js';
 import { TransportError, type Connector } from '../src/connectors/types.js';
 import type { Db } from '../src/storage/db.js';
@@ -35,15 +35,32 @@ export interface ProcessorWorld {
   close(): void;
 }
 
+/**
+ * How the processors treat a charge request, beyond what its test card says (the backtest's
+ * traffic model, sim/backtest/model.ts): how long the call takes on the simulated clock, and either
+ * a fault (as the seed's faults are played) or the test card that makes the simulator answer as
+ * the card's issuer does through this processor. Consulted before the fault rate, on charge creates only.
+ */
+export interface ProcessorBehaviour {
+  charge(processor: string, body: SimChargeRequest): { latencyMs: number; fault?: Exclude<ProcessorFault, 'none'>; pan?: string };
+}
+
+export interface WorldOptions {
+  /** The processors' profiles (names as the built-ins', so the catalogue knows them), e.g. with their own fees. */
+  profiles?: readonly ProcessorProfile[];
+  behaviour?: ProcessorBehaviour;
+}
+
 const HELD = ['CAPTURED', 'PENDING', 'AWAITING_AUTHENTICATION'];
 const NEVER: SimulatorClock['schedule'] = () => () => undefined;
 
-export function createProcessorWorld(db: Db, clock: SimClock, rng: Rng, familySecret: string, pendingDelayMs: number): ProcessorWorld {
+export function createProcessorWorld(db: Db, clock: SimClock, rng: Rng, familySecret: string, pendingDelayMs: number, options: WorldOptions = {}): ProcessorWorld {
+  const profiles = options.profiles ?? SIMULATED_PROCESSORS;
   const simClock: SimulatorClock = { now: clock.now, schedule: NEVER };
   // Ids fixed per run (instanceId), and no timers of its own: the simulation pumps it.
-  const host = new SimulatorHost({ familySecret, pendingDelayMs, clock: simClock, store: sqlStore(db), instanceId: 'sim0' });
+  const host = new SimulatorHost({ familySecret, pendingDelayMs, clock: simClock, store: sqlStore(db), instanceId: 'sim0', profiles });
   const direct = inProcessTransport(host);
-  const names = SIMULATED_PROCESSORS.map((p) => p.name);
+  const names = profiles.map((p) => p.name);
   const world: ProcessorWorld = {
     connectors: [],
     recharges: [],
@@ -79,11 +96,16 @@ export function createProcessorWorld(db: Db, clock: SimClock, rng: Rng, familySe
   };
   const transport: SimulatorTransport = {
     async send(method, path, body, signal) {
-      const fault: ProcessorFault = world.nextFaults.shift() ?? (rng.float() < world.faultRate ? rng.pick(['refused', 'error_500', 'answer_lost'] as const) : 'none');
-      if (fault === 'refused') throw new TransportError('connection_refused', 'simulated: connection refused');
-      if (fault === 'error_500') return { status: 500, body: { error: { code: 'INTERNAL_ERROR', message: 'simulated processor error' } } };
       const [processor, collection, reference, action] = path.split('?')[0]!.split('/').filter(Boolean);
       const isChargeCreate = method === 'POST' && collection === 'charges' && reference === undefined && action === undefined;
+      const behaved = isChargeCreate ? options.behaviour?.charge(processor!, body as SimChargeRequest) : undefined;
+      if (behaved) {
+        clock.advance(behaved.latencyMs);
+        if (behaved.pan) body = { ...(body as SimChargeRequest), card: { ...(body as SimChargeRequest).card!, pan: behaved.pan } };
+      }
+      const fault: ProcessorFault = behaved?.fault ?? world.nextFaults.shift() ?? (rng.float() < world.faultRate ? rng.pick(['refused', 'error_500', 'answer_lost'] as const) : 'none');
+      if (fault === 'refused') throw new TransportError('connection_refused', 'simulated: connection refused');
+      if (fault === 'error_500') return { status: 500, body: { error: { code: 'INTERNAL_ERROR', message: 'simulated processor error' } } };
       const ref = isChargeCreate ? (body as { merchant_reference?: string } | undefined)?.merchant_reference : undefined;
       if (ref !== undefined && world.held.has(ref)) world.recharges.push(`${ref} at ${processor} (held at ${world.held.get(ref)})`);
       const answer = await direct.send(method, path, body, signal);
@@ -93,7 +115,7 @@ export function createProcessorWorld(db: Db, clock: SimClock, rng: Rng, familySe
       return answer;
     },
   };
-  world.connectors = SIMULATED_PROCESSORS.map((profile) =>
+  world.connectors = profiles.map((profile) =>
     createSimulatorConnector({ name: profile.name, transport, familySecret, pageBaseUrl: () => 'http://service.sim' }),
   );
   return world;

@@ -16,7 +16,7 @@ import { openPglite, runMigrations, type Database } from '../src/storage/db.js';
 import { runWorkerOnce } from '../src/worker/worker.js';
 import type { SimClock } from './clock.js';
 import type { Rng } from './rng.js';
-import { createProcessorWorld, type ProcessorWorld } from './processors.js';
+import { createProcessorWorld, type ProcessorWorld, type WorldOptions } from './processors.js';
 import { createReceivers, type Receivers } from './receivers.js';
 
 export interface Answer {
@@ -59,8 +59,9 @@ function forward<T extends object>(current: () => T): T {
   });
 }
 
-export function simConfig(): Config {
-  const base = loadConfig({ IDEMPOTENCY_LOCK_TIMEOUT_S: '10', CONNECTOR_TIMEOUT_MS: '1000' });
+/** `env`: settings beside the simulation's own (the backtest's, for one). */
+export function simConfig(env: Record<string, string> = {}): Config {
+  const base = loadConfig({ IDEMPOTENCY_LOCK_TIMEOUT_S: '10', CONNECTOR_TIMEOUT_MS: '1000', ...env });
   return {
     ...base,
     roles: ['api', 'worker'],
@@ -89,10 +90,10 @@ async function emptied(database: Database): Promise<Database> {
   return database;
 }
 
-export async function startSimService(clock: SimClock, rng: Rng, shared?: Database): Promise<SimService> {
-  const config = simConfig();
+export async function startSimService(clock: SimClock, rng: Rng, shared?: Database, options: { env?: Record<string, string>; world?: WorldOptions } = {}): Promise<SimService> {
+  const config = simConfig(options.env);
   const database = shared ? await emptied(shared) : await openSimDatabase();
-  const world = createProcessorWorld(database.db, clock, rng.fork('processors'), config.payments.simulator.webhookSecret, config.payments.simulator.pendingDelayMs);
+  const world = createProcessorWorld(database.db, clock, rng.fork('processors'), config.payments.simulator.webhookSecret, config.payments.simulator.pendingDelayMs, options.world);
   const receivers = createReceivers();
   const runtimeRng = rng.fork('runtime');
   let runtime!: Runtime;

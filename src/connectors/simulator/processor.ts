@@ -101,7 +101,7 @@ export class SimulatedProcessor implements ProcessorContext {
   async dispatch(method: string, parts: readonly string[], body: unknown, query = new URLSearchParams()): Promise<SimResponse | undefined> {
     const [collection, reference, action] = parts;
     if (collection === 'stats' && method === 'GET' && parts.length === 1) return { status: 200, body: await this.stats() };
-    if (collection === 'settlements' && method === 'GET' && parts.length === 1) return settlementReport(this.store, this.name, query);
+    if (collection === 'settlements' && method === 'GET' && parts.length === 1) return settlementReport(this.store, this.name, query, this.profile.fee);
     const desk = collection === undefined ? undefined : this.desks[collection];
     if (!desk) return undefined;
     if (method === 'POST' && parts.length === 1) return desk.create(body);

@@ -7,10 +7,11 @@ import type { SimCapture, SimCharge, SimDispute, SimPayout, SimRefund, SimSettle
 import type { SimEntry, SimulatorStore } from './store.js';
 import { simError, type SimResponse } from './wire.js';
 import { connectorError, type ConnectorError, type SettlementRecord } from '../types.js';
+import { SIMULATOR_FEE, type FeeSchedule } from './profiles.js';
 
-/** What the simulators charge for a payment: 1.5 % (rounded half up) plus 10 minor units; nothing else costs a fee. */
-export function simulatorFee(amount: number): number {
-  return Math.floor((amount * 150 + 5000) / 10_000) + 10;
+/** What a simulator charges for a payment of `amount` under its schedule (profiles.ts). */
+export function simulatorFee(amount: number, schedule: FeeSchedule = SIMULATOR_FEE): number {
+  return Math.floor((amount * schedule.bps + 5000) / 10_000) + schedule.fixedMinor;
 }
 
 const line = (id: string, type: SimSettlementLine['type'], reference: string, amount: number, currency: string, at: string, fee = 0, object?: string): SimSettlementLine => ({
@@ -24,16 +25,16 @@ const line = (id: string, type: SimSettlementLine['type'], reference: string, am
   created_at: at,
 });
 
-function linesOf(entry: SimEntry): SimSettlementLine[] {
+function linesOf(entry: SimEntry, fee: FeeSchedule): SimSettlementLine[] {
   if (entry.kind === 'charge') {
     const c = entry.body as unknown as SimCharge;
     // Manual charges settle through their captures; verifications move no money.
     if (c.state !== 'CAPTURED' || c.capture === 'MANUAL' || c.amount_minor === 0) return [];
-    return [line(c.charge_id, 'PAYMENT', c.merchant_reference, c.amount_minor, c.currency, c.created_at, simulatorFee(c.amount_minor))];
+    return [line(c.charge_id, 'PAYMENT', c.merchant_reference, c.amount_minor, c.currency, c.created_at, simulatorFee(c.amount_minor, fee))];
   }
   if (entry.kind === 'capture') {
     const c = entry.body as unknown as SimCapture;
-    return c.state === 'CAPTURED' ? [line(c.capture_id, 'PAYMENT', c.merchant_reference, c.amount_minor, c.currency, c.created_at, simulatorFee(c.amount_minor))] : [];
+    return c.state === 'CAPTURED' ? [line(c.capture_id, 'PAYMENT', c.merchant_reference, c.amount_minor, c.currency, c.created_at, simulatorFee(c.amount_minor, fee))] : [];
   }
   if (entry.kind === 'refund') {
     const r = entry.body as unknown as SimRefund & { currency?: string };
@@ -56,7 +57,7 @@ function linesOf(entry: SimEntry): SimSettlementLine[] {
 }
 
 /** The report of `processor` for objects created in [from, to). */
-export async function settlementReport(store: SimulatorStore, processor: string, query: URLSearchParams): Promise<SimResponse> {
+export async function settlementReport(store: SimulatorStore, processor: string, query: URLSearchParams, fee: FeeSchedule = SIMULATOR_FEE): Promise<SimResponse> {
   const from = new Date(query.get('from') ?? '');
   const to = new Date(query.get('to') ?? '');
   if (Number.isNaN(+from) || Number.isNaN(+to) || from >= to) return simError(400, 'BAD_REQUEST', 'from and to are timestamps, from before to');
@@ -69,7 +70,7 @@ export async function settlementReport(store: SimulatorStore, processor: string,
       return at >= from && at < to;
     })
     .map((e) => (e.kind === 'refund' ? { ...e, body: { ...e.body, currency: currencies.get((e.body as unknown as SimRefund).charge_id ?? '') } } : e))
-    .flatMap(linesOf)
+    .flatMap((e) => linesOf(e, fee))
     .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.line_id < b.line_id ? -1 : 1));
   return { status: 200, body: { object: 'settlement_report', processor, lines } };
 }
