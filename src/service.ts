@@ -53,9 +53,16 @@ export async function startService(
   const rateLimiter = opts.rateLimiter ?? createRateLimiter(config.redisUrl);
   // One set of connectors (circuit breakers, in-process simulator) shared by the api and worker roles.
   const payments = opts.payments ?? createRuntime(config, { db: database.db });
+  // Only the API reads through it: a worker-only process opens no replica pool.
   const reads = await openReads(
     database,
-    { readUrl: config.databaseReadUrl, maxLagMs: config.databaseReadMaxLagMs, poolSize: config.databasePoolSize, connectTimeoutMs: config.databaseConnectTimeoutMs, preparedStatements: config.databasePreparedStatements },
+    {
+      readUrl: config.roles.includes('api') ? config.databaseReadUrl : undefined,
+      maxLagMs: config.databaseReadMaxLagMs,
+      poolSize: config.databasePoolSize,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+      preparedStatements: config.databasePreparedStatements,
+    },
     (pool, reason) => payments.metrics.dbRead(pool, reason),
   );
   const lifecycle = createLifecycle();

@@ -165,7 +165,7 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
     return queued;
   }
 
-  function settle(name: string, writer: Writer): void {
+  function settle(writer: Writer): void {
     positionNow().then(
       (position) => {
         if (position > writer.position) writer.position = position;
@@ -173,7 +173,7 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
       },
       // The primary did not answer: the writer stays on it until it does.
       () => {
-        if (!closed) setTimeout(() => settle(name, writer), RETRY_POSITION_MS).unref();
+        if (!closed) setTimeout(() => settle(writer), RETRY_POSITION_MS).unref();
       },
     );
   }
@@ -219,7 +219,7 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
     },
     writeEnded(name) {
       const writer = writers.get(name);
-      if (writer) settle(name, writer);
+      if (writer) settle(writer);
     },
     read,
     async close() {
