@@ -80,17 +80,22 @@ export interface MandateDebitDetails {
 }
 
 /** A card or debit refused, with what the refusal says about trying again (src/connectors/declines.ts). */
-type Declined = Refused<'declined', PaymentFailureCode> & { declineType: DeclineType; merchantAdvice?: string };
+type Declined = Refused<'declined', PaymentFailureCode> & { declineType: DeclineType; merchantAdvice?: string } & Issued;
+
+/** The card's issuing country (ISO 3166-1 alpha-2) where the processor's answer names it (Stripe's card.country, Adyen's issuerCountry). */
+export interface Issued {
+  issuingCountry?: string;
+}
 
 export type ChargeState =
   /** `networkTransactionId`: the card scheme's id of a customer-initiated card payment, when the processor gives it (kept on a saved card for later merchant-initiated payments). */
-  | (Taken<'succeeded'> & { networkTransactionId?: string })
+  | (Taken<'succeeded'> & { networkTransactionId?: string } & Issued)
   | Taken<'pending'>
   | Declined
   /** The processor waits for the customer (3-D Secure, a redirect) at `action`. */
   | { kind: 'requires_action'; connectorReference: string; action: CustomerAction }
   /** Manual capture: the processor holds the money until captured or voided, until `captureBefore` if it says. */
-  | { kind: 'authorized'; connectorReference: string; captureBefore?: Date }
+  | ({ kind: 'authorized'; connectorReference: string; captureBefore?: Date } & Issued)
   /**
    * Direct debits: the money came back from the payer's bank — a failure the bank reported, maybe
    * days after the debit was confirmed (a late failure), or a charge-back. It fails the payment

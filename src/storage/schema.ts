@@ -785,6 +785,8 @@ export const paymentMethods = pgTable(
     /** Keyed per merchant account: equal for the same card within one account, useless across accounts. */
     cardFingerprint: text('card_fingerprint').notNull(),
     cardFunding: text('card_funding'),
+    /** The card's issuing country (ISO 3166-1 alpha-2) once a processor has reported it for a payment of it: its routing segment. */
+    cardIssuingCountry: text('card_issuing_country'),
     networkTransactionId: text('network_transaction_id'),
     /** The vault's record holding the card; null once erased (detached) or before the vault holds it. */
     vaultRecordId: text('vault_record_id'),

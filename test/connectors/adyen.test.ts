@@ -9,7 +9,7 @@ import { adyenCheckoutBase, createAdyenConnector } from '../../src/connectors/ad
 import { createHttpClient } from '../../src/connectors/http.js';
 import { callConnector } from '../../src/connectors/router.js';
 import { isRetryable, type ChargeRequest, type Connector } from '../../src/connectors/types.js';
-import { ADYEN_CARDS, FakeAdyen } from '../support/fakes/adyen.js';
+import { ADYEN_CARDS, FakeAdyen, ISSUER_COUNTRY } from '../support/fakes/adyen.js';
 import { callDepsFor } from '../support/connectors.js';
 import { closedPort } from '../support/sockets.js';
 
@@ -48,7 +48,8 @@ describe('Adyen connector: payments', () => {
   it('a payment is one /payments under our id as reference and Idempotency-Key; a replay charges nothing more', async () => {
     const reference = ref();
     const first = await charge(ADYEN_CARDS.success, { reference, amount: 2500, currency: 'USD' });
-    expect(first).toEqual({ kind: 'succeeded', connectorReference: expect.stringMatching(/^[0-9A-F]{16}$/) });
+    // Adyen names the card's issuing country (additionalData.issuerCountry): the routing segment of a saved card.
+    expect(first).toEqual({ kind: 'succeeded', connectorReference: expect.stringMatching(/^[0-9A-F]{16}$/), issuingCountry: ISSUER_COUNTRY });
     const sent = fake.requests.find((r) => r.key === reference)!;
     expect(sent).toMatchObject({ path: '/v71/payments', body: { reference, merchantAccount: MERCHANT, amount: { currency: 'USD', value: 2500 }, paymentMethod: { type: 'scheme', expiryMonth: '03' } } });
     expect(await charge(ADYEN_CARDS.success, { reference, amount: 2500, currency: 'USD' })).toEqual(first);
@@ -144,7 +145,7 @@ describe('Adyen connector: faults', () => {
     // No lookup without the pspReference: the status check cannot tell (the payment stays pending).
     expect(await viaCore((c, s) => c.chargeStatus({ reference, connectorReference: null }, s))).toMatchObject({ kind: 'error' });
     const again = await charge(ADYEN_CARDS.success, { reference });
-    expect(again).toEqual({ kind: 'succeeded', connectorReference: fake.paymentOf(reference)!.pspReference });
+    expect(again).toEqual({ kind: 'succeeded', connectorReference: fake.paymentOf(reference)!.pspReference, issuingCountry: ISSUER_COUNTRY });
     expect([...fake.payments.values()].filter((p) => p.reference === reference)).toHaveLength(1);
   });
 

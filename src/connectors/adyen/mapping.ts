@@ -33,14 +33,17 @@ function customerActionOf(action: PaymentAnswer['action']): CustomerAction | und
  */
 export function chargeStateOf(answer: PaymentAnswer, reference: string | null = answer.pspReference ?? null, manual = false): ChargeState {
   const connectorReference = reference ?? '';
-  const declined = (why: Decline, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, ...why, message });
+  // The card's issuing country, from Adyen's BIN list (issuerCountry) or the card's (cardIssuingCountry), where the account returns them.
+  const country = answer.additionalData?.issuerCountry ?? answer.additionalData?.cardIssuingCountry;
+  const issued = country ? { issuingCountry: country } : {};
+  const declined = (why: Decline, message: string): ChargeState => ({ kind: 'declined', connectorReference: reference, ...why, ...issued, message });
   const code = answer.resultCode;
   switch (code) {
     case 'Authorised': {
       // Under manualCapture Adyen holds the money until /captures (or /cancels).
-      if (manual) return { kind: 'authorized', connectorReference };
+      if (manual) return { kind: 'authorized', connectorReference, ...issued };
       const networkTransactionId = answer.additionalData?.networkTxReference;
-      return networkTransactionId ? { kind: 'succeeded', connectorReference, networkTransactionId } : { kind: 'succeeded', connectorReference };
+      return { kind: 'succeeded', connectorReference, ...(networkTransactionId ? { networkTransactionId } : {}), ...issued };
     }
     case 'Refused':
       return declined(adyenDeclineOf(answer), `Adyen refused the payment${answer.refusalReason ? `: ${answer.refusalReason}` : ''}.`);

@@ -74,6 +74,9 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   },
 };
 
+/** Where every test card is issued, as the simulated processors report it (a processor's BIN list would say; the test cards are US cards). */
+export const TEST_CARD_COUNTRY = 'US';
+
 export function testCard(number: string): TestCard | undefined {
   return TEST_CARDS[number];
 }

@@ -3,7 +3,7 @@
 // refunds are idempotent by the merchant's reference (our payment or refund id), so a repeated call
 // returns the charge already made instead of charging again.
 import crypto from 'node:crypto';
-import { testCard } from './cards.js';
+import { TEST_CARD_COUNTRY, testCard } from './cards.js';
 import type { SimChallengeAnswer, SimCharge, SimChargeRequest, SimMandate, SimRefund, SimRefundRequest } from './protocol.js';
 import { countRequest, ProcessorObjects, type Desk, type Made, type ProcessorContext } from './objects.js';
 import { movesMoney, simError, type SimResponse } from './wire.js';
@@ -93,7 +93,7 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     // As a card scheme does for every card payment (and verification): the id a later merchant-initiated payment cites.
     const fresh = this.newCharge(body);
     // Derived from the charge's own id, so a seeded run replays it.
-    const made = { ...fresh, network_transaction_id: `simntid_${fresh.charge_id}` };
+    const made = { ...fresh, network_transaction_id: `simntid_${fresh.charge_id}`, ...(card ? { issuer_country: TEST_CARD_COUNTRY } : {}) };
     const manual = made.capture === 'MANUAL';
     // Every success card authorises under manual capture; one has its captures declined, one has them pending.
     const flags = { ...(card?.captureDeclined ? { capture_declines: true } : {}), ...(card?.capturePending ? { capture_pending: true } : {}) };

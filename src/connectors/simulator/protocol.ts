@@ -73,6 +73,8 @@ export interface SimCharge {
   capture_pending?: boolean;
   /** Card charges and verifications: the card scheme's network transaction id, for merchant-initiated payments to cite. */
   network_transaction_id?: string;
+  /** Card charges of a test card: the card's issuing country (ISO 3166-1 alpha-2; cards.ts). */
+  issuer_country?: string;
 }
 
 // ---- captures of a manual charge ----

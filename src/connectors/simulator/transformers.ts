@@ -114,13 +114,16 @@ function isRefund(body: unknown): body is SimRefund {
 /** Where the cardholder answers a charge's 3-D Secure challenge: a page the service serves for this sandbox. */
 export type ChallengePages = (charge: SimCharge & { challenge_id: string }) => string;
 
+/** The card's issuing country, where the charge names one (a test card's). */
+const issued = (charge: SimCharge) => (typeof charge.issuer_country === 'string' ? { issuingCountry: charge.issuer_country } : {});
+
 export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeState {
   const state: SimChargeState = charge.state;
   switch (state) {
     case 'CAPTURED':
       return charge.network_transaction_id === undefined
-        ? { kind: 'succeeded', connectorReference: charge.charge_id }
-        : { kind: 'succeeded', connectorReference: charge.charge_id, networkTransactionId: charge.network_transaction_id };
+        ? { kind: 'succeeded', connectorReference: charge.charge_id, ...issued(charge) }
+        : { kind: 'succeeded', connectorReference: charge.charge_id, networkTransactionId: charge.network_transaction_id, ...issued(charge) };
     case 'PENDING':
       return { kind: 'pending', connectorReference: charge.charge_id };
     case 'AWAITING_AUTHENTICATION':
@@ -128,13 +131,13 @@ export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeS
       if (typeof charge.challenge_id !== 'string') return { kind: 'pending', connectorReference: charge.charge_id };
       return { kind: 'requires_action', connectorReference: charge.charge_id, action: { method: 'GET', url: pages({ ...charge, challenge_id: charge.challenge_id }) } };
     case 'AUTHORISED':
-      return { kind: 'authorized', connectorReference: charge.charge_id, captureBefore: new Date(Date.parse(charge.created_at) + DEFAULT_CAPTURE_WINDOW_MS) };
+      return { kind: 'authorized', connectorReference: charge.charge_id, captureBefore: new Date(Date.parse(charge.created_at) + DEFAULT_CAPTURE_WINDOW_MS), ...issued(charge) };
     case 'VOIDED':
       // Released at our request: nothing was taken; the void's own answer said so first.
       return { kind: 'declined', connectorReference: charge.charge_id, failureCode: 'processing_error', declineType: 'processor', message: 'The authorisation was voided at the processor.' };
     case 'REFUSED': {
       const why = DECLINE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
-      return { kind: 'declined', connectorReference: charge.charge_id, ...why, message: MESSAGE_OF_FAILURE[why.failureCode] };
+      return { kind: 'declined', connectorReference: charge.charge_id, ...why, ...issued(charge), message: MESSAGE_OF_FAILURE[why.failureCode] };
     }
     default:
       return state satisfies never;

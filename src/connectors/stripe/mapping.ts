@@ -4,7 +4,7 @@
 // elsewhere, since Stripe documents that a 500 may have succeeded).
 import Stripe from 'stripe';
 import { stripeDeclineOf } from './declines.js';
-import { connectorError, type ChargeState, type ConnectorError, type PaymentFailureCode, type RefundState } from '../types.js';
+import { connectorError, type ChargeState, type ConnectorError, type Issued, type PaymentFailureCode, type RefundState } from '../types.js';
 
 /** Where a PaymentIntent stands, for us; its metadata carries our payment id. */
 export function chargeStateOf(
@@ -14,7 +14,7 @@ export function chargeStateOf(
   switch (intent.status) {
     case 'succeeded': {
       const networkTransactionId = networkTransactionIdOf(intent.latest_charge);
-      return networkTransactionId ? { kind: 'succeeded', connectorReference, networkTransactionId } : { kind: 'succeeded', connectorReference };
+      return { kind: 'succeeded', connectorReference, ...(networkTransactionId ? { networkTransactionId } : {}), ...issuedBy(intent) };
     }
     case 'requires_action': {
       const redirect = intent.next_action?.type === 'redirect_to_url' ? intent.next_action.redirect_to_url?.url : undefined;
@@ -25,10 +25,10 @@ export function chargeStateOf(
     }
     case 'requires_capture':
       // capture_method manual: authorised, held until captured or cancelled.
-      return { kind: 'authorized', connectorReference };
+      return { kind: 'authorized', connectorReference, ...issuedBy(intent) };
     case 'requires_payment_method': {
       const error = intent.last_payment_error;
-      return { kind: 'declined', connectorReference, ...stripeDeclineOf(error), message: error?.message ?? 'Stripe declined the payment.' };
+      return { kind: 'declined', connectorReference, ...stripeDeclineOf(error), ...issuedBy(intent), message: error?.message ?? 'Stripe declined the payment.' };
     }
     case 'canceled':
       return { kind: 'declined', connectorReference, failureCode: 'processing_error', declineType: 'processor', message: 'The PaymentIntent was canceled at Stripe.' };
@@ -37,6 +37,16 @@ export function chargeStateOf(
       // API version: still moving or not yet known, never failed while money could still move.
       return { kind: 'pending', connectorReference };
   }
+}
+
+/**
+ * The card's issuing country as Stripe reports it: the charge's payment_method_details.card.country
+ * (latest_charge expanded), or the card of a refusal's PaymentMethod (last_payment_error.payment_method).
+ */
+function issuedBy(intent: Partial<Pick<Stripe.PaymentIntent, 'latest_charge' | 'last_payment_error'>>): Issued {
+  const charge = typeof intent.latest_charge === 'object' ? intent.latest_charge : undefined;
+  const country = charge?.payment_method_details?.card?.country ?? intent.last_payment_error?.payment_method?.card?.country;
+  return country ? { issuingCountry: country } : {};
 }
 
 /** The card scheme's id of the charge, when the intent came with its charge expanded (`expand: ['latest_charge']`). */

@@ -52,7 +52,7 @@ export interface AttachPaymentMethodInput {
   /** The customer's UUID (not its public id): callers have resolved it already. */
   customerId: string;
   usage: PaymentMethodUsage;
-  card: CardSummary & { funding?: CardFunding | null };
+  card: CardSummary & { funding?: CardFunding | null; issuing_country?: string | null };
   vaultRecordId: string | null;
   networkTransactionId: string | null;
   status: Exclude<PaymentMethodStatus, 'detached' | 'pending'>;
@@ -84,6 +84,7 @@ export async function attachPaymentMethod(tx: Executor, ctx: RequestContext, inp
       cardExpYear: input.card.exp_year,
       cardFingerprint: input.card.fingerprint,
       cardFunding: input.card.funding ?? null,
+      cardIssuingCountry: input.card.issuing_country ?? null,
       networkTransactionId: input.networkTransactionId,
       vaultRecordId: input.vaultRecordId,
       failureCode: input.failureCode ?? null,

@@ -32,14 +32,8 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
       : state.kind === 'reversed'
         ? { kind: 'declined', failureCode: state.failureCode }
         : { kind: state.kind === 'authorized' ? 'succeeded' : state.kind },
-  fromState: (connector, state) =>
-    state.kind === 'requires_action'
-      ? { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action }
-      : state.kind === 'authorized'
-        ? { kind: 'authorized', connector, connectorReference: state.connectorReference, captureBefore: state.captureBefore ?? null }
-        : state.kind === 'succeeded' && state.networkTransactionId !== undefined
-          ? { kind: 'succeeded', connector, connectorReference: state.connectorReference, networkTransactionId: state.networkTransactionId }
-          : (reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate),
+  // The card's issuing country, where the processor's answer names it, rides on the update (saving.ts records it).
+  fromState: (connector, state) => withIssuingCountry(state, fromChargeState(connector, state)),
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,
@@ -51,6 +45,20 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   }),
   unknown: (connector) => ({ kind: 'pending', connector: connector!, connectorReference: null }),
 };
+
+function fromChargeState(connector: string, state: ChargeState): PaymentUpdate {
+  if (state.kind === 'requires_action') return { kind: 'requires_action', connector, connectorReference: state.connectorReference, action: state.action };
+  if (state.kind === 'authorized') return { kind: 'authorized', connector, connectorReference: state.connectorReference, captureBefore: state.captureBefore ?? null };
+  if (state.kind === 'succeeded' && state.networkTransactionId !== undefined) {
+    return { kind: 'succeeded', connector, connectorReference: state.connectorReference, networkTransactionId: state.networkTransactionId };
+  }
+  return reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate;
+}
+
+function withIssuingCountry(state: ChargeState, update: PaymentUpdate): PaymentUpdate {
+  const country = 'issuingCountry' in state ? state.issuingCountry : undefined;
+  return country && (update.kind === 'succeeded' || update.kind === 'authorized' || update.kind === 'failed') ? { ...update, issuingCountry: country } : update;
+}
 
 /** A payment sent without an answer whose processor still does not know it once overdue. */
 export const unbooked = (connector: string): PaymentUpdate => unbookedFailure(connector, 'the charge', 'charged');

@@ -60,11 +60,19 @@ export function segmentBrandOf(method: MethodInput, saved?: { cardBrand: string 
  * The route for a payment of `order` and why (routing/planner.ts); a typed 422 when the amount
  * alone leaves it empty. `outcomes`: the window's (routing/stats.ts), when a rule routes by success rate.
  */
-export function planPaymentRoute(rt: Runtime, routing: Routing, order: OrderRow, methodType: MethodInput['type'], brand: string | null, outcomes?: readonly SegmentOutcomes[]): Ranked {
+export function planPaymentRoute(
+  rt: Runtime,
+  routing: Routing,
+  order: OrderRow,
+  methodType: MethodInput['type'],
+  segment: { brand: string | null; country: string | null },
+  outcomes?: readonly SegmentOutcomes[],
+): Ranked {
   // A saved card is a card: any card connector of the route may charge it (the card is in our vault).
   const need = methodType === 'saved_card' ? 'card' : methodType;
-  // The issuing country is not known from the card alone (no BIN table): its segment is the unknown one.
-  const stats = outcomes && segmentOutcomes(outcomes, { card_brand: brand, currency: order.currency, issuing_country: null });
+  // The issuing country is known only once a processor has reported it for a saved card (there is
+  // no BIN table): a typed card, and a saved card not yet charged, are in the unknown segment.
+  const stats = outcomes && segmentOutcomes(outcomes, { card_brand: segment.brand, currency: order.currency, issuing_country: segment.country });
   return planExplainedRoute(rt, routing, { need, currency: order.currency, amount: order.amount }, { amountLimitParam: 'payment_order', stats });
 }
 

@@ -202,7 +202,7 @@ export async function tryCreateCardPaymentAtOnce(
   const order = await readOrder(db, ctx, orderUuid);
   if (!order || !orderPayable.test(order, now)) return undefined;
   const routing = await routingFor(db, rt, ctx);
-  const planned = planPaymentRoute(rt, routing, order, 'card', cardBrand(card.number), await outcomesFor(db, rt, ctx, routing));
+  const planned = planPaymentRoute(rt, routing, order, 'card', { brand: cardBrand(card.number), country: null }, await outcomesFor(db, rt, ctx, routing));
   const { route } = planned;
   // A route the worker may send the payment again on keeps its card in the vault (in-flight.ts): the general path seals it.
   if (route.length === 0 || !routeAvailable(rt, route) || routeReplaysSends(routing, route)) return undefined;

@@ -5,8 +5,8 @@
 // short transaction of its own (none is held across the call). The payment keeps the method's
 // summary and what a merchant-initiated request cites (the network transaction id).
 import { paymentMethodStates } from '../payment-methods/state.js';
-import { and, eq } from 'drizzle-orm';
-import type { Db } from '../../storage/db.js';
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods, payments } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
@@ -62,7 +62,23 @@ export async function usableSavedCard(db: Db, ctx: RequestContext, id: string, o
 export function savedCardPaymentMethod(method: PaymentMethodRow, offSession: OffSessionReason | null): Record<string, unknown> {
   const use: SavedCardUse = { payment_method: method.id, vault_record: method.vaultRecordId!, network_transaction_id: method.networkTransactionId, off_session: offSession };
   const card = { brand: method.cardBrand, last4: method.cardLast4, exp_month: method.cardExpMonth, exp_year: method.cardExpYear, fingerprint: method.cardFingerprint };
-  return { type: 'card', card, saved_card: use };
+  // Its issuing country, once a processor reported it: the payment's routing segment (routing/stats.ts).
+  return { type: 'card', card: method.cardIssuingCountry ? { ...card, issuing_country: method.cardIssuingCountry } : card, saved_card: use };
+}
+
+/**
+ * A saved card learns its issuing country from the first payment of it whose processor reports
+ * one, so that its later payments are routed in that segment. One update per card at most: a
+ * payment of a card that knew its country, or whose processor said none, writes nothing.
+ */
+export async function learnIssuingCountry(tx: Executor, payment: PaymentRow): Promise<void> {
+  const use = savedCardUseOf(payment);
+  const card = payment.paymentMethod.card as { issuing_country?: string; reported_issuing_country?: string } | undefined;
+  if (!use || !card?.reported_issuing_country || card.issuing_country) return;
+  await tx
+    .update(paymentMethods)
+    .set({ cardIssuingCountry: card.reported_issuing_country })
+    .where(and(eq(paymentMethods.accountId, payment.accountId), eq(paymentMethods.livemode, payment.livemode), eq(paymentMethods.id, use.payment_method), isNull(paymentMethods.cardIssuingCountry)));
 }
 
 export function savedCardUseOf(row: Pick<PaymentRow, 'paymentMethod'>): SavedCardUse | undefined {

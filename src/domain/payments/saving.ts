@@ -71,12 +71,20 @@ export function storedCredentialOf(row: Pick<PaymentRow, 'paymentMethod'>): Pick
   return setup ? { storedCredential: { kind: 'first', usage: setup.usage } } : {};
 }
 
-/** The columns a success writes for a saving payment: the network transaction id the processor answered. */
-export function networkTransactionColumns(update: { kind: string; networkTransactionId?: string }, row: PaymentRow): Partial<PaymentRow> {
+/**
+ * What an answer writes on the payment's card: the network transaction id of a saving payment, and
+ * the issuing country the processor reported (`reported_issuing_country`). The card's
+ * `issuing_country` — its routing segment, which the window's outcomes count it in
+ * (routing/stats.ts) — stays what was known before the call, so that every outcome of a segment
+ * is counted in it, declines and approvals alike.
+ */
+export function reportedCardColumns(update: { kind: string; networkTransactionId?: string; issuingCountry?: string }, row: PaymentRow): Partial<PaymentRow> {
   const setup = setupOf(row.paymentMethod);
-  const ntid = update.networkTransactionId;
-  if (!setup || ntid === undefined) return {};
-  return { paymentMethod: { ...row.paymentMethod, setup: { ...setup, network_transaction_id: ntid } } };
+  let method = row.paymentMethod;
+  if (setup && update.networkTransactionId !== undefined) method = { ...method, setup: { ...setup, network_transaction_id: update.networkTransactionId } };
+  const card = method.card as Record<string, unknown> | undefined;
+  if (update.issuingCountry && card) method = { ...method, card: { ...card, reported_issuing_country: update.issuingCountry } };
+  return method === row.paymentMethod ? {} : { paymentMethod: method };
 }
 
 const tenancyOf = (ctx: RequestContext, payment: PaymentRow): RequestContext => ({ ...ctx, accountId: payment.accountId, livemode: payment.livemode });
@@ -93,11 +101,11 @@ export async function saveCardOf(tx: Executor, ctx: RequestContext, payment: Pay
     await eraseRecord(tx, owner, setup.vault_record);
     return undefined;
   }
-  const card = (payment.paymentMethod as { card: CardSummary }).card;
+  const card = (payment.paymentMethod as { card: CardSummary & { reported_issuing_country?: string } }).card;
   const method = await attachPaymentMethod(tx, owner, {
     customerId: setup.customer,
     usage: setup.usage,
-    card: { brand: card.brand, last4: card.last4, exp_month: card.exp_month, exp_year: card.exp_year, fingerprint: card.fingerprint },
+    card: { brand: card.brand, last4: card.last4, exp_month: card.exp_month, exp_year: card.exp_year, fingerprint: card.fingerprint, issuing_country: card.reported_issuing_country ?? null },
     vaultRecordId: setup.vault_record,
     networkTransactionId: setup.network_transaction_id ?? null,
     status: 'active',

@@ -116,7 +116,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (debited && captureMethod === 'manual') {
         throw new ApiError('capture_not_supported', { param: 'capture_method', message: 'A mandate debit is collected when it is confirmed; it cannot be authorised and captured later.' });
       }
-      const planned = planPaymentRoute(rt, routing, order, method.type, segmentBrandOf(method, saved), outcomes);
+      const planned = planPaymentRoute(rt, routing, order, method.type, { brand: segmentBrandOf(method, saved), country: saved?.cardIssuingCountry ?? null }, outcomes);
       let route = planned.route;
       // A mandate lives at one processor: its debits can go nowhere else, so there is no fallback.
       if (debited) {

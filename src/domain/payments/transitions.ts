@@ -12,7 +12,7 @@ import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/serv
 import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';
 import { attemptsView, connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
-import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type PaymentFailureCode } from '../../connectors/types.js';
+import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type Issued, type PaymentFailureCode } from '../../connectors/types.js';
 import type { PaymentView } from './schema.js';
 import type { CaptureView } from '../captures/schema.js';
 import { capturesByPayment } from '../captures/view.js';
@@ -21,7 +21,8 @@ import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
 import type { DeclineType } from '../../connectors/declines.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
-import { eraseUnsavedCard, networkTransactionColumns, saveCardOf, savedMethodOf } from './saving.js';
+import { eraseUnsavedCard, reportedCardColumns, saveCardOf, savedMethodOf } from './saving.js';
+import { learnIssuingCountry } from './saved-cards.js';
 import { eraseInFlightCard } from './in-flight.js';
 import { explanationView } from '../routing/strategy.js';
 import { cardKeyOf, recordDecline } from './reattempts.js';
@@ -67,15 +68,15 @@ function methodView(stored: Record<string, unknown>): PaymentView['payment_metho
 /** What is known about a payment now, in the terms of our own states. */
 export type PaymentUpdate =
   /** `networkTransactionId`: the card scheme's id of the payment, kept on the card it saves (saving.ts). */
-  | { kind: 'succeeded'; connector: string; connectorReference: string; networkTransactionId?: string }
+  | ({ kind: 'succeeded'; connector: string; connectorReference: string; networkTransactionId?: string } & Issued)
   /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
   | { kind: 'pending'; connector: string; connectorReference: string | null }
   /** Manual capture: the processor holds the money (captureBefore: its own deadline, if it said one). */
-  | { kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null }
+  | ({ kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null } & Issued)
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
   | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
   /** `declineType`: what the refusal says about trying again; absent when nothing said (abandoned, expired, an unknown outcome). */
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string; declineType?: DeclineType }
+  | ({ kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string; declineType?: DeclineType } & Issued)
   /** A direct debit's money came back (late failure, charge-back): failed whatever it reached, a success's booking reversed. */
   | { kind: 'reversed'; connector: string; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
@@ -123,17 +124,21 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
     // The whole amount capturable until capture_before (the processor's deadline, or the default window); nothing is booked.
     requires_capture: (update, row, now) => ({
       ...ACTION_CLOSED,
+      ...reportedCardColumns(update, row),
       amountCapturable: row.amount,
       captureBefore: (update as Extract<PaymentUpdate, { kind: 'authorized' }>).captureBefore ?? new Date(now.getTime() + DEFAULT_CAPTURE_WINDOW_MS),
     }),
     // What a succeeded automatic payment took is captured (refunds draw on captured money).
-    succeeded: (update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...networkTransactionColumns(update, row) }),
-    failed: (update) => ({ ...ACTION_CLOSED, declineType: (update as Extract<PaymentUpdate, { kind: 'failed' }>).declineType ?? null }),
+    succeeded: (update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...reportedCardColumns(update, row) }),
+    failed: (update, row) => ({ ...ACTION_CLOSED, declineType: (update as Extract<PaymentUpdate, { kind: 'failed' }>).declineType ?? null, ...reportedCardColumns(update, row) }),
   },
   // A card kept in flight for the worker's replay (in-flight.ts) is erased as soon as the processor holds the payment.
   effects: {
     requires_action: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
-    requires_capture: (tx, _ctx, payment) => eraseInFlightCard(tx, payment),
+    async requires_capture(tx, _ctx, payment) {
+      await learnIssuingCountry(tx, payment);
+      await eraseInFlightCard(tx, payment);
+    },
     async succeeded(tx, ctx, payment, now) {
       await eraseInFlightCard(tx, payment);
       await orderFollows(tx, ctx, payment, now, 'paid');
@@ -142,6 +147,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       if (payment.captureMethod === 'automatic') await bookSucceededPayment(tx, payment, isMandateMethod(payment.paymentMethod) ? 'mandate' : 'card', now);
       // A settled direct debit keeps its mandate alive: dormancy counts from the last one.
       if (isMandateMethod(payment.paymentMethod)) await recordMandateDebit(tx, payment.accountId, payment.paymentMethod, now);
+      await learnIssuingCountry(tx, payment);
       return saveCardOf(tx, ctx, payment);
     },
     async failed(tx, ctx, payment, now, before) {
@@ -151,6 +157,7 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
       if (paymentStates.is(before.status, 'captured')) await paymentReversed(tx, ledgerEntry('payment', payment, now));
       else await orderFollows(tx, ctx, payment, now, 'open');
       await recordFinalDecline(tx, payment, now);
+      await learnIssuingCountry(tx, payment);
       await eraseUnsavedCard(ctx, tx, payment);
       await eraseInFlightCard(tx, payment);
     },

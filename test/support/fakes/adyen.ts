@@ -74,6 +74,9 @@ const REFUSAL_REASONS: Record<number, string> = {
   26: 'Revocation Of Auth',
   38: 'Authentication required',
 };
+/** The issuing country the fake reports (additionalData.issuerCountry) for every card: the value of Adyen's published example. */
+export const ISSUER_COUNTRY = 'NL';
+
 /** Refused (2) with a Mastercard merchant advice code, as Adyen passes it on in additionalData. */
 const ADVICE_CARDS: Record<string, string> = { [luhn('411111110500000')]: '03: Do not try again', [luhn('411111110500010')]: '24: Retry after 1 hour' };
 
@@ -263,9 +266,11 @@ export class FakeAdyen extends FakeProcessor<Fault> {
     const number: string = body.paymentMethod.number;
     const payment: FakePayment = { pspReference, reference: body.reference, merchantAccount: body.merchantAccount, amount: body.amount, resultCode: 'Authorised', refunded: 0, body };
     this.payments.set(pspReference, payment);
+    // Adyen's issuerCountry (ResponseAdditionalDataCommon), from its BIN list: the published example's "NL" for every card here.
     const answer = (resultCode: string, extra: Obj = {}): Answer => {
       payment.resultCode = resultCode;
-      return { status: 200, body: { pspReference, resultCode, merchantReference: body.reference, ...extra } };
+      const known = resultCode === 'Authorised' || resultCode === 'Refused' ? { additionalData: { issuerCountry: ISSUER_COUNTRY, ...extra.additionalData } } : {};
+      return { status: 200, body: { pspReference, resultCode, merchantReference: body.reference, ...extra, ...known } };
     };
     const alias = SERVICE_TEST_CARDS[number];
     const asked = body.authenticationData?.attemptAuthentication === 'always';

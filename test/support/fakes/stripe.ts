@@ -198,7 +198,7 @@ export class FakeStripe extends FakeProcessor<Fault> {
     this.intents.set(intent.id, intent);
     const decline = DECLINES[card.number];
     if (decline) {
-      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline }, latest_charge: null });
+      Object.assign(intent, { status: 'requires_payment_method', last_payment_error: { type: 'card_error', ...decline, payment_method: refusedMethod(intent, card) }, latest_charge: null });
       return error(402, 'card_error', decline.message, { code: decline.code, decline_code: decline.decline_code, network_advice_code: decline.network_advice_code, payment_intent: strip(intent) });
     }
     if (card.number === STRIPE_CARDS.softDecline && params.payment_method_options?.card?.request_three_d_secure !== 'any') {
@@ -328,6 +328,14 @@ function refusedMerchantInitiated(params: Obj): string | undefined {
   return undefined;
 }
 
+/** Where Stripe's test cards are issued (its 4242… card: `country: "US"` in its published charge): every card of the fake. */
+export const ISSUING_COUNTRY = 'US';
+
+/** The PaymentMethod a refusal names (last_payment_error.payment_method), with its card's issuing country. */
+function refusedMethod(intent: Obj, card: Obj): Obj {
+  return { id: intent.payment_method, object: 'payment_method', type: 'card', card: { brand: 'visa', country: ISSUING_COUNTRY, last4: String(card.number).slice(-4) } };
+}
+
 /** A succeeded intent's charge as Stripe shows it expanded: its card details with the scheme's network transaction id. */
 function chargeOf(intent: Obj, card: Obj): Obj {
   const number = String(card.number);
@@ -338,7 +346,7 @@ function chargeOf(intent: Obj, card: Obj): Obj {
     currency: intent.currency,
     payment_intent: intent.id,
     status: 'succeeded',
-    payment_method_details: { type: 'card', card: { brand: 'visa', last4: number.slice(-4), exp_month: Number(card.exp_month), exp_year: Number(card.exp_year), network_transaction_id: `${crypto.randomInt(1e13, 2e14)}` } },
+    payment_method_details: { type: 'card', card: { brand: 'visa', country: ISSUING_COUNTRY, last4: number.slice(-4), exp_month: Number(card.exp_month), exp_year: Number(card.exp_year), network_transaction_id: `${crypto.randomInt(1e13, 2e14)}` } },
   };
 }
 
