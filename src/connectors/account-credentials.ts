@@ -9,7 +9,7 @@ import type { ConnectorAccountCredentials, ConnectorAccountSource } from './regi
 import { catalogueEntry, webhookSecretField } from './catalogue.js';
 import { parseId, toPublicId } from '../kernel/ids.js';
 import { EncryptionError, type Encryptor } from '../kernel/encryption.js';
-import type { Db } from '../storage/db.js';
+import type { Db, Executor } from '../storage/db.js';
 import { connectorAccounts } from '../storage/schema.js';
 
 export type ConnectorAccountRow = typeof connectorAccounts.$inferSelect;
@@ -67,6 +67,21 @@ export function connectorAccountSource(db: Db, encryptor: Encryptor, now: () => 
       return { id: key, connector: row.connector, livemode: row.livemode, credentials, webhookSecrets: webhookSecrets(encryptor, row, credentials, now()) };
     });
   };
+}
+
+/**
+ * Which processor a connector account of `owner` is at, read in the caller's transaction (a
+ * webhook's, which may have just written what it reads); nothing is unsealed. Undefined when it is
+ * not the owner's.
+ */
+export async function processorOfAccount(tx: Executor, key: string, owner: { accountId: string; livemode: boolean }): Promise<string | undefined> {
+  const uuid = parseId('ca', key);
+  if (!uuid) return undefined;
+  const [row] = await tx
+    .select({ connector: connectorAccounts.connector })
+    .from(connectorAccounts)
+    .where(and(eq(connectorAccounts.accountId, owner.accountId), eq(connectorAccounts.livemode, owner.livemode), eq(connectorAccounts.id, uuid)));
+  return row?.connector;
 }
 
 /** The connector account behind an inbound webhook URL: processors know it by its id alone. */

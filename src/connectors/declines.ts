@@ -3,23 +3,8 @@
 // onto our failure codes), and routing decides from the type alone whether a declined payment may
 // be sent to another connector. The categories follow the card networks' published ones (Visa's
 // decline categories 1–4, Mastercard's merchant advice codes), as docs/declines.md explains.
+import { DECLINE_TYPES, type DeclineType } from '../kernel/decline-types.js';
 import type { PaymentFailureCode } from './failure-codes.js';
-
-export const DECLINE_TYPES = [
-  /** The issuer will never approve this card (lost, stolen, closed, revoked): Visa category 1, Mastercard advice 03/21. */
-  'do_not_retry',
-  /** The issuer cannot approve now (funds, limits, issuer unavailable): Visa category 2; may succeed later or elsewhere. */
-  'retry_later',
-  /** The card data is wrong (number, expiry, CVC): Visa category 3; only new data can succeed. */
-  'fix_data',
-  /** A soft decline asking for 3-D Secure. */
-  'authentication_required',
-  /** Do not honour and every other unexplained decline: Visa category 4. */
-  'generic',
-  /** The processor refused before acting (429, a refused connection, an error that says nothing was done). */
-  'processor',
-] as const;
-export type DeclineType = (typeof DECLINE_TYPES)[number];
 
 /** Declines no retry can turn: a rule's cascade may not list them (API.md §7). */
 export const NEVER_CASCADED: readonly DeclineType[] = ['do_not_retry', 'fix_data'];

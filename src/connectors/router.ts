@@ -19,7 +19,7 @@ import {
   type ConnectorErrorCode,
   type PaymentMethodType,
 } from './types.js';
-import type { DeclineType } from './declines.js';
+import type { DeclineType } from '../kernel/decline-types.js';
 import type { CascadeRule, RoutingStrategy } from './routing-rules.js';
 
 export interface RoutingRule {

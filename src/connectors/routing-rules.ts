@@ -1,7 +1,7 @@
 // The shapes routing rules are stored and cached in (src/domain/routing/cache.ts), beside the
 // router that calls through them, so that the runtime, which holds the cache, depends on nothing
 // of the routing service.
-import type { DeclineType } from './declines.js';
+import type { DeclineType } from '../kernel/decline-types.js';
 
 /**
  * A rule's cascade (API.md §7): a payment declined with one of `on` is sent, as a new attempt, to

@@ -4,7 +4,7 @@
 // core (router.ts) owns timeouts, fallback, the circuit breaker and attempt records.
 
 import { CONNECTOR_ERROR_CODES, type Answer, type ConnectorError, type ConnectorErrorCode, type Refused, type StatusAnswer, type Taken } from './answers.js';
-import type { DeclineType } from './declines.js';
+import type { DeclineType } from '../kernel/decline-types.js';
 import type { MandateFailureCode, PaymentFailureCode, PayoutFailureCode, RefundFailureCode } from './failure-codes.js';
 import type { SettlementPeriod, SettlementRecord } from './settlements.js';
 import type { DisputeReport, DisputeResponseRequest, DisputeResponseState } from './disputes.js';

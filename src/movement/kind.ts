@@ -3,7 +3,7 @@
 // calling the route's connectors, recording attempts, locating a movement a crashed request left
 // behind, applying every report through one step, the worker's checks and inbound events.
 import type { Attempt } from '../connectors/router.js';
-import type { DeclineType } from '../connectors/declines.js';
+import type { DeclineType } from '../kernel/decline-types.js';
 import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
 import { type IdPrefix, objectHead, toPublicId } from '../kernel/ids.js';
 import type { EventType } from '../events/types.js';

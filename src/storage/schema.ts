@@ -2,7 +2,7 @@
 // indexes), so that each query is tenant-scoped by construction and the schema can be distributed
 // by account (Citus) without changes.
 import { sql } from 'drizzle-orm';
-import { DECLINE_TYPES } from '../connectors/declines.js';
+import { DECLINE_TYPES } from '../kernel/decline-types.js';
 import type { RoutingExplanation, StoredCascade } from '../connectors/routing-rules.js';
 import {
   type AnyPgColumn,

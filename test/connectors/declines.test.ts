@@ -3,7 +3,8 @@
 // documents, and what a payment shows — the attempt's and the failed payment's decline_type —
 // through the service with the simulators' decline cards (docs/test-mode.md).
 import { describe, expect, it } from 'vitest';
-import { ADVISED_WAITS, DECLINE_TYPES, merchantAdviceType } from '../../src/connectors/declines.js';
+import { ADVISED_WAITS, merchantAdviceType } from '../../src/connectors/declines.js';
+import { DECLINE_TYPES } from '../../src/kernel/decline-types.js';
 import { ADYEN_REFUSALS, adyenDeclineOf } from '../../src/connectors/adyen/declines.js';
 import { STRIPE_CARD_ERROR_CODES, STRIPE_DECLINE_CODES, stripeDeclineOf } from '../../src/connectors/stripe/declines.js';
 import { DECLINE_OF_REFUSAL } from '../../src/connectors/simulator/declines.js';

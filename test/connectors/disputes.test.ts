@@ -9,8 +9,9 @@ import { disputeReasonOf } from '../../src/connectors/adyen/disputes.js';
 import { createHttpClient } from '../../src/connectors/http.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { parseId } from '../../src/kernel/ids.js';
+import { setDisputeFee } from '../../src/domain/terms/service.js';
 import { payments, unmatchedDisputeReports } from '../../src/storage/schema.js';
-import { createTestDatabase, startTestService, type TestDatabase, type TestService } from '../support/helpers.js';
+import { client, createTenant, createTestDatabase, startTestService, type TestDatabase, type TestService } from '../support/helpers.js';
 import { balanceOf, orderAndPay } from '../support/payments.js';
 import { createConnectorAccount, newTenantClients } from '../support/connectors.js';
 import { FakeStripe, STRIPE_CARDS } from '../support/fakes/stripe.js';
@@ -69,6 +70,27 @@ describe('Stripe disputes, end to end', () => {
     expect((await balanceOf(test)).available).toBe(before.available - 4200);
     const refund = await test.post('/v1/refunds', { payment: payment.id });
     expect(refund.body.error?.code).toBe('charge_disputed');
+    expect(await checkLedger(testDb.database.db)).toMatchObject({ ok: true });
+  });
+
+  // Stripe gives its dispute fee back when the merchant wins: the connector account's processor is read in the webhook's transaction.
+  it('won after its funds were withdrawn: the amount and the dispute fee come back', async () => {
+    const tenant = await createTenant(testDb.database);
+    const test = client(service.url, tenant.testKey);
+    const account = await createConnectorAccount(test, 'stripe', 'stripe', { secret_key: `sk_test_${'g'.repeat(24)}`, webhook_secret: SIGNING_SECRET });
+    await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'stripe' }] }] } });
+    await setDisputeFee(testDb.database.db, parseId('acct', tenant.accountId)!, { fee: 1500 });
+    const { payment } = await orderAndPay(test, STRIPE_CARDS.success, { amount: 3000, currency: 'EUR' });
+    const before = await balanceOf(test);
+    const intent = payment.connector_reference as string;
+    const send = async (type: string, status: string, funds: { withdrawn: boolean; reinstated: boolean }) => {
+      const e = stripe.event(type, stripe.dispute(intent, 'dp_won_0001', status, funds), SIGNING_SECRET);
+      expect((await post(account.webhook_url, e.body, e.signature)).body).toMatchObject({ applied: true });
+    };
+    await send('charge.dispute.funds_withdrawn', 'needs_response', { withdrawn: true, reinstated: false });
+    expect((await balanceOf(test)).available).toBe(before.available - 3000 - 1500);
+    await send('charge.dispute.closed', 'won', { withdrawn: true, reinstated: true });
+    expect((await balanceOf(test)).available).toBe(before.available);
     expect(await checkLedger(testDb.database.db)).toMatchObject({ ok: true });
   });
 

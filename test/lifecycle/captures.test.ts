@@ -78,7 +78,13 @@ describe('captures', () => {
     const replay = await api.post(`/v1/payments/${payment.id}/capture`, {}, { idempotencyKey: key });
     expect(replay.status).toBe(201);
     expect(replay.body).toEqual(res.body);
-    expect((await api.get(`/v1/payments/${payment.id}`)).body).toMatchObject({ status: 'succeeded', amount_captured: 1200 });
+    const after = (await api.get(`/v1/payments/${payment.id}`)).body;
+    expect(after).toMatchObject({ status: 'succeeded', amount_captured: 1200 });
+    // Two changes of the payment, two versions: its amount held for the capture, then succeeded —
+    // the version its payment.succeeded shows.
+    expect(after.version).toBe(payment.version + 2);
+    const events = (await api.get('/v1/events?limit=100')).body.data as { type: string; data: { object: { id: string; version: number } } }[];
+    expect(events.find((e) => e.type === 'payment.succeeded' && e.data.object.id === payment.id)?.data.object.version).toBe(after.version);
   });
 
   it('a declined capture (card 4000000000000366) takes nothing and leaves the authorisation whole', async () => {

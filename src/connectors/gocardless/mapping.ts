@@ -2,7 +2,7 @@
 // MandateStatus and PaymentStatus enums, so that a status added by a later SDK fails to compile
 // here until it is mapped), the event actions its webhooks carry, and the failure causes it names.
 import type { Mandate, MandateStatus, Payment, PaymentStatus } from 'gocardless-nodejs/types';
-import type { DeclineType } from '../declines.js';
+import type { DeclineType } from '../../kernel/decline-types.js';
 import type { ChargeState, MandateFailureCode, MandateState, PaymentFailureCode } from '../types.js';
 
 /** Where our ids go in the metadata of what we create at GoCardless (and come back in its events' resource_metadata). */

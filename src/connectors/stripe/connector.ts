@@ -11,7 +11,7 @@ import { balanceTransactions } from './balance-transactions.js';
 import { callErrorOf, chargeStateOf, declineOf, refundRefusalOf, refundStateOf } from './mapping.js';
 import { cancelRefusalOf, cancelStateOf, captureRefusalOf, capturedStateOf, captureStateOf, STRIPE_CANCELLATION_REASON } from './captures.js';
 import { toStripeAmount } from './money.js';
-import { PAYMENT_METHOD_KEY, SETUP_INTENT_LOOKUP, setupDeclineOf, setupIntentParams, setupStateOf } from './setup-intents.js';
+import { PAYMENT_METHOD_KEY, SETUP_INTENT_PAGE, SETUP_INTENT_PAGES, setupDeclineOf, setupIntentParams, setupStateOf } from './setup-intents.js';
 import { disputeEventOf } from './disputes.js';
 import { stripeDisputeAnswers } from './dispute-answers.js';
 
@@ -66,15 +66,20 @@ export function createStripeConnector(opts: StripeConnectorOptions): Connector {
     return found.data[0];
   };
   /**
-   * The SetupIntent of our verification: by its id when we hold it, else among the account's newest
-   * (Stripe cannot search them); not found there, it can only be said absent when that list was all.
+   * The SetupIntent of our verification: by its id when we hold it, else among the account's newest,
+   * page after page up to a bound (Stripe cannot search them); not found there, it can only be said
+   * absent when the pages read were all.
    */
   const findSetupIntent = async (reference: string, id: string | null): Promise<Stripe.SetupIntent | undefined> => {
     if (id) return stripe.setupIntents.retrieve(id);
-    const newest = await stripe.setupIntents.list({ limit: SETUP_INTENT_LOOKUP });
-    const found = newest.data.find((intent) => intent.metadata?.[PAYMENT_METHOD_KEY] === reference);
-    if (found || !newest.has_more) return found;
-    throw new Stripe.errors.StripeAPIError({ message: `Stripe holds more than ${SETUP_INTENT_LOOKUP} SetupIntents newer than ${reference}'s, if it holds it` });
+    let after: string | undefined;
+    for (let page = 0; page < SETUP_INTENT_PAGES; page++) {
+      const newest = await stripe.setupIntents.list({ limit: SETUP_INTENT_PAGE, ...(after ? { starting_after: after } : {}) });
+      const found = newest.data.find((intent) => intent.metadata?.[PAYMENT_METHOD_KEY] === reference);
+      if (found || !newest.has_more || newest.data.length === 0) return found;
+      after = newest.data.at(-1)!.id;
+    }
+    throw new Stripe.errors.StripeAPIError({ message: `Stripe holds more than ${SETUP_INTENT_PAGES * SETUP_INTENT_PAGE} SetupIntents newer than ${reference}'s, if it holds it` });
   };
   return {
     name: 'stripe',

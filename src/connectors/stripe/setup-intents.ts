@@ -11,8 +11,10 @@ import { chargeStateOf } from './mapping.js';
 import { stripeDeclineOf } from './declines.js';
 
 export const PAYMENT_METHOD_KEY = 'payment_method_id';
-/** How many of the account's newest SetupIntents a lookup by our id reads (Stripe has no search for them). */
-export const SETUP_INTENT_LOOKUP = 100;
+/** How many SetupIntents one page of Stripe's list holds (its most). */
+export const SETUP_INTENT_PAGE = 100;
+/** How many pages of the account's newest SetupIntents a lookup by our id reads at most (Stripe has no search for them). */
+export const SETUP_INTENT_PAGES = 10;
 
 type SetupIntent = Pick<Stripe.SetupIntent, 'id' | 'status' | 'last_setup_error' | 'next_action'>;
 

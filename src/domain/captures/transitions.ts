@@ -42,10 +42,11 @@ export const CAPTURE_RULES: ReportRules<CaptureRow, CaptureStatus, 'capture', 'a
       const captured = payment.amountCaptured + capture.amount;
       // The final capture releases what the authorisation still held.
       const set = { amountCaptured: captured, ...(capture.finalCapture ? { amountCapturable: 0 } : {}) };
-      const updated = await savePayment(tx, payment, now, set);
-      await bookSucceededPayment(tx, { ...updated, amount: capture.amount }, 'card', now);
-      // The final capture succeeds the payment: its order is paid with what was captured.
-      if (capture.finalCapture) await moveTo(tx, PAYMENT_RULES, ctx, updated, 'succeeded', 'capture', now);
+      await bookSucceededPayment(tx, { ...payment, amount: capture.amount }, 'card', now);
+      // The final capture succeeds the payment: its order is paid with what was captured. One change
+      // of the payment, so one version, the one its payment.succeeded shows.
+      if (capture.finalCapture) await moveTo(tx, PAYMENT_RULES, ctx, payment, 'succeeded', 'capture', now, set);
+      else await savePayment(tx, payment, now, set);
     },
     async failed(tx, _ctx, capture, now) {
       // Nothing was taken: the authorisation holds the amount again.
@@ -61,7 +62,11 @@ async function lockPayment(tx: Executor, capture: CaptureRow): Promise<PaymentRo
   return payment;
 }
 
-/** Changes the payment's amounts (no status change, no event of its own: the capture's says it). */
+/**
+ * Changes the payment's amounts (no status change, no event of its own: the capture's says it, or
+ * for a void the payment.canceled to come). The version still goes up: it counts the changes an
+ * integrator can read on the payment, and events may skip versions (docs/events.md).
+ */
 export async function savePayment(tx: Executor, payment: PaymentRow, now: Date, set: Partial<PaymentRow>): Promise<PaymentRow> {
   const [updated] = await tx
     .update(payments)

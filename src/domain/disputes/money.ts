@@ -6,6 +6,7 @@
 import type { Executor } from '../../storage/db.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { isAccountKey } from '../../connectors/router.js';
+import { processorOfAccount } from '../../connectors/account-credentials.js';
 import { disputeReinstated } from '../../ledger/journal.js';
 import { takenBack } from '../../ledger/settlement.js';
 import type { Runtime } from '../../runtime.js';
@@ -17,8 +18,8 @@ function entry(row: DisputeRow, now: Date) {
 }
 
 /** Whether the processor behind the dispute's route key gives its dispute fee back when the merchant wins. */
-async function returnsFeeWhenWon(rt: Runtime, row: DisputeRow): Promise<boolean> {
-  const name = isAccountKey(row.connector) ? (await rt.connectors.resolveAccount(row.connector, row))?.name : row.connector;
+async function returnsFeeWhenWon(tx: Executor, rt: Runtime, row: DisputeRow): Promise<boolean> {
+  const name = isAccountKey(row.connector) ? await processorOfAccount(tx, row.connector, row) : row.connector;
   if (name === undefined) return false;
   const processor = name.startsWith('simulator') ? 'simulator' : name;
   return rt.config.disputeFeeReturnedBy.includes(processor);
@@ -41,7 +42,7 @@ export async function settleFunds(tx: Executor, rt: Runtime, ctx: RequestContext
     return saveDispute(tx, ctx, row, { ...counts, fundsBooked: true, fee: row.fee + fee }, 'dispute.funds_withdrawn', now);
   }
   if (!out && row.fundsBooked) {
-    const feeBack = row.fee > 0 && !row.feeReturned && (await returnsFeeWhenWon(rt, row)) ? row.fee : 0;
+    const feeBack = row.fee > 0 && !row.feeReturned && (await returnsFeeWhenWon(tx, rt, row)) ? row.fee : 0;
     await disputeReinstated(tx, entry(row, now), feeBack);
     return saveDispute(tx, ctx, row, { ...counts, fundsBooked: false, feeReturned: row.feeReturned || feeBack > 0 }, 'dispute.funds_reinstated', now);
   }

@@ -12,7 +12,8 @@
 // records of one card run one after the other (a transaction-level advisory lock on the card), so
 // two payments of the card at once cannot both take the last reattempt.
 import { and, eq, gte } from 'drizzle-orm';
-import { ADVISED_WAITS, type DeclineType } from '../../connectors/declines.js';
+import { ADVISED_WAITS } from '../../connectors/declines.js';
+import type { DeclineType } from '../../kernel/decline-types.js';
 import type { Tenancy } from '../../vault/vault.js';
 import type { Db, Executor } from '../../storage/db.js';
 import { lockTenantKey } from '../../storage/locks.js';

@@ -6,7 +6,7 @@ import { ATTEMPT_OUTCOMES } from '../../connectors/router.js';
 import { CAPTURE_METHODS, PAYMENT_FAILURE_CODES } from '../../connectors/types.js';
 import { CARD_BRANDS } from './cards.js';
 import { PAYMENT_STATUSES } from './state.js';
-import { DECLINE_TYPES } from '../../connectors/declines.js';
+import { DECLINE_TYPES } from '../../kernel/decline-types.js';
 
 const DeclineTypeOrNull = (description: string) => Type.Union([Type.String({ enum: [...DECLINE_TYPES] }), Type.Null()], { description });
 import { PAYMENT_METHOD_USAGES } from '../payment-methods/state.js';

@@ -19,7 +19,7 @@ import { capturesByPayment } from '../captures/view.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
-import type { DeclineType } from '../../connectors/declines.js';
+import type { DeclineType } from '../../kernel/decline-types.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, reportedCardColumns, saveCardOf, savedMethodOf } from './saving.js';
 import { learnIssuingCountry } from './saved-cards.js';

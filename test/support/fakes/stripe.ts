@@ -164,8 +164,10 @@ export class FakeStripe extends FakeProcessor<Fault> {
       return { status: 200, body: { object: 'search_result', url: '/v1/payment_intents/search', has_more: false, next_page: null, data: data.map(strip) } };
     }
     if (kind === 'setup_intents' && id === undefined) {
-      // Newest first, as Stripe lists them, `limit` (default 10) at a time.
-      const all = [...this.setupIntents.values()].reverse();
+      // Newest first, as Stripe lists them, `limit` (default 10) at a time, after `starting_after`.
+      const newest = [...this.setupIntents.values()].reverse();
+      const after = url.searchParams.get('starting_after');
+      const all = after ? newest.slice(newest.findIndex((si) => si.id === after) + 1) : newest;
       const limit = Number(url.searchParams.get('limit') ?? 10);
       return { status: 200, body: { object: 'list', url: '/v1/setup_intents', has_more: all.length > limit, data: all.slice(0, limit).map(strip) } };
     }
