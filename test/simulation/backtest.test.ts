@@ -20,7 +20,7 @@ describe.skipIf(isPostgres)('the routing backtest', () => {
   beforeAll(async () => {
     database = await openSimDatabase();
     first = await backtest({ seed: SEED, payments: PAYMENTS, database });
-  }, 600_000);
+  }, 900_000);
   afterAll(async () => {
     await database?.close();
   });
@@ -43,7 +43,7 @@ describe.skipIf(isPostgres)('the routing backtest', () => {
   it('the same seed prints the same bytes', async () => {
     const again = await backtest({ seed: SEED, payments: PAYMENTS, database });
     expect(again.text).toBe(first.text);
-  }, 600_000);
+  }, 900_000);
 
   it('a cascade on soft declines raises the authorisation rate of every strategy, at the cost of more attempts', () => {
     for (const strategy of ['priority', 'volume_split', 'success_rate']) {
