@@ -4330,6 +4330,10 @@ export interface components {
                  */
                 updated_at: string;
             }[];
+            /** @description Whether its cardholder disputed it (a chargeback, or a notice of one): see disputes and docs/disputes.md. */
+            disputed: boolean;
+            /** @description Its disputes (dp_…), oldest first (also GET /v1/disputes?payment=…); none for a payment never disputed. */
+            disputes: string[];
             payment_order: string;
             payment_method: {
                 /** @enum {string} */

@@ -311,6 +311,8 @@ export const payments = pgTable(
     amountCapturable: money('amount_capturable').notNull().default(0),
     /** Money taken from the customer: the amount of a succeeded automatic payment, the succeeded captures of a manual one. */
     amountCaptured: money('amount_captured').notNull().default(0),
+    /** Disputes of this payment, counted as each is recorded (src/domain/disputes/report.ts): a payment without one is viewed without reading disputes. */
+    disputeCount: integer('dispute_count').notNull().default(0),
     /** requires_capture: when the authorisation lapses (the worker voids it then). */
     captureBefore: ts('capture_before'),
     /** canceled: why (`requested_by_customer`, `expired`, …). */

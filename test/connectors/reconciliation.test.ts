@@ -1,7 +1,8 @@
 // Reconciliation runs against generated reports: the simulators' own report (every movement
 // matched, fees booked once across two runs of the same period, each exception kind planted in the
-// books and found) and Adyen's Settlement details report as an uploaded CSV (its bad inputs: typed
-// 400s naming the line or column, nothing booked).
+// books and found) and Adyen's Settlement details report as an uploaded CSV (each exception kind,
+// its fees booked once across two runs; its bad inputs: typed 400s naming the line or column,
+// nothing booked).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -91,7 +92,7 @@ describe('the simulators’ report', () => {
     const run = await test.post('/v1/reconciliation-runs', { connector_account: account.id, ...window() });
     expect(run.status, run.text).toBe(201);
     const found = Object.fromEntries(run.body.exceptions.map((e: { type: string; object: string }) => [e.type, e]));
-    expect(run.body.exceptions).toHaveLength(3);
+    expect(run.body.exceptions, JSON.stringify(run.body)).toHaveLength(3);
     expect(found.amount_mismatch).toMatchObject({ object: b!.id, expected_amount: b!.amount, processor_amount: b!.amount + 1 });
     expect(found.status_mismatch).toMatchObject({ object: c!.id, status: 'failed', expected_amount: 0, processor_amount: c!.amount });
     expect(found.missing_at_processor).toMatchObject({ object: refund.id, expected_amount: -300, processor_amount: null });
@@ -161,6 +162,43 @@ describe("Adyen's Settlement details report", () => {
     ]);
     expect((await upload(test, account.id, report)).body.fees_booked).toEqual({});
     expect(await feeEntries(accountId)).toBe(1);
+  });
+
+  it('finds missing_at_processor, amount_mismatch and status_mismatch, and books the fees once across two runs', async () => {
+    const { test, account, accountId } = await adyenTenant();
+    // Paid at a simulator (no Adyen answers here), then moved onto the Adyen account below.
+    await test.request('PUT', '/v1/routing', { body: { rules: [{ connectors: [{ name: 'simulator_a' }] }] } });
+    const paid = [];
+    for (const amount of [1000, 2500, 4000]) paid.push((await orderAndPay(test, CARDS.success, { amount, currency: 'EUR' })).payment as { id: string; amount: number });
+    expect(paid.map((p) => (p as unknown as { status: string }).status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    const [settledNowhere, overpaid, failedHere] = paid as [{ id: string; amount: number }, { id: string; amount: number }, { id: string; amount: number }];
+    // Made through the Adyen account within the report's period (09:00–11:00 UTC): the one it never
+    // settled, the one it settled 1 more of, and the one we say failed that it settled.
+    for (const p of paid) {
+      await testDb.database.db.execute(sql`UPDATE payments SET connector = ${account.id}, created_at = '2026-11-20T10:00:00Z' WHERE id = ${parseId('pay', p.id)!}`);
+    }
+    await testDb.database.db.execute(sql`UPDATE payments SET status = 'failed' WHERE id = ${parseId('pay', failedHere.id)!}`);
+    const report = csv([
+      line({ 'Psp Reference': 'PSPB', 'Merchant Reference': overpaid.id, 'Gross Credit (GC)': '25.01', 'Net Credit (NC)': '24.71' }),
+      line({ 'Psp Reference': 'PSPC', 'Merchant Reference': failedHere.id, 'Creation Date': '2026-11-20 12:00:00', 'Gross Credit (GC)': '40.00', 'Net Credit (NC)': '39.70' }),
+    ]);
+    const run = await upload(test, account.id, report);
+    expect(run.status, run.text).toBe(201);
+    expect(run.body).toMatchObject({ records: 2, matched: 0, fees_booked: { EUR: 60 } });
+    const found = Object.fromEntries(run.body.exceptions.map((e: { type: string }) => [e.type, e]));
+    expect(run.body.exceptions, JSON.stringify(run.body)).toHaveLength(3);
+    expect(found.missing_at_processor).toMatchObject({ object: settledNowhere.id, expected_amount: 1000, processor_amount: null, processor_records: [] });
+    expect(found.amount_mismatch).toMatchObject({ object: overpaid.id, expected_amount: 2500, processor_amount: 2501, processor_records: ['PSPB:Settled:MOD0000000000001:7'] });
+    expect(found.status_mismatch).toMatchObject({ object: failedHere.id, status: 'failed', expected_amount: 0, processor_amount: 4000 });
+    const fees = await feeEntries(accountId);
+    expect(fees).toBeGreaterThan(0);
+
+    // The same report again: the same exceptions, no fee booked twice.
+    const again = await upload(test, account.id, report);
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.fees_booked).toEqual({});
+    expect(again.body.exceptions.map((e: { type: string }) => e.type).sort()).toEqual(['amount_mismatch', 'missing_at_processor', 'status_mismatch']);
+    expect(await feeEntries(accountId)).toBe(fees);
   });
 
   it('takes the report from `npm run cli -- reconcile --file`, streamed as the text/csv body', async () => {

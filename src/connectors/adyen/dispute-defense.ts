@@ -5,7 +5,10 @@
 // which document type; the text evidence goes as one PDF (pdf.ts) with supplyDefenseDocument, then
 // defendDispute. Acceptance: acceptDispute. Each call that acts carries our answer's id (with a
 // suffix per step) as its Idempotency-Key, so a resend after a lost answer acts once. Adyen has no
-// lookup of an answer: a lost one is sent again.
+// lookup of an answer: a lost one is sent again. Adyen does not document whether the Disputes API
+// honours Idempotency-Key: where it does not, the resend meets the dispute already answered
+// (success false, "already defended" / "already accepted"), which is our answer taken, not a
+// refusal — so that answer is read as success for the same action (docs/disputes.md).
 import type { HttpAnswer, HttpClient } from '../http.js';
 import { connectorError, type ConnectorError, type DisputeResponseRequest, type DisputeResponseState } from '../types.js';
 import { callErrorOf } from './mapping.js';
@@ -31,6 +34,9 @@ export function adyenDisputeBase(opts: Pick<AdyenDisputeOptions, 'livemode' | 'd
 
 type DefenseReason = { defenseReasonCode: string; defenseDocumentTypes?: { defenseDocumentTypeCode: string; requirementLevel?: string }[] };
 type ServiceAnswer = { disputeServiceResult?: { success?: boolean; errorMessage?: string }; defenseReasons?: DefenseReason[] };
+
+/** How Adyen says a dispute already has the answer being sent (the wording its own error messages use). */
+const ALREADY: Record<DisputeResponseRequest['action'], RegExp> = { submit: /\balready defended\b/i, accept: /\balready accepted\b/i };
 
 const refused = (message: string): DisputeResponseState => ({ kind: 'failed', connectorReference: null, failureCode: 'dispute_response_refused', message: `Adyen refused the answer: ${message}` });
 
@@ -63,6 +69,9 @@ export function createAdyenDisputes(opts: AdyenDisputeOptions) {
   }
   const failed = (step: ServiceAnswer | DisputeResponseState | ConnectorError): step is DisputeResponseState | ConnectorError => 'kind' in step;
   const taken = (request: DisputeResponseRequest): DisputeResponseState => ({ kind: 'succeeded', connectorReference: request.disputeReference });
+  /** A refusal saying the dispute already has this very action (a resend of ours whose first answer was lost). */
+  const alreadyDone = (step: DisputeResponseState | ConnectorError, action: DisputeResponseRequest['action']) =>
+    step.kind === 'failed' && 'failureCode' in step && step.failureCode === 'dispute_response_refused' && ALREADY[action].test(step.message);
 
   async function defend(request: DisputeResponseRequest, signal: AbortSignal): Promise<DisputeResponseState | ConnectorError> {
     const dispute = { disputePspReference: request.disputeReference };
@@ -74,16 +83,16 @@ export function createAdyenDisputes(opts: AdyenDisputeOptions) {
     const content = textPdf(`Defense of dispute ${request.disputeReference}`, evidenceText(request)).toString('base64');
     const defenseDocuments = documentTypesOf(reason).map((defenseDocumentTypeCode) => ({ content, contentType: 'application/pdf', defenseDocumentTypeCode }));
     const supplied = await call('supplyDefenseDocument', { ...dispute, defenseDocuments }, signal, `${request.reference}-document`);
-    if (failed(supplied)) return supplied;
+    if (failed(supplied)) return alreadyDone(supplied, 'submit') ? taken(request) : supplied;
     const defended = await call('defendDispute', { ...dispute, defenseReasonCode: reason.defenseReasonCode }, signal, `${request.reference}-defense`);
-    return failed(defended) ? defended : taken(request);
+    return failed(defended) && !alreadyDone(defended, 'submit') ? defended : taken(request);
   }
 
   return {
     async respondToDispute(request: DisputeResponseRequest, signal: AbortSignal): Promise<DisputeResponseState | ConnectorError> {
       if (request.action === 'submit') return defend(request, signal);
       const accepted = await call('acceptDispute', { disputePspReference: request.disputeReference }, signal, request.reference);
-      return failed(accepted) ? accepted : taken(request);
+      return failed(accepted) && !alreadyDone(accepted, 'accept') ? accepted : taken(request);
     },
     // No lookup: the answer is sent again, each step under its own key.
     disputeResponseStatus: async (): Promise<{ kind: 'not_found' }> => ({ kind: 'not_found' }),

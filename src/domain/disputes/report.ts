@@ -3,14 +3,14 @@
 // one), then moved by later ones. A report of an earlier stage than the one applied changes no
 // status (webhooks come late, twice, in any order); the funds follow the most the processor
 // reported (money.ts), so every order of the same reports ends in the same dispute and bookings.
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { DisputeReport } from '../../connectors/disputes.js';
 import { systemContext } from '../../events/service.js';
 import { recordEvent } from '../../events/service.js';
 import { newOwnedRow } from '../../kernel/tenant.js';
 import type { DisputeApplier } from '../../movement/inbound.js';
 import type { Executor } from '../../storage/db.js';
-import { disputes } from '../../storage/schema.js';
+import { disputes, payments } from '../../storage/schema.js';
 import type { PaymentRow } from '../payments/transitions.js';
 import { settleFunds } from './money.js';
 import { disputeStates } from './state.js';
@@ -23,6 +23,7 @@ export const applyDisputeReport: DisputeApplier = async (tx, rt, paymentRow, key
   const created = await createOnce(tx, payment, key, report, now);
   let row = created ?? (await lockDispute(tx, payment, key, report.connectorReference));
   if (created) {
+    await countDispute(tx, payment, now);
     await recordEvent(tx, ctx, 'dispute.created', disputeView(row), now);
     if (disputeStates.is(row.status, 'closed')) await recordEvent(tx, ctx, 'dispute.closed', disputeView(row), now);
   } else {
@@ -50,6 +51,14 @@ async function createOnce(tx: Executor, payment: PaymentRow, key: string, report
     .onConflictDoNothing()
     .returning();
   return row;
+}
+
+/** The payment answers `disputed` and its disputes from this count (payments/transitions.ts): its view changes, so does its version. */
+async function countDispute(tx: Executor, payment: PaymentRow, now: Date): Promise<void> {
+  await tx
+    .update(payments)
+    .set({ disputeCount: sql`${payments.disputeCount} + 1`, version: sql`${payments.version} + 1`, updatedAt: now })
+    .where(and(eq(payments.accountId, payment.accountId), eq(payments.livemode, payment.livemode), eq(payments.id, payment.id)));
 }
 
 async function lockDispute(tx: Executor, payment: PaymentRow, key: string, connectorReference: string): Promise<DisputeRow> {

@@ -117,6 +117,7 @@ export function newPaymentRow(
     captureMethod,
     amountCapturable: 0,
     amountCaptured: 0,
+    disputeCount: 0,
     captureBefore: null,
     cancellationReason: null,
     declineType: null,

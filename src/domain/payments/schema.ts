@@ -151,6 +151,8 @@ export const Payment = Type.Object(
     capture_before: Type.Union([Timestamp, Type.Null()], { description: 'When the authorisation lapses (requires_capture); null otherwise.' }),
     cancellation_reason: Type.Union([Type.String({ enum: [...CANCELLATION_REASONS] }), Type.Null()], { description: 'Why a canceled payment was voided (expired: its authorisation lapsed).' }),
     captures: Type.Array(Capture, { description: "The captures of a manual payment's authorisation, oldest first (also GET /v1/captures?payment=…); none for an automatic payment." }),
+    disputed: Type.Boolean({ description: 'Whether its cardholder disputed it (a chargeback, or a notice of one): see disputes and docs/disputes.md.' }),
+    disputes: Type.Array(Type.String({ examples: ['dp_01jd8x3v0pe7wbz0m4k6f2n9qa'] }), { description: 'Its disputes (dp_…), oldest first (also GET /v1/disputes?payment=…); none for a payment never disputed.' }),
     payment_order: Type.String(),
     payment_method: Type.Union([
       Type.Object({

@@ -25,6 +25,7 @@ import type { Runtime } from '../../runtime.js';
 import type { CreatePaymentBody, ListPaymentsQuery, PaymentView } from './schema.js';
 import { PAYMENT_RULES, paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
 import { capturesByPayment } from '../captures/view.js';
+import { disputeIdsByPayment } from './disputed.js';
 import { viewIn } from '../../movement/transition.js';
 
 type SucceededUpdate = Extract<PaymentUpdate, { kind: 'succeeded' }>;
@@ -177,7 +178,8 @@ export async function listPayments(db: Db, ctx: RequestContext, q: ListPaymentsQ
   const filters = [q.status ? eq(payments.status, q.status as PaymentStatus) : undefined, orderUuid ? eq(payments.paymentOrderId, orderUuid) : undefined];
   const page = await listPage(db, ctx, PAYMENTS, q, filters, (row) => row);
   const captures = await capturesByPayment(db, ctx, page.data.filter((p) => p.captureMethod === 'manual').map((p) => p.id));
-  return { ...page, data: page.data.map((row) => paymentView(row, captures.get(row.id) ?? [])) };
+  const disputes = await disputeIdsByPayment(db, ctx, page.data);
+  return { ...page, data: page.data.map((row) => paymentView(row, captures.get(row.id) ?? [], disputes.get(row.id))) };
 }
 
 /**

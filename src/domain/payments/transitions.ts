@@ -16,6 +16,7 @@ import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type Issued, type Payme
 import type { PaymentView } from './schema.js';
 import type { CaptureView } from '../captures/schema.js';
 import { capturesByPayment } from '../captures/view.js';
+import { disputeIdsByPayment } from './disputed.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
@@ -30,7 +31,7 @@ import { cardKeyOf, recordDecline } from './reattempts.js';
 export type PaymentRow = typeof payments.$inferSelect;
 
 /** The payment as the API shows it, with its captures (capturesByPayment; none until it is authorised). */
-export function paymentView(row: PaymentRow, captures: readonly CaptureView[]): PaymentView {
+export function paymentView(row: PaymentRow, captures: readonly CaptureView[], disputes: readonly string[] = []): PaymentView {
   return {
     ...moneyViewHead('pay', 'payment', row),
     amount_refunded: row.amountRefunded,
@@ -40,6 +41,8 @@ export function paymentView(row: PaymentRow, captures: readonly CaptureView[]): 
     capture_before: row.captureBefore?.toISOString() ?? null,
     cancellation_reason: row.cancellationReason,
     captures: [...captures],
+    disputed: row.disputeCount > 0,
+    disputes: [...disputes],
     payment_order: toPublicId('ord', row.paymentOrderId),
     payment_method: methodView(row.paymentMethod),
     payment_method_saved: savedMethodOf(row),
@@ -88,11 +91,16 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
   object: 'payment',
   table: payments,
   states: paymentStates,
-  // The view of a payment as it is created (no captures yet); viewIn lists them once there may be
-  // some. Only a manual payment has captures of its own: an automatic one is spared the query.
+  // The view of a payment as it is created (no captures or disputes yet); viewIn lists them once
+  // there may be some. Only a manual payment has captures of its own, and only one counted disputed
+  // has disputes: any other is spared the query.
   view: (row) => paymentView(row, []),
   viewIn: async (tx, row) =>
-    paymentView(row, row.captureMethod === 'manual' ? ((await capturesByPayment(tx, row, [row.id])).get(row.id) ?? []) : []),
+    paymentView(
+      row,
+      row.captureMethod === 'manual' ? ((await capturesByPayment(tx, row, [row.id])).get(row.id) ?? []) : [],
+      (await disputeIdsByPayment(tx, row, [row])).get(row.id),
+    ),
   open: 'awaiting',
   working: 'pending',
   firstWhen: 'no_connector',

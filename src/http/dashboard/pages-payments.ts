@@ -201,6 +201,7 @@ function paymentPage(view: View, payment: PaymentView, order: PaymentOrderView, 
     ['Connector', payment.connector],
     ['Connector reference', payment.connector_reference],
     ['Failure', payment.failure_code ? `${payment.failure_code}: ${payment.failure_message ?? ''}` : null],
+    ['Disputed', payment.disputed ? html`${payment.disputes.map((d, i) => html`${i ? ' · ' : ''}${idLink(`/dashboard/disputes/${d}`, d)}`)}` : 'no'],
     ['Created', when(payment.created_at)],
     ['Version', payment.version],
   ])}

@@ -57,6 +57,8 @@ export class FakeAdyenDisputes extends FakeProcessor<Fault> {
   readonly requests: { operation: string; body: Obj; key: string | undefined }[] = [];
   readonly invalid: { operation: string; errors: unknown }[] = [];
   private readonly keys = new Map<string, Answer>();
+  /** Adyen does not document Idempotency-Key on this API: false plays an Adyen that ignores it (every request acts). */
+  honoursIdempotencyKeys = true;
 
   /** A dispute Adyen holds for `merchantAccount`, with the defense reasons of the document's example. */
   open(disputePspReference: string, merchantAccount: string): FakeDispute {
@@ -87,7 +89,7 @@ export class FakeAdyenDisputes extends FakeProcessor<Fault> {
     if (!req.headers['x-api-key']) return void send({ status: 401, body: { status: 401, errorCode: '000', message: 'HTTP Status Response - Unauthorized', errorType: 'security' } });
     const fault = this.faults.shift();
     if (fault === '429') return void send({ status: 429, body: { status: 429, errorCode: '429', message: 'Too many requests', errorType: 'security' } });
-    const held = key ? this.keys.get(key) : undefined;
+    const held = key && this.honoursIdempotencyKeys ? this.keys.get(key) : undefined;
     const answer = held ?? this.act(operation, body);
     if (key && !held && answer.status < 500) this.keys.set(key, answer);
     if (fault === '500_after') return void send({ status: 500, body: { status: 500, errorCode: '905', message: 'Internal error', errorType: 'internal' } });

@@ -1,0 +1,2 @@
+ALTER TABLE "payments" ADD COLUMN "dispute_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+UPDATE "payments" SET "dispute_count" = d."n" FROM (SELECT "account_id", "livemode", "payment_id", count(*)::int AS "n" FROM "disputes" GROUP BY "account_id", "livemode", "payment_id") AS d WHERE "payments"."account_id" = d."account_id" AND "payments"."livemode" = d."livemode" AND "payments"."id" = d."payment_id";
