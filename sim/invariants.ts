@@ -226,13 +226,17 @@ export const capturedNeverAboveAuthorised: Invariant = async (s) =>
     (r) => `payment ${r.id}: authorised ${r.amount}, captured ${r.amount_captured} (captures succeeded ${r.succeeded}, taken or pending ${r.held}), capturable ${r.amount_capturable}`,
   );
 
-/** What the ledger holds for a manual payment (its captures and its refunds, at the processor's clearing account) is what was captured less what was refunded. */
+/**
+ * What the ledger holds for a manual payment (its captures and its refunds, at the processor's
+ * clearing account) is what was captured less what was refunded; the processor's fees a
+ * reconciliation booked against it (processor_fee, the service's cost) are not the merchant's money.
+ */
 export const bookedIsCapturedLessRefunded: Invariant = async (s) =>
   (await rows(s.database.db, sql`
     SELECT p.id::text, p.amount_captured, p.amount_refunded, coalesce(sum(l.amount), 0)::bigint AS booked
     FROM payments p
     LEFT JOIN journal_entries e ON e.account_id = p.account_id
-      AND (e.source_id = p.id OR e.source_id IN (SELECT r.id FROM refunds r WHERE r.account_id = p.account_id AND r.payment_id = p.id))
+      AND e.type <> 'processor_fee' AND (e.source_id = p.id OR e.source_id IN (SELECT r.id FROM refunds r WHERE r.account_id = p.account_id AND r.payment_id = p.id))
     LEFT JOIN journal_lines l ON l.account_id = e.account_id AND l.entry_id = e.id AND l.ledger_account = 'processor_clearing'
     WHERE p.capture_method = 'manual'
     GROUP BY p.id, p.amount_captured, p.amount_refunded

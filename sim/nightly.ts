@@ -2,26 +2,29 @@
 // each merchant reconciles each of its simulator connector accounts for the day that ended, through
 // the API (POST /v1/reconciliation-runs). A run the processor could not answer (the seed's faults
 // on the processors' transport: 503 processor_unavailable) is asked again after the next step,
-// under a new key; a clock jump of several days runs every night it passed, in order.
+// under a new key. The days a clock jump passes over whole are not run: the clock never stood in
+// them, so nothing (no movement, no report) can have happened then.
 import type { Model } from './merchant.js';
 import type { SimService } from './service.js';
 
 const DAY_MS = 86_400_000;
 
 export interface Nights {
-  /** The first day (days since the epoch) not yet queued. */
-  through: number;
+  /** The day (days since the epoch) the clock stands in, not yet queued. */
+  current: number;
   pending: { merchant: number; account: string; day: number; tries: number }[];
   runs: number;
 }
 
-export const nightsFrom = (nowMs: number): Nights => ({ through: Math.floor(nowMs / DAY_MS), pending: [], runs: 0 });
+export const nightsFrom = (nowMs: number): Nights => ({ current: Math.floor(nowMs / DAY_MS), pending: [], runs: 0 });
 
 /** Queues the nights passed and runs what is queued; answers a line for the trace, or undefined when nothing ran. */
 export async function reconcileNights(s: SimService, model: Model, nights: Nights): Promise<string | undefined> {
   const today = Math.floor(Date.now() / DAY_MS);
-  for (; nights.through < today; nights.through++) {
-    model.merchants.forEach((m, merchant) => m.connectorAccounts.forEach((a) => nights.pending.push({ merchant, account: a.id, day: nights.through, tries: 0 })));
+  if (nights.current < today) {
+    const day = nights.current;
+    model.merchants.forEach((m, merchant) => m.connectorAccounts.forEach((a) => nights.pending.push({ merchant, account: a.id, day, tries: 0 })));
+    nights.current = today;
   }
   if (!nights.pending.length) return undefined;
   const left: Nights['pending'] = [];

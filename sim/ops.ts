@@ -43,17 +43,23 @@ async function retry(s: SimService, model: Model, rng: Rng) {
 
 const PAYMENT_POINTS: CrashPoint[] = ['payment_created', 'payment_connector_answered'];
 
+async function order(s: SimService, model: Model, rng: Rng, m: Merchant): Promise<string | undefined> {
+  const a = await post(s, model, rng, m, '/v1/payment-orders', { amount: rng.between(100, 40_000), currency: rng.pick(CURRENCIES), reference: `o${model.keySeq}`, customer: { email: 'c@example.com', name: 'C' } });
+  if (a?.status !== 201) return undefined;
+  m.orders.push(a.body.id);
+  return a.body.id;
+}
+
 const ops: [number, string, Op][] = [
-  [10, 'order', async (s, model, rng, m) => {
-    const a = await post(s, model, rng, m, '/v1/payment-orders', { amount: rng.between(100, 40_000), currency: rng.pick(CURRENCIES), reference: `o${model.keySeq}`, customer: { email: 'c@example.com', name: 'C' } });
-    if (a?.status === 201) m.orders.push(a.body.id);
-  }],
-  [14, 'pay', async (s, model, rng, m, crash) => {
-    if (!m.orders.length) return;
+  [10, 'order', async (s, model, rng, m) => void (await order(s, model, rng, m))],
+  [18, 'pay', async (s, model, rng, m, crash) => {
+    // Most pay an order of their own, made just before, so that most payments reach a processor.
+    const payOrder = m.orders.length && rng.chance(0.3) ? rng.pick(m.orders) : await order(s, model, rng, m);
+    if (!payOrder) return;
     const roll = rng.float();
-    const number = roll < 0.35 ? '4242424242424242' : roll < 0.5 ? rng.pick(CASCADE_CARDS) : roll < 0.6 ? DISPUTED_CARD : rng.pick(CARDS);
+    const number = roll < 0.3 ? '4242424242424242' : roll < 0.5 ? rng.pick(CASCADE_CARDS) : roll < 0.7 ? DISPUTED_CARD : rng.pick(CARDS);
     const body = {
-      payment_order: rng.pick(m.orders),
+      payment_order: payOrder,
       payment_method: card(number),
       ...(rng.chance(0.5) ? { return_url: 'https://shop.example.com/back' } : {}),
       // Some authorise now and capture later.

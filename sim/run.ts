@@ -77,7 +77,7 @@ async function faultStep(s: SimService, rng: Rng, clock: ReturnType<typeof insta
 }
 
 /** Heals the world and runs the clock past every deadline: receivers up, no faults, the worker and the processors until quiet. */
-async function drain(s: SimService, clock: ReturnType<typeof installClock>) {
+async function drain(s: SimService, clock: ReturnType<typeof installClock>, nightly: () => Promise<unknown>) {
   s.world.faultRate = 0;
   for (const url of s.receivers.seen.keys()) s.receivers.modes.set(url, 'up');
   for (let i = 0; i < 12; i++) {
@@ -87,6 +87,7 @@ async function drain(s: SimService, clock: ReturnType<typeof installClock>) {
     await s.worker();
     await s.pumpProcessors();
     await s.worker();
+    await nightly();
   }
 }
 
@@ -127,7 +128,7 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
       if (found) failure = { ...found, step };
     }
     if (!failure) {
-      await drain(s, clock);
+      await drain(s, clock, () => reconcileNights(s, model, nights));
       const reconciled = await reconcileNights(s, model, nights);
       if (reconciled) note(`end ${reconciled}`);
       // The last nights' runs announce themselves (reconciliation_run.completed): fanned out and delivered.
