@@ -7,7 +7,7 @@ import { toPublicId } from '../src/kernel/ids.js';
 import { publicIdOfReference } from '../src/movement/kind.js';
 import { DECLINE_OF_REFUSAL } from '../src/connectors/simulator/declines.js';
 import type { Attempt } from '../src/connectors/router.js';
-import { rows, type Invariant, type Row } from './query.js';
+import { json, rows, type Invariant, type Row } from './query.js';
 
 /** A decline after which nothing may be tried again with the same card data (docs/declines.md). */
 const FINAL = new Set(['do_not_retry', 'fix_data']);
@@ -29,7 +29,7 @@ async function charges(s: Parameters<Invariant>[0]): Promise<Row[]> {
 export const atMostOneSuccessfulAttempt: Invariant = async (s) => {
   const found: string[] = [];
   for (const p of await rows(s.database.db, sql`SELECT id::text, attempts FROM payments`)) {
-    const ok = (p.attempts as Attempt[]).filter((a) => a.outcome === 'succeeded');
+    const ok = json<Attempt[]>(p.attempts).filter((a) => a.outcome === 'succeeded');
     if (ok.length > 1) found.push(`payment ${toPublicId('pay', p.id)} recorded ${ok.length} succeeded attempts (${ok.map((a) => a.connector).join(', ')})`);
   }
   const taken = new Map<string, string[]>();
@@ -45,7 +45,7 @@ export const atMostOneSuccessfulAttempt: Invariant = async (s) => {
 export const noAttemptAfterFinalDecline: Invariant = async (s) => {
   const found: string[] = [];
   for (const p of await rows(s.database.db, sql`SELECT id::text, attempts FROM payments`)) {
-    const attempts = p.attempts as Attempt[];
+    const attempts = json<Attempt[]>(p.attempts);
     const at = attempts.findIndex((a) => a.outcome === 'declined' && FINAL.has(a.decline_type ?? ''));
     if (at >= 0 && at < attempts.length - 1) {
       found.push(`payment ${toPublicId('pay', p.id)}: ${attempts.length - 1 - at} attempt(s) after ${attempts[at]!.connector} declined it ${attempts[at]!.decline_type}`);

@@ -11,6 +11,9 @@ export type Row = Record<string, any>;
 
 export const rows = async (db: Db, q: ReturnType<typeof sql>): Promise<Row[]> => ((await db.execute(q)) as unknown as { rows: Row[] }).rows;
 
+/** A jsonb value as read: parsed already, or (as some drivers hand it over) its text. */
+export const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+
 /** Answers what it found wrong; empty: the invariant holds. */
 export type Invariant = (s: SimService, model: Model) => Promise<string[]>;
 
