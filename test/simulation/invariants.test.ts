@@ -13,6 +13,8 @@ import { createRng } from '../../sim/rng.js';
 import type { Model } from '../../sim/ops.js';
 import { atMostOneSuccessfulAttempt, noAttemptAfterFinalDecline, reattemptLimitsRespected } from '../../sim/invariants-attempts.js';
 import { disputeFundsMatchOutcomes, disputesEndAsTheProcessorDecided, reconciliationFindsNoException } from '../../sim/invariants-money.js';
+import { json } from '../../sim/query.js';
+import { parseId } from '../../src/kernel/ids.js';
 import { isPostgres } from '../support/helpers.js';
 
 describe.skipIf(isPostgres)('the simulation invariants of cascades, disputes and reconciliation', () => {
@@ -30,6 +32,13 @@ describe.skipIf(isPostgres)('the simulation invariants of cascades, disputes and
   const pay = async (number: string) => {
     const order = await call('POST', '/v1/payment-orders', { amount: 5000, currency: 'EUR', reference: number, customer: { email: 'c@example.com', name: 'C' } });
     return (await call('POST', '/v1/payments', { payment_order: order.body.id, payment_method: { type: 'card', card: { number, exp_month: 12, exp_year: 2035, cvc: '123' } } })).body;
+  };
+  /** Adds an attempt to what a payment recorded (jsonb as the driver hands it over, written back as an array). */
+  const appendAttempt = async (id: string, attempt: (list: Record<string, unknown>[]) => Record<string, unknown>) => {
+    const uuid = parseId('pay', id)!;
+    const [row] = ((await exec(sql`SELECT attempts FROM payments WHERE id = ${uuid}`)) as unknown as { rows: { attempts: unknown }[] }).rows;
+    const list = json<Record<string, unknown>[]>(row!.attempts);
+    await exec(sql`UPDATE payments SET attempts = ${JSON.stringify([...list, attempt(list)])}::jsonb WHERE id = ${uuid}`);
   };
   const settle = async () => {
     clock.advance(35_000);
@@ -60,12 +69,12 @@ describe.skipIf(isPostgres)('the simulation invariants of cascades, disputes and
     for (const invariant of [atMostOneSuccessfulAttempt, noAttemptAfterFinalDecline, reattemptLimitsRespected]) expect(await invariant(s, model)).toEqual([]);
 
     // The cascaded payment recorded a second success; the processors hold two charges of it.
-    await exec(sql`UPDATE payments SET attempts = attempts || attempts->-1 WHERE attempt_number = 2`);
+    await appendAttempt(cascaded.id, (list) => list[list.length - 1]!);
     await exec(sql`INSERT INTO simulator_objects (processor, kind, reference, object_id, body) VALUES ('simulator_a', 'charge', ${`${cascaded.id}_3`}, 'x3', '{"state": "CAPTURED", "created_at": "2030-01-01T00:00:00.000Z"}')`);
     expect(await atMostOneSuccessfulAttempt(s, model)).toHaveLength(2);
 
     // The stolen card tried again after its do_not_retry decline, 16 times within the day.
-    await exec(sql`UPDATE payments SET attempts = attempts || '[{"connector": "simulator_b", "outcome": "declined", "decline_type": "do_not_retry"}]' WHERE decline_type = 'do_not_retry'`);
+    await appendAttempt(stolen.id, () => ({ connector: 'simulator_b', outcome: 'declined', decline_type: 'do_not_retry' }));
     for (const processor of ['simulator_a', 'simulator_b']) {
       for (let n = 2; n <= 9; n++) {
         await exec(sql`INSERT INTO simulator_objects (processor, kind, reference, object_id, body) VALUES (${processor}, 'charge', ${`${stolen.id}_${n}`}, ${`${processor}-${n}`}, '{"state": "REFUSED", "refusal": "DO_NOT_HONOUR", "created_at": "2030-01-01T00:00:00.000Z"}') ON CONFLICT DO NOTHING`);
