@@ -26,7 +26,7 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   });
 
   const CAUGHT: [Plant, number, number, string][] = [
-    ['payout-skips-balance-lock', 1, 62, 'payoutsNeverOverdraw'],
+    ['payout-skips-balance-lock', 8, 25, 'payoutsNeverOverdraw'],
     ['refund-skips-sum-check', 6, 27, 'refundsNeverExceedPaymentAtAnyMoment'],
     ['event-outside-transaction', 1, 8, 'legalTransitionsAndIncreasingVersions'],
     ['resume-recharges', 62, 71, 'noChargeSentAgainOnceHeld'],
