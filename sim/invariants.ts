@@ -12,14 +12,12 @@ import { captureStates } from '../src/domain/captures/state.js';
 import { payoutStates } from '../src/domain/payouts/state.js';
 import { mandateStates } from '../src/domain/mandates/state.js';
 import type { StateMachine } from '../src/kernel/state-machine.js';
-import type { Db } from '../src/storage/db.js';
-import type { Model } from './ops.js';
-import type { SimService } from './service.js';
+import { attemptReferenceOf, publicIdOfReference } from '../src/movement/kind.js';
+import { processorsByRouteKey, rows, type Invariant, type Row } from './query.js';
+import { ATTEMPT_INVARIANTS } from './invariants-attempts.js';
+import { disputesEndAsTheProcessorDecided, MONEY_INVARIANTS } from './invariants-money.js';
 
-type Row = Record<string, any>;
-const rows = async (db: Db, q: ReturnType<typeof sql>): Promise<Row[]> => ((await db.execute(q)) as unknown as { rows: Row[] }).rows;
-
-export type Invariant = (s: SimService, model: Model) => Promise<string[]>;
+export type { Invariant } from './query.js';
 
 export const journalBalancesAndMatchesBalances: Invariant = async (s) => {
   const report = await checkLedger(s.database.db);
@@ -39,26 +37,34 @@ export const noOrderPaidTwice: Invariant = async (s) =>
 
 export const noPaymentSucceededWithoutCharge: Invariant = async (s) => {
   const db = s.database.db;
+  const processorOf = await processorsByRouteKey(db);
   // Captured, or (a manual payment closed at its lapse, src/domain/captures/jobs.ts) still authorised with some of it captured.
   const held = new Set(
     (await rows(db, sql`SELECT processor, reference FROM simulator_objects WHERE kind = 'charge' AND (body->>'state' = 'CAPTURED' OR (body->>'state' = 'AUTHORISED' AND coalesce((body->>'captured_minor')::bigint, 0) > 0))`)).map(
       (r) => `${r.processor}/${r.reference}`,
     ),
   );
-  const succeeded = await rows(db, sql`SELECT id::text, connector FROM payments WHERE status = 'succeeded'`);
-  return succeeded.filter((p) => !held.has(`${p.connector}/${toPublicId('pay', p.id)}`)).map((p) => `payment ${toPublicId('pay', p.id)} succeeded, but ${p.connector} holds no captured charge`);
+  // The charge of the attempt that took it (a cascaded attempt n > 1 is held under pay_…_n).
+  const succeeded = await rows(db, sql`SELECT id::text, connector, attempt_number FROM payments WHERE status = 'succeeded'`);
+  return succeeded
+    .filter((p) => !held.has(`${processorOf(p.connector)}/${attemptReferenceOf(toPublicId('pay', p.id), p.attempt_number)}`))
+    .map((p) => `payment ${toPublicId('pay', p.id)} succeeded (attempt ${p.attempt_number}), but ${p.connector} holds no captured charge of it`);
 };
 
 /** A charge captured at a processor belongs to a payment that is not failed and names that processor (else the customer paid for nothing). */
 export const noCapturedChargeOfAFailedPayment: Invariant = async (s) => {
   const db = s.database.db;
+  const processorOf = await processorsByRouteKey(db);
   const payments = new Map((await rows(db, sql`SELECT id::text, status, connector FROM payments`)).map((p) => [toPublicId('pay', p.id), p]));
   return (await rows(db, sql`SELECT processor, reference FROM simulator_objects WHERE kind = 'charge' AND body->>'state' = 'CAPTURED'`))
     .filter((c) => {
-      const p = payments.get(c.reference);
-      return !p || p.status === 'failed' || (p.status === 'succeeded' && p.connector !== c.processor);
+      const p = payments.get(publicIdOfReference(c.reference));
+      return !p || p.status === 'failed' || (p.status === 'succeeded' && processorOf(p.connector) !== c.processor);
     })
-    .map((c) => `${c.processor} captured ${c.reference}, which is ${payments.get(c.reference)?.status ?? 'unknown'} at ${payments.get(c.reference)?.connector ?? 'no connector'}`);
+    .map((c) => {
+      const p = payments.get(publicIdOfReference(c.reference));
+      return `${c.processor} captured ${c.reference}, which is ${p?.status ?? 'unknown'} at ${p?.connector ?? 'no connector'}`;
+    });
 };
 
 export const noChargeSentAgainOnceHeld: Invariant = async (s) => s.world.recharges.map((r) => `charge sent again for ${r}`);
@@ -220,13 +226,17 @@ export const capturedNeverAboveAuthorised: Invariant = async (s) =>
     (r) => `payment ${r.id}: authorised ${r.amount}, captured ${r.amount_captured} (captures succeeded ${r.succeeded}, taken or pending ${r.held}), capturable ${r.amount_capturable}`,
   );
 
-/** What the ledger holds for a manual payment (its captures and its refunds, at the processor's clearing account) is what was captured less what was refunded. */
+/**
+ * What the ledger holds for a manual payment (its captures and its refunds, at the processor's
+ * clearing account) is what was captured less what was refunded; the processor's fees a
+ * reconciliation booked against it (processor_fee, the service's cost) are not the merchant's money.
+ */
 export const bookedIsCapturedLessRefunded: Invariant = async (s) =>
   (await rows(s.database.db, sql`
     SELECT p.id::text, p.amount_captured, p.amount_refunded, coalesce(sum(l.amount), 0)::bigint AS booked
     FROM payments p
     LEFT JOIN journal_entries e ON e.account_id = p.account_id
-      AND (e.source_id = p.id OR e.source_id IN (SELECT r.id FROM refunds r WHERE r.account_id = p.account_id AND r.payment_id = p.id))
+      AND e.type <> 'processor_fee' AND (e.source_id = p.id OR e.source_id IN (SELECT r.id FROM refunds r WHERE r.account_id = p.account_id AND r.payment_id = p.id))
     LEFT JOIN journal_lines l ON l.account_id = e.account_id AND l.entry_id = e.id AND l.ledger_account = 'processor_clearing'
     WHERE p.capture_method = 'manual'
     GROUP BY p.id, p.amount_captured, p.amount_refunded
@@ -288,6 +298,8 @@ export const EVERY_STEP: Record<string, Invariant> = {
   legalTransitionsAndIncreasingVersions,
   acknowledgedWritesKept,
   replaysAnswerTheSameBytes,
+  ...ATTEMPT_INVARIANTS,
+  ...MONEY_INVARIANTS,
 };
 
-export const AT_THE_END: Record<string, Invariant> = { ...EVERY_STEP, everyEventDeliveredOrAbandoned, everySubscribedEndpointServed, nothingPendingForever };
+export const AT_THE_END: Record<string, Invariant> = { ...EVERY_STEP, disputesEndAsTheProcessorDecided, everyEventDeliveredOrAbandoned, everySubscribedEndpointServed, nothingPendingForever };

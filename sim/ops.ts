@@ -7,73 +7,24 @@ import type { CrashPoint } from '../src/config/payments.js';
 import { TEST_BANK_ACCOUNTS, type TestBankAccountEnding } from '../src/domain/bank-accounts/test-accounts.js';
 import type { Rng } from './rng.js';
 import type { Answer, SimService } from './service.js';
+import { at, card, post, record, type Merchant, type Model, type Op } from './merchant.js';
+import { DISPUTE_OPS, refundChecked } from './ops-disputes.js';
+import { ROUTING_OPS } from './ops-routing.js';
 
-export interface Merchant {
-  name: string;
-  accountId: string;
-  key: string;
-  orders: string[];
-  payments: { id: string; amount: number; succeeded?: boolean; authorized?: boolean }[];
-  beneficiaries: { id: string; currency: string }[];
-  mandates: string[];
-  endpoints: string[];
-  customers: string[];
-  /** Cards saved for off-session use (pm_), by paying with setup_future_usage. */
-  savedCards: string[];
-}
-
-export interface Sent {
-  merchant: Merchant;
-  path: string;
-  body: unknown;
-  idempotencyKey: string;
-  /** The answer that reached the merchant (undefined: the process died with the request). */
-  answer?: Answer;
-  /** When it was answered (sim clock, ms): past the key's retention a retry is a new request. */
-  answeredAtMs?: number;
-}
-
-/** What the run learned from answers, for the invariants. */
-export interface Model {
-  merchants: Merchant[];
-  sent: Sent[];
-  /** Objects whose creation or change a merchant saw acknowledged (2xx): their id and the version seen. */
-  acknowledged: Map<string, { object: string; version: number }>;
-  violations: string[];
-  /** Requests whose answer never came (a crash) or said to try again (409, 5xx): retried first. */
-  unanswered: Sent[];
-  keySeq: number;
-}
+export type { Merchant, Model, Sent } from './merchant.js';
 
 // The cards the simulated merchants pay with: the test cards of docs/test-mode.md as the seeds were
 // recorded against. A card added to the table later is left out, so that every seed draws the same
 // card at the same step as before (the simulation's recorded findings stay reproducible).
 const LATER_CARDS: ReadonlySet<string> = new Set(['4000000000003246', '4000000000000580']);
 const CARDS = Object.keys(TEST_CARDS).filter((number) => !LATER_CARDS.has(number));
+/** Declined at simulator_a only (generic), do_not_retry everywhere, retry_later everywhere: what cascades and their limits are about. */
+const CASCADE_CARDS = ['4000000000000440', '4000000000000853', '4000000000009995'];
+/** Succeeds, then is disputed within seconds (docs/disputes.md). */
+const DISPUTED_CARD = '4000000000000259';
 const ENDINGS = Object.keys(TEST_BANK_ACCOUNTS) as TestBankAccountEnding[];
 const CURRENCIES = ['EUR', 'EUR', 'EUR', 'GBP'];
 const EVENT_SETS = [['*'], ['payment.succeeded', 'payment.failed', 'payment_order.paid'], ['payout.paid', 'payout.failed', 'refund.succeeded', 'refund.failed'], ['*']];
-
-export function record(model: Model, answer: Answer) {
-  const body = answer.body as { id?: string; object?: string; version?: number } | undefined;
-  if (answer.status >= 300 || !body?.id || !body.object) return;
-  const seen = model.acknowledged.get(body.id);
-  model.acknowledged.set(body.id, { object: body.object, version: Math.max(seen?.version ?? 0, body.version ?? 0) });
-}
-
-async function post(s: SimService, model: Model, rng: Rng, m: Merchant, path: string, body: unknown, crashAt?: CrashPoint): Promise<Answer | undefined> {
-  const sent: Sent = { merchant: m, path, body, idempotencyKey: `k${(model.keySeq += 1)}` };
-  model.sent.push(sent);
-  const answer = await s.request('POST', path, { key: m.key, body, idempotencyKey: sent.idempotencyKey, crashAt });
-  if (answer === 'crashed') {
-    model.unanswered.push(sent);
-    return undefined;
-  }
-  sent.answer = answer;
-  sent.answeredAtMs = Date.now();
-  record(model, answer);
-  return answer;
-}
 
 /** The same request again under the same key: a final answer must come back byte for byte. */
 async function retry(s: SimService, model: Model, rng: Rng) {
@@ -93,24 +44,26 @@ async function retry(s: SimService, model: Model, rng: Rng) {
   if (!first || !final(first) || !kept) Object.assign(sent, { answer: again, answeredAtMs: Date.now() });
 }
 
-const card = (number: string) => ({ type: 'card', card: { number, exp_month: 12, exp_year: 2035, cvc: '123' } });
-
-/** `crash`: the process is to die inside this request, at a crash point the request reaches (or just before it answers). */
-type Op = (s: SimService, model: Model, rng: Rng, m: Merchant, crash: boolean) => Promise<void>;
 
 const PAYMENT_POINTS: CrashPoint[] = ['payment_created', 'payment_connector_answered'];
-const at = (rng: Rng, crash: boolean, points: readonly CrashPoint[]) => (crash ? rng.pick(points) : undefined);
+
+async function order(s: SimService, model: Model, rng: Rng, m: Merchant): Promise<string | undefined> {
+  const a = await post(s, model, rng, m, '/v1/payment-orders', { amount: rng.between(100, 40_000), currency: rng.pick(CURRENCIES), reference: `o${model.keySeq}`, customer: { email: 'c@example.com', name: 'C' } });
+  if (a?.status !== 201) return undefined;
+  m.orders.push(a.body.id);
+  return a.body.id;
+}
 
 const ops: [number, string, Op][] = [
-  [10, 'order', async (s, model, rng, m) => {
-    const a = await post(s, model, rng, m, '/v1/payment-orders', { amount: rng.between(100, 40_000), currency: rng.pick(CURRENCIES), reference: `o${model.keySeq}`, customer: { email: 'c@example.com', name: 'C' } });
-    if (a?.status === 201) m.orders.push(a.body.id);
-  }],
-  [14, 'pay', async (s, model, rng, m, crash) => {
-    if (!m.orders.length) return;
-    const number = rng.chance(0.4) ? '4242424242424242' : rng.pick(CARDS);
+  [10, 'order', async (s, model, rng, m) => void (await order(s, model, rng, m))],
+  [18, 'pay', async (s, model, rng, m, crash) => {
+    // Most pay an order of their own, made just before, so that most payments reach a processor.
+    const payOrder = m.orders.length && rng.chance(0.3) ? rng.pick(m.orders) : await order(s, model, rng, m);
+    if (!payOrder) return;
+    const roll = rng.float();
+    const number = roll < 0.3 ? '4242424242424242' : roll < 0.5 ? rng.pick(CASCADE_CARDS) : roll < 0.7 ? DISPUTED_CARD : rng.pick(CARDS);
     const body = {
-      payment_order: rng.pick(m.orders),
+      payment_order: payOrder,
       payment_method: card(number),
       ...(rng.chance(0.5) ? { return_url: 'https://shop.example.com/back' } : {}),
       // Some authorise now and capture later.
@@ -150,7 +103,7 @@ const ops: [number, string, Op][] = [
     // Some ask for more than the payment: the API must refuse them.
     const roll = rng.float();
     const amount = roll < 0.3 ? undefined : roll < 0.8 ? rng.between(1, p.amount) : p.amount + rng.between(1, p.amount);
-    await post(s, model, rng, m, '/v1/refunds', { payment: p.id, ...(amount === undefined ? {} : { amount }) }, at(rng, crash, ['refund_created']));
+    await refundChecked(s, model, rng, m, { payment: p.id, ...(amount === undefined ? {} : { amount }) }, at(rng, crash, ['refund_created']));
   }],
   [6, 'capture', async (s, model, rng, m, crash) => {
     if (!m.payments.length) return;
@@ -220,6 +173,8 @@ const ops: [number, string, Op][] = [
     if (m.payments.length) await post(s, model, rng, m, `/v1/test-helpers/payments/${rng.pick(m.payments).id}/resolve`, { outcome: rng.pick(['succeeded', 'failed']) });
   }],
   [8, 'retry', async (s, model, rng) => retry(s, model, rng)],
+  ...ROUTING_OPS,
+  ...DISPUTE_OPS,
 ];
 
 const TOTAL = ops.reduce((sum, [w]) => sum + w, 0);

@@ -13,6 +13,8 @@ import { merchantStep, type Model } from './ops.js';
 import { AT_THE_END, EVERY_STEP, type Invariant } from './invariants.js';
 import { stateDigest } from './digest.js';
 import type { ReceiverMode } from './receivers.js';
+import { openConnectorAccounts, setRouting } from './ops-routing.js';
+import { nightsFrom, reconcileNights } from './nightly.js';
 
 export interface RunOptions {
   seed: number;
@@ -75,7 +77,7 @@ async function faultStep(s: SimService, rng: Rng, clock: ReturnType<typeof insta
 }
 
 /** Heals the world and runs the clock past every deadline: receivers up, no faults, the worker and the processors until quiet. */
-async function drain(s: SimService, clock: ReturnType<typeof installClock>) {
+async function drain(s: SimService, clock: ReturnType<typeof installClock>, nightly: () => Promise<unknown>) {
   s.world.faultRate = 0;
   for (const url of s.receivers.seen.keys()) s.receivers.modes.set(url, 'up');
   for (let i = 0; i < 12; i++) {
@@ -85,6 +87,7 @@ async function drain(s: SimService, clock: ReturnType<typeof installClock>) {
     await s.worker();
     await s.pumpProcessors();
     await s.worker();
+    await nightly();
   }
 }
 
@@ -97,28 +100,40 @@ export async function runSeed(opts: RunOptions): Promise<RunResult> {
     log.push(line);
     opts.trace?.(line);
   };
-  const model: Model = { merchants: [], sent: [], acknowledged: new Map(), violations: [], unanswered: [], keySeq: 0 };
+  const model: Model = { merchants: [], sent: [], acknowledged: new Map(), violations: [], wrongAnswers: [], unanswered: [], keySeq: 0 };
   const ops = rng.fork('operations');
   const faults = rng.fork('faults');
   try {
     for (let i = 0; i < (opts.merchants ?? 3); i++) {
       const account = await createAccount(s.database.db, `Merchant ${i}`);
       const key = await issueKey(s.database.db, account.id, { livemode: false });
-      model.merchants.push({ name: `m${i}`, accountId: account.id, key: key.secret, orders: [], payments: [], beneficiaries: [], mandates: [], endpoints: [], customers: [], savedCards: [] });
+      model.merchants.push({ name: `m${i}`, accountId: account.id, key: key.secret, orders: [], payments: [], beneficiaries: [], mandates: [], endpoints: [], customers: [], savedCards: [], connectorAccounts: [] });
       // A float to refund and pay out of from the start, so that the balance checks are not all that answers.
       for (const currency of ['EUR', 'GBP']) {
         await s.request('POST', '/v1/test-helpers/balance/fund', { key: key.secret, body: { amount: 50_000, currency }, idempotencyKey: `fund-${i}-${currency}` });
       }
+      // Its own simulator accounts (its default route, reconciled nightly); all but the first set rules of their own.
+      const m = model.merchants[i]!;
+      await openConnectorAccounts(s, model, m);
+      if (i > 0) await setRouting(s, model, ops, m, false);
     }
+    const nights = nightsFrom(clock.nowMs());
     let failure: RunResult['failure'];
     for (let step = 1; step <= opts.steps && !failure; step++) {
       const line = faults.chance(0.35) ? await faultStep(s, faults, clock) : await merchantStep(s, model, ops, faults.chance(0.12));
       note(`${step} ${line}`);
+      const reconciled = await reconcileNights(s, model, nights);
+      if (reconciled) note(`${step} ${reconciled}`);
       const found = await check(s, model, EVERY_STEP);
       if (found) failure = { ...found, step };
     }
     if (!failure) {
-      await drain(s, clock);
+      await drain(s, clock, () => reconcileNights(s, model, nights));
+      const reconciled = await reconcileNights(s, model, nights);
+      if (reconciled) note(`end ${reconciled}`);
+      // The last nights' runs announce themselves (reconciliation_run.completed): fanned out and delivered.
+      await s.worker();
+      await s.worker();
       const found = await check(s, model, AT_THE_END);
       if (found) failure = { ...found, step: opts.steps + 1 };
     }

@@ -26,9 +26,9 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   });
 
   const CAUGHT: [Plant, number, number, string][] = [
-    ['payout-skips-balance-lock', 1, 62, 'payoutsNeverOverdraw'],
-    ['refund-skips-sum-check', 4, 53, 'refundsNeverExceedPaymentAtAnyMoment'],
-    ['event-outside-transaction', 1, 48, 'legalTransitionsAndIncreasingVersions'],
+    ['payout-skips-balance-lock', 8, 25, 'payoutsNeverOverdraw'],
+    ['refund-skips-sum-check', 6, 27, 'refundsNeverExceedPaymentAtAnyMoment'],
+    ['event-outside-transaction', 1, 8, 'legalTransitionsAndIncreasingVersions'],
     ['resume-recharges', 62, 71, 'noChargeSentAgainOnceHeld'],
   ];
   for (const [defect, seed, steps, invariant] of CAUGHT) {
@@ -45,12 +45,12 @@ describe.skipIf(isPostgres)('the whole-service simulation', () => {
   }
 
   it('a seed replays: the same operations and faults, the same final digest; without a plant every invariant holds', async () => {
-    const first = await runSeed({ seed: 6, steps: 72, database });
-    const again = await runSeed({ seed: 6, steps: 72, database });
+    const first = await runSeed({ seed: 3, steps: 72, database });
+    const again = await runSeed({ seed: 3, steps: 72, database });
     expect(first.failure).toBeUndefined();
     expect(again.log).toEqual(first.log);
     expect(again.digest).toBe(first.digest);
-    const other = await runSeed({ seed: 7, steps: 72, database });
+    const other = await runSeed({ seed: 4, steps: 72, database });
     expect(other.digest).not.toBe(first.digest);
   }, 180_000);
 
