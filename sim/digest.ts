@@ -17,7 +17,7 @@ const rows = async (db: Db, q: ReturnType<typeof sql>): Promise<Row[]> => ((awai
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const TYPEID = /\b([a-z]+)_([0-7][0-9a-hjkmnp-tv-z]{25})\b/g;
 const OPAQUE = /[A-Za-z0-9+/=_.:-]{40,}/g;
-export const SET_ASIDE: ReadonlySet<string> = new Set(['fingerprint', 'bank_fingerprint', 'redacted', 'duration_ms', 'slot', 'challenge_id', 'action_token', 'next_action']);
+export const SET_ASIDE: ReadonlySet<string> = new Set(['fingerprint', 'card_fingerprint', 'bank_fingerprint', 'redacted', 'duration_ms', 'slot', 'challenge_id', 'action_token', 'next_action']);
 const QUERIES: Record<string, string> = {
   ledger_balances: 'SELECT account_id, livemode, ledger_account, currency, sum(balance)::bigint AS balance FROM ledger_balances GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4',
   // The fan-out names its deliveries with PostgreSQL's gen_random_uuid() (src/domain/webhooks/delivery/queue.ts),
