@@ -1,8 +1,12 @@
 // Where a read goes (src/storage/read-replica.ts), decided against a fake primary and replica and
 // a fake clock: what the replica has replayed against what the reader wrote, its lag, its
 // failures (the breaker), and how many position queries finished writes cost.
+import { request } from 'node:http';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { openReads, parseLsn, replicaReads, type ReadReason } from '../../src/storage/read-replica.js';
+import { openReads, parseLsn, replicaReads, type ReadReason, type ReadRouting } from '../../src/storage/read-replica.js';
+import { registerReadRouting } from '../../src/http/read-routing.js';
+import type { App } from '../../src/http/types.js';
 import { ApiError } from '../../src/kernel/errors.js';
 import type { Db } from '../../src/storage/db.js';
 
@@ -149,5 +153,66 @@ describe('read routing', () => {
     expect(await reads.read('key:a', async (db) => db === database.db)).toBe(true);
     expect(served).toEqual([]);
     await reads.close();
+  });
+});
+
+describe('which requests pin their writer to the primary, and until when', () => {
+  async function serve() {
+    const calls: string[] = [];
+    const routing: ReadRouting = {
+      writeStarted: (w) => calls.push(`started ${w}`),
+      writeEnded: (w) => calls.push(`ended ${w}`),
+      read: (_w, run) => run(undefined as unknown as Db),
+      close: async () => {},
+    };
+    const app = Fastify() as unknown as App;
+    registerReadRouting(app, routing, undefined as unknown as Db);
+    app.addHook('onRequest', async (req) => req.identifyWriter('key:a'));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    app.post('/slow', async () => {
+      entered();
+      await gate; // a processor call, then the commit
+      calls.push('committed');
+      return { ok: true };
+    });
+    app.get('/payments/:id', { config: { writes: (req) => String((req.query as { refresh?: unknown }).refresh) === 'true' } }, async () => ({}));
+    app.get('/list', async () => []);
+    return { app, calls, release, inHandler };
+  }
+
+  it("a write whose client went away keeps its writer on the primary until its handler has finished", async () => {
+    const t = await serve();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = t.app.server.address() as { port: number };
+      const client = request({ port, method: 'POST', path: '/slow', headers: { 'content-type': 'application/json' } });
+      client.on('error', () => {});
+      client.end('{}');
+      await t.inHandler;
+      client.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the abort reaches the server
+      expect(t.calls).toEqual(['started key:a']);
+      t.release();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(t.calls).toEqual(['started key:a', 'committed', 'ended key:a']);
+    } finally {
+      await t.app.close();
+    }
+  });
+
+  it('a GET whose route says it writes (a retrieve with refresh=true) pins its writer; other GETs do not', async () => {
+    const t = await serve();
+    try {
+      expect((await t.app.inject({ method: 'GET', url: '/payments/pay_1' })).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'GET', url: '/list' })).statusCode).toBe(200);
+      expect(t.calls).toEqual([]);
+      expect((await t.app.inject({ method: 'GET', url: '/payments/pay_1?refresh=true' })).statusCode).toBe(200);
+      expect(t.calls).toEqual(['started key:a', 'ended key:a']);
+    } finally {
+      await t.app.close();
+    }
   });
 });
