@@ -15,7 +15,7 @@
 // statement added (the embedded database has no replica, and ignores the setting).
 import { sql } from 'drizzle-orm';
 import { openPostgres, type Db, type Database, type PostgresOptions } from './db.js';
-import { CircuitBreaker } from '../connectors/circuit-breaker.js';
+import { CircuitBreaker } from '../kernel/circuit-breaker.js';
 import { ApiError } from '../kernel/errors.js';
 
 /** Why a read went where it went (the `reason` of db_reads_total). */
