@@ -9,7 +9,7 @@
 // account); the simulators' factory hands out the built-in instance, which needs no credentials.
 import type { PaymentsConfig } from '../config.js';
 import type { Db } from '../storage/db.js';
-import { CircuitBreaker } from './circuit-breaker.js';
+import { CircuitBreaker } from '../kernel/circuit-breaker.js';
 import { createHttpClient } from './http.js';
 import type { ConnectorRegistry, Owner } from './router.js';
 import { hasTestControls, type TestControls } from './test-controls.js';

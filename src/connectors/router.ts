@@ -7,7 +7,7 @@
 //
 // callConnector: one call to one connector under the core's rules (circuit breaker, deadline,
 // transport failures in our words). The movement core (src/movement/calls.ts) tries a route with it.
-import type { CircuitBreaker } from './circuit-breaker.js';
+import type { CircuitBreaker } from '../kernel/circuit-breaker.js';
 import type { Metrics } from '../metrics/registry.js';
 import { isDatabaseUnavailable } from '../kernel/outage.js';
 import {

@@ -106,6 +106,8 @@ export interface PostgresOptions {
   poolSize?: number;
   /** How long a new connection may take to open before its waiter gives up. */
   connectTimeoutMs?: number;
+  /** How long a statement may run: the server cancels it, and the client gives up on a silent server. */
+  queryTimeoutMs?: number;
   preparedStatements?: PreparedStatements;
 }
 
@@ -119,6 +121,7 @@ export async function openPostgres(url: string, opts: PostgresOptions = {}): Pro
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
     // Finds connections to a server that went silent while they sat idle in the pool.
     keepAlive: true,
+    ...(opts.queryTimeoutMs === undefined ? {} : { statement_timeout: opts.queryTimeoutMs, query_timeout: opts.queryTimeoutMs }),
   });
   // An idle client's error (server restart) must not crash the process; the next query reconnects.
   pool.on('error', () => {});

@@ -15,7 +15,7 @@
 // statement added (the embedded database has no replica, and ignores the setting).
 import { sql } from 'drizzle-orm';
 import { openPostgres, type Db, type Database, type PostgresOptions } from './db.js';
-import { CircuitBreaker } from '../connectors/circuit-breaker.js';
+import { CircuitBreaker } from '../kernel/circuit-breaker.js';
 import { ApiError } from '../kernel/errors.js';
 
 /** Why a read went where it went (the `reason` of db_reads_total). */
@@ -49,8 +49,9 @@ export interface ReplicaOptions {
 
 /**
  * The reads of a process: through a pool of its own to DATABASE_READ_URL on PostgreSQL, all on the
- * primary otherwise. Its connections give up sooner than the primary's: one slow failure opens the
- * breaker, and the read it held up goes to the primary.
+ * primary otherwise. Its connections give up sooner than the primary's, opening one and running a
+ * statement (a replica gone silent would otherwise hold a list until the kernel gives up): one
+ * slow failure opens the breaker, and the read it held up goes to the primary.
  */
 export async function openReads(
   database: Database,
@@ -58,11 +59,17 @@ export async function openReads(
   served: ReplicaOptions['served'],
 ): Promise<ReadRouting> {
   if (!settings.readUrl || database.kind !== 'postgres') return primaryReads(database.db);
-  const replica = await openPostgres(settings.readUrl, { ...settings, connectTimeoutMs: Math.min(settings.connectTimeoutMs ?? 1000, 1000) });
+  const replica = await openPostgres(settings.readUrl, {
+    ...settings,
+    connectTimeoutMs: Math.min(settings.connectTimeoutMs ?? 1000, 1000),
+    queryTimeoutMs: settings.queryTimeoutMs ?? REPLICA_QUERY_TIMEOUT_MS,
+  });
   return replicaReads({ primary: database.db, replica: replica.db, maxLagMs: settings.maxLagMs, served, closeReplica: () => replica.close() });
 }
 
 const PROBE_MS = 100;
+/** A read on the replica taking longer is given up and asked of the primary. */
+const REPLICA_QUERY_TIMEOUT_MS = 5000;
 /** After a failure the replica is left alone this long, then one probe decides. */
 const REPLICA_RETRY_MS = 5000;
 const RETRY_POSITION_MS = 1000;
@@ -90,15 +97,19 @@ interface Writer {
 }
 
 // A standby reports how far it has replayed and how old the last transaction it replayed is, which
-// is its lag unless it has replayed all it received (then it is current: an idle primary sends no
-// transactions to age against). A server that is not a standby is as current as it gets.
+// is its lag unless it has replayed all it received (then it is current by its own reckoning: an
+// idle primary sends no transactions to age against). That reckoning cannot tell a standby that
+// stopped receiving WAL: the primary's position, read alongside, can (`trailing` below). A server
+// that is not a standby is as current as it gets.
 const PROBE = sql.raw(
   `SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END::text AS replayed,
           CASE WHEN NOT pg_is_in_recovery() OR pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
                ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000 END AS lag_ms`,
 );
-// Read after commit: the insert position covers every commit record written so far, flushed or not.
-const POSITION = sql.raw('SELECT pg_current_wal_insert_lsn()::text AS position');
+// Read after commit: a commit returns once its record is flushed (synchronous_commit on, the
+// default), so the flush position covers it; the insert position may point past anything a
+// replica ever replays while the primary is idle.
+const POSITION = sql.raw('SELECT pg_current_wal_flush_lsn()::text AS position');
 
 type Rows<R> = { rows: R[] };
 
@@ -110,17 +121,32 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
   let probe: Probe | undefined;
   let probing = false;
   let closed = false;
+  /** The newest primary position known, and since when. */
+  let newest = { position: 0n, atMs: 0 };
+  /** The oldest primary position known that the replica had not replayed at its last probe. */
+  let trailing: { position: bigint; sinceMs: number } | undefined;
+
+  function learned(position: bigint, atMs: number): void {
+    if (position > newest.position) newest = { position, atMs };
+    if (!trailing && (!probe || position > probe.replayed)) trailing = { position, sinceMs: atMs };
+  }
 
   function refresh(): void {
     if (probing || closed || (probe && now() - probe.atMs < PROBE_MS) || !breaker.tryAcquire(BREAKER)) return;
     probing = true;
     const startedMs = now();
+    // The primary's position is read with each probe: a replica that stopped receiving WAL is
+    // caught by the writes of other processes too.
+    positionNow().then((position) => learned(position, startedMs), ignore);
     opts.replica.execute(PROBE).then(
       (result) => {
         const row = (result as unknown as Rows<{ replayed: string | null; lag_ms: number | null }>).rows[0];
         breaker.onSuccess(BREAKER);
         // Nothing replayed yet, or no transaction to age against: not usable until it has.
         probe = row?.replayed ? { replayed: parseLsn(row.replayed), lagMs: row.lag_ms ?? Infinity, atMs: startedMs } : undefined;
+        if (probe && trailing && probe.replayed >= trailing.position) {
+          trailing = newest.position > probe.replayed ? { position: newest.position, sinceMs: newest.atMs } : undefined;
+        }
         probing = false;
       },
       () => {
@@ -136,6 +162,7 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
     if (breaker.state(BREAKER) !== 'closed') return 'replica_down';
     if (!probe) return 'not_probed';
     if (probe.lagMs + (now() - probe.atMs) > opts.maxLagMs) return 'lagging';
+    if (trailing && now() - trailing.sinceMs > opts.maxLagMs) return 'lagging';
     const own = writer === undefined ? undefined : writers.get(writer);
     if (own && (own.pending > 0 || own.position > probe.replayed)) return 'own_write';
     if (!own && floor > probe.replayed) return 'own_write';
@@ -166,8 +193,10 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
   }
 
   function settle(writer: Writer): void {
+    const askedMs = now();
     positionNow().then(
       (position) => {
+        learned(position, askedMs);
         if (position > writer.position) writer.position = position;
         writer.pending -= 1;
       },

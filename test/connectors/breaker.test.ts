@@ -2,7 +2,7 @@
 // that keeps failing is skipped (the skip is recorded as an attempt), probed again after the open
 // period, closed by a successful probe and re-opened by a failed one.
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../../src/connectors/circuit-breaker.js';
+import { CircuitBreaker } from '../../src/kernel/circuit-breaker.js';
 import { CARDS, orderAndPay } from '../support/payments.js';
 import { useService } from '../support/fixtures.js';
 

@@ -2,7 +2,7 @@
 // but replays sends under the same key: the movement is sent again there alone, and only when no
 // other connector could hold it, within the processor's key window; any doubt leaves it waiting.
 import { describe, expect, it } from 'vitest';
-import { CircuitBreaker } from '../../src/connectors/circuit-breaker.js';
+import { CircuitBreaker } from '../../src/kernel/circuit-breaker.js';
 import type { CallDeps } from '../../src/connectors/router.js';
 import { connectorError, type ChargeState, type Connector, type ConnectorError } from '../../src/connectors/types.js';
 import { locate, replaySend } from '../../src/movement/calls.js';

@@ -1,20 +1,27 @@
 // Where a read goes (src/storage/read-replica.ts), decided against a fake primary and replica and
 // a fake clock: what the replica has replayed against what the reader wrote, its lag, its
 // failures (the breaker), and how many position queries finished writes cost.
+import { request } from 'node:http';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { openReads, parseLsn, replicaReads, type ReadReason } from '../../src/storage/read-replica.js';
+import { openReads, parseLsn, replicaReads, type ReadReason, type ReadRouting } from '../../src/storage/read-replica.js';
+import { registerReadRouting } from '../../src/http/read-routing.js';
+import type { App } from '../../src/http/types.js';
 import { ApiError } from '../../src/kernel/errors.js';
-import type { Db } from '../../src/storage/db.js';
+import { openPostgres, type Db } from '../../src/storage/db.js';
+import { ADMIN_URL, isPostgres } from '../support/helpers.js';
+import { sql } from 'drizzle-orm';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 function setUp(maxLagMs = 1000) {
   let nowMs = 0;
-  const state = { primaryLsn: '0/100', replayed: '0/100', lagMs: 0 as number | null, replicaDown: false, positionQueries: 0 };
+  const state = { primaryLsn: '0/100', replayed: '0/100', lagMs: 0 as number | null, replicaDown: false, positionQueries: 0, asked: '' };
   const primary = {
     name: 'primary',
-    execute: async () => {
+    execute: async (query: unknown) => {
       state.positionQueries += 1;
+      state.asked = JSON.stringify(query);
       await tick();
       return { rows: [{ position: state.primaryLsn }] };
     },
@@ -114,6 +121,30 @@ describe('read routing', () => {
     expect(t.served.at(-1)).toBe('primary/lagging');
   });
 
+  it("the primary's position is its flushed WAL (what a replica can replay), not its insert position", async () => {
+    const t = setUp();
+    t.reads.writeStarted('key:a');
+    t.reads.writeEnded('key:a');
+    await tick();
+    expect(t.state.asked).toContain('pg_current_wal_flush_lsn()');
+  });
+
+  it('a replica that stopped receiving WAL (current by its own reckoning) is lagging once it has trailed the primary past the bound', async () => {
+    const t = setUp(1000);
+    await t.later();
+    expect(await t.read()).toBe('replica');
+    t.state.primaryLsn = '0/300'; // written through another process; the replica never receives it
+    await t.later();
+    expect(await t.read()).toBe('replica'); // within the bound: it may only be slow
+    await t.later(600);
+    await t.later(600);
+    expect(await t.read()).toBe('primary');
+    expect(t.served.at(-1)).toBe('primary/lagging');
+    t.state.replayed = '0/300';
+    await t.later();
+    expect(await t.read()).toBe('replica');
+  });
+
   it('a read failing on the replica is answered by the primary, and the replica is left alone until a probe succeeds', async () => {
     const t = setUp();
     await t.later();
@@ -140,6 +171,29 @@ describe('read routing', () => {
     expect(await t.read()).toBe('replica');
   });
 
+  it('a read the replica does not answer in time is given up and answered by the primary', async () => {
+    if (!isPostgres) return;
+    const database = await openPostgres(ADMIN_URL);
+    const served: string[] = [];
+    const reads = await openReads(database, { readUrl: ADMIN_URL, maxLagMs: 5000, queryTimeoutMs: 300 }, (pool, reason) => served.push(`${pool}/${reason}`));
+    try {
+      await reads.read(undefined, async () => null);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the first probe
+      const startedMs = Date.now();
+      const answer = await reads.read(undefined, async (db) => {
+        if (db === database.db) return 'primary';
+        await db.execute(sql`SELECT pg_sleep(5)`); // a replica gone silent
+        return 'replica';
+      });
+      expect(answer).toBe('primary');
+      expect(served.at(-1)).toBe('primary/replica_failed');
+      expect(Date.now() - startedMs).toBeLessThan(2000);
+    } finally {
+      await reads.close();
+      await database.close();
+    }
+  }, 20_000);
+
   it('the embedded database has no replica: DATABASE_READ_URL is ignored and every read is its own', async () => {
     const database = { kind: 'pglite' as const, db: { name: 'embedded' } as unknown as Db, close: async () => {} };
     const served: string[] = [];
@@ -149,5 +203,66 @@ describe('read routing', () => {
     expect(await reads.read('key:a', async (db) => db === database.db)).toBe(true);
     expect(served).toEqual([]);
     await reads.close();
+  });
+});
+
+describe('which requests pin their writer to the primary, and until when', () => {
+  async function serve() {
+    const calls: string[] = [];
+    const routing: ReadRouting = {
+      writeStarted: (w) => calls.push(`started ${w}`),
+      writeEnded: (w) => calls.push(`ended ${w}`),
+      read: (_w, run) => run(undefined as unknown as Db),
+      close: async () => {},
+    };
+    const app = Fastify() as unknown as App;
+    registerReadRouting(app, routing, undefined as unknown as Db);
+    app.addHook('onRequest', async (req) => req.identifyWriter('key:a'));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    app.post('/slow', async () => {
+      entered();
+      await gate; // a processor call, then the commit
+      calls.push('committed');
+      return { ok: true };
+    });
+    app.get('/payments/:id', { config: { writes: (req) => String((req.query as { refresh?: unknown }).refresh) === 'true' } }, async () => ({}));
+    app.get('/list', async () => []);
+    return { app, calls, release, inHandler };
+  }
+
+  it("a write whose client went away keeps its writer on the primary until its handler has finished", async () => {
+    const t = await serve();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = t.app.server.address() as { port: number };
+      const client = request({ port, method: 'POST', path: '/slow', headers: { 'content-type': 'application/json' } });
+      client.on('error', () => {});
+      client.end('{}');
+      await t.inHandler;
+      client.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the abort reaches the server
+      expect(t.calls).toEqual(['started key:a']);
+      t.release();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(t.calls).toEqual(['started key:a', 'committed', 'ended key:a']);
+    } finally {
+      await t.app.close();
+    }
+  });
+
+  it('a GET whose route says it writes (a retrieve with refresh=true) pins its writer; other GETs do not', async () => {
+    const t = await serve();
+    try {
+      expect((await t.app.inject({ method: 'GET', url: '/payments/pay_1' })).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'GET', url: '/list' })).statusCode).toBe(200);
+      expect(t.calls).toEqual([]);
+      expect((await t.app.inject({ method: 'GET', url: '/payments/pay_1?refresh=true' })).statusCode).toBe(200);
+      expect(t.calls).toEqual(['started key:a', 'ended key:a']);
+    } finally {
+      await t.app.close();
+    }
   });
 });

@@ -5,7 +5,7 @@ import { DEVELOPMENT_SIMULATOR_SECRET } from '../../src/config.js';
 import { SIM_SIGNATURE_HEADER } from '../../src/connectors/simulator/protocol.js';
 import { processorSecret, signPayload } from '../../src/connectors/simulator/signing.js';
 import { expect } from 'vitest';
-import { CircuitBreaker } from '../../src/connectors/circuit-breaker.js';
+import { CircuitBreaker } from '../../src/kernel/circuit-breaker.js';
 import type { CallDeps } from '../../src/connectors/router.js';
 import type { Connector } from '../../src/connectors/types.js';
 import { call, client, createTenant, type Api, type ApiResponse, type TestDatabase } from './helpers.js';

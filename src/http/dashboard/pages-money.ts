@@ -154,7 +154,8 @@ export function registerMoneyPages(app: App, deps: DashboardDeps) {
   app.get('/dashboard/balance', async (req, reply) => {
     const view = viewOf(req);
     const query = filled(req.query);
-    // One source for both, so that the totals and the transactions under them agree.
+    // Both from the same server (replica or primary), never one from each; two pooled connections,
+    // so not one snapshot: a transaction landing between them can show in one and not the other.
     const [balance, transactions] = await req.read((from) =>
       Promise.all([retrieveBalance(from, req.ctx), listBalanceTransactions(from, req.ctx, listOf(ListBalanceTransactionsQuery, query))]),
     );

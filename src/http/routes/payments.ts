@@ -49,6 +49,8 @@ export function registerPaymentRoutes(app: App, db: Db, rt: Runtime, config: Con
         querystring: RetrievePaymentQuery,
         response: { 200: PaymentRef, ...errorResponses('resource_missing') },
       },
+      // A refresh may apply the processor's answer: its key's lists then read the primary (src/http/read-routing.ts).
+      config: { writes: (req) => String((req.query as { refresh?: unknown }).refresh) === 'true' },
     },
     async (req) => retrievePayment(db, rt, req.ctx, req.params.id, { refresh: req.query.refresh }),
   );

@@ -1,5 +1,5 @@
-// A circuit breaker per connector, in process: after `failureThreshold` consecutive failures the
-// connector is skipped for `openMs`; then one probe request is let through (half-open), and its
+// A circuit breaker per key (a connector, the read replica), in process: after `failureThreshold`
+// consecutive failures the key is skipped for `openMs`; then one probe request is let through (half-open), and its
 // outcome closes the circuit again or re-opens it for another `openMs`. The clock is injected.
 //
 // Process-local on purpose: it is an optimisation (do not wait on a processor that is down), not
