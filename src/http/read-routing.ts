@@ -47,6 +47,9 @@ export function registerReadRouting(app: App, reads: ReadRouting | undefined, pr
     ended.add(req);
     routing.writeEnded(req.writer!);
   };
+  // Without a replica every read is the primary's: no write needs following, and the hot path
+  // (payments, orders) carries none of the hooks below.
+  if (!reads) return;
   // A write ends when its response is closed and its handler is done, whichever comes last. A
   // client that goes away closes the response early (with no onResponse, nor always an
   // onRequestAbort), while the handler runs on and may commit after a processor call: until it
