@@ -31,6 +31,7 @@ import { runPgbench } from './lib/pgbench.js';
 import { UUID7 } from './lib/pgbench-script.js';
 import { AMOUNT, KEY, ORDER, PGBENCH_ORDERS_PER_CLIENT, REQ, insertOpenOrders, insertPgbenchOrders, payLoad, publicIdOfOrder, TEST_CARD } from './lib/payment-load.js';
 import { figures, measureScenario, type Measured, type Scenario } from './lib/payment-scenario.js';
+import { postJson } from './lib/trace.js';
 import { CARDS_PER_CUSTOMER, CUSTOMERS, SAVED_CHARGE_PREFIX, SAVED_PGBENCH_FIRST_RUN, saveCards, savedCardScenario, savedCardScript } from './payments-saved.js';
 import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
 
@@ -118,6 +119,22 @@ function typedCardScenario(opts: BenchOptions, db: BenchDatabase, url: string, t
   };
 }
 
+/**
+ * BENCH_ROUTING_STRATEGY (`priority`, `volume_split`, `success_rate`): both scenarios pay under one
+ * routing rule of that strategy over the two simulators (docs/routing.md), so that the strategy's
+ * work on the payment path is in the service's figures. The ceilings stay the statements of a
+ * payment without a rule: what the strategy adds shows as a lower ratio.
+ */
+const STRATEGY = process.env.BENCH_ROUTING_STRATEGY || undefined;
+
+async function routeBy(url: string, secret: string, strategy: string, log: (msg: string) => void): Promise<void> {
+  const weight = strategy === 'volume_split' ? { weight: 1 } : {};
+  const rules = [{ name: 'bench', strategy, connectors: [{ name: 'simulator_a', ...weight }, { name: 'simulator_b', ...weight }] }];
+  const put = await postJson(url, secret, '/v1/routing', { rules }, 'PUT');
+  if (put.status !== 200) throw new Error(`PUT /v1/routing answered ${put.status}: ${JSON.stringify(put.body)}`);
+  log(`routing: one rule, strategy ${strategy}, over simulator_a and simulator_b`);
+}
+
 async function run(opts: BenchOptions): Promise<BenchResult> {
   const log = (msg: string) => process.stderr.write(`[payments] ${msg}\n`);
   log('tracing one off-session saved-card payment for its pgbench script');
@@ -147,6 +164,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     try {
       const cards = await saveCards(db, service.url, tenant.secret);
       log(`${cards.length} saved cards`);
+      if (STRATEGY) await routeBy(service.url, tenant.secret, STRATEGY, log);
       typed = await measureScenario(opts, db, service.pid, typedCardScenario(opts, db, service.url, tenant, typedOrders), log);
       const scenario = savedCardScenario(opts, db, { url: service.url, secret: tenant.secret, accountUuid: tenant.accountUuid }, cards, savedOrders, saved);
       savedCard = await measureScenario(opts, db, service.pid, scenario, log);

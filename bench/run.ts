@@ -19,6 +19,7 @@
 //   BENCH_REDIS_URL         give the service a Redis rate limiter (default: in-process)
 //   BENCH_WAIT_QUIET_S      wait up to this long for the (shared) machine to be idle first (default 0)
 //   BENCH_STRICT            1: exit code 3 when a target is missed
+//   BENCH_ROUTING_STRATEGY  payments: pay under one rule of this strategy (bench/payments.ts)
 // Service settings such as DATABASE_POOL_SIZE are passed through from the environment.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';

@@ -115,10 +115,10 @@ export async function startTracedService(adminUrl: string): Promise<TracedServic
   }
 }
 
-/** A POST with the key, a fresh Idempotency-Key and a JSON body; the answer's status and body. */
-export async function postJson(base: string, secret: string, path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+/** A POST (or `method`) with the key, a fresh Idempotency-Key and a JSON body; the answer's status and body. */
+export async function postJson(base: string, secret: string, path: string, body: unknown, method = 'POST'): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${base}${path}`, {
-    method: 'POST',
+    method,
     headers: { authorization: `Bearer ${secret}`, 'idempotency-key': crypto.randomUUID(), 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
