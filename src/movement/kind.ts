@@ -28,7 +28,7 @@ export interface Execution<S> {
 export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 
 /** A state as an attempt record tells it: the processor took it, holds it pending (or waiting for the customer), or refused it. */
-export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType };
+export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType; merchantAdvice?: string };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
   object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method' | 'dispute_response';
