@@ -9,7 +9,6 @@
 // connection after acting, no answer at all, a payment left `processing`, connections refused; search can lag.
 import crypto from 'node:crypto';
 import http from 'node:http';
-import Stripe from 'stripe';
 import examples from '../fixtures/stripe/objects.json' with { type: 'json' };
 import { FakeProcessor } from './processor.js';
 import { listBalanceTransactions } from './stripe-balance.js';
