@@ -15,6 +15,7 @@ import { connectorError, isRetryable, type ConnectorError } from '../connectors/
 import { referenceOf, type AnyKind, type Execution } from './kind.js';
 
 export type { Execution } from './kind.js';
+import type { Executor } from '../storage/db.js';
 import type { MovementRow } from './row.js';
 
 
@@ -55,8 +56,10 @@ export async function askStatus<S extends { kind: string }>(
   call: CallDeps,
   kind: AnyKind,
   name: string,
-  row: MovementRow,
+  stored: MovementRow,
+  db: Executor,
 ): Promise<{ report: S | { kind: 'not_found' }; attempt: Attempt } | undefined> {
+  const row = kind.statusRow ? await kind.statusRow(db, stored) : stored;
   const request = { reference: referenceOf(kind, row), connectorReference: name === row.connector ? row.connectorReference : null };
   const guarded = await callConnector<S | { kind: 'not_found' }>(call, name, (c, signal) => kind.status(c, request, signal, row), `${kind.object}.status`);
   if ('skipped' in guarded || guarded.result.kind === 'error') return undefined;
@@ -74,10 +77,16 @@ export type Located<S> =
   | { found: false; certain: boolean; replay?: string };
 
 /** Asks every candidate connector whether it holds the movement. */
-export async function locate<S extends { kind: string }>(call: CallDeps, kind: AnyKind, row: MovementRow, candidates: readonly string[]): Promise<Located<S>> {
+export async function locate<S extends { kind: string }>(
+  call: CallDeps,
+  kind: AnyKind,
+  row: MovementRow,
+  candidates: readonly string[],
+  db: Executor,
+): Promise<Located<S>> {
   const unanswered: string[] = [];
   for (const name of candidates) {
-    const asked = await askStatus<S>(call, kind, name, row);
+    const asked = await askStatus<S>(call, kind, name, row, db);
     if (!asked) {
       unanswered.push(name);
       continue;

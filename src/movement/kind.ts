@@ -28,7 +28,7 @@ export interface Execution<S> {
 export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
 
 /** A state as an attempt record tells it: the processor took it, holds it pending (or waiting for the customer), or refused it. */
-export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType };
+export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType; merchantAdvice?: string };
 
 export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
   object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method' | 'dispute_response';
@@ -59,6 +59,8 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
   send(connector: Connector, request: Request, signal: AbortSignal): Promise<State | ConnectorError>;
   /** The processor's view of it; a connector that cannot hold this kind answers not_found. */
   status(connector: Connector, request: StatusRequest, signal: AbortSignal, row: Row): Promise<Report<State>>;
+  /** The row as `status` reads it, completed from other rows before the call (a capture's or void's authorisation reference, where it was not recorded). */
+  statusRow?(db: Executor, row: Row): Promise<Row>;
   attempt(state: State): AttemptReading;
   fromState(connector: string, state: State): Update;
   /** No connector acted on it: every one refused or failed before the processor's books. */
@@ -135,15 +137,6 @@ export function reported<K extends string>(
 /** The reference of a movement's attempt n: its public id for the first, `<id>_<n>` after (a payment's cascade). */
 export function attemptReferenceOf(publicId: string, n: number): string {
   return n > 1 ? `${publicId}_${n}` : publicId;
-}
-
-/**
- * The reference a capture or a void names its payment's authorisation by at the processor: that of
- * the attempt that took the payment, recorded on the row when it was made (a cascaded payment's
- * `pay_…_n`); for a row made before it was recorded, the payment's attempt `attemptNumber`.
- */
-export function authorisationReferenceOf(row: { paymentId: string; paymentReference: string | null }, attemptNumber = 1): string {
-  return row.paymentReference ?? attemptReferenceOf(toPublicId('pay', row.paymentId), attemptNumber);
 }
 
 /** The public id inside the reference of any of its attempts (a processor's webhook names the attempt). */

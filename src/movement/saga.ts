@@ -123,7 +123,7 @@ export async function resume(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestCon
   // A connector's answer was recorded meanwhile (webhook, worker): finish with what is known.
   if (row.status !== 'pending' || row.connector !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
   const calls = rt.callsFor(ctx);
-  const located = planted('resume-recharges') ? ({ found: false, certain: true } as Located<unknown>) : await locate(calls, kind, row, kind.route(row));
+  const located = planted('resume-recharges') ? ({ found: false, certain: true } as Located<unknown>) : await locate(calls, kind, row, kind.route(row), db);
   if (located.found) {
     const found = { attempts: [located.attempt], connector: located.connector, result: located.state as { kind: string }, unreached: false };
     // A decline found where the crashed request left it goes on cascading from there.
@@ -160,7 +160,7 @@ export async function resumeBySending<Row extends MovementRow>(
 ): Promise<Outcome> {
   if (row.status !== 'pending' || row.connectorReference !== null) return finishRequest(db, rt, kind, ctx, row.id, { update: undefined });
   if (kind.locatesBeforeSending) {
-    const asked = await askStatus(rt.callsFor(ctx), kind, row.connector!, row);
+    const asked = await askStatus(rt.callsFor(ctx), kind, row.connector!, row, db);
     if (asked && asked.report.kind !== 'not_found') {
       return finishRequest(db, rt, kind, ctx, row.id, { update: kind.fromState(row.connector!, asked.report), attempts: [asked.attempt] });
     }

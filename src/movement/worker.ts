@@ -113,7 +113,7 @@ export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: Mov
     await applyUpdate(db, rt, kind, ctx, row.id, { update: fromExecution(kind, execution), attempts: execution.attempts });
   };
   if (row.connector === null) {
-    const located = await locate(calls, kind, row, kind.route(row));
+    const located = await locate(calls, kind, row, kind.route(row), db);
     // The check that found it stands for the attempt the crashed request could not record.
     if (located.found) await applyState(db, rt, kind, ctx, row.id, located.connector, located.state, { attempts: [located.attempt] });
     else if (located.replay !== undefined) {
@@ -127,7 +127,7 @@ export async function checkMovement(db: Db, rt: Runtime, kind: AnyKind, row: Mov
     return;
   }
   const connector = row.connector;
-  const asked = await askStatus(calls, kind, connector, row);
+  const asked = await askStatus(calls, kind, connector, row, db);
   if (!asked) return;
   if (asked.report.kind !== 'not_found') await applyState(db, rt, kind, ctx, row.id, connector, asked.report);
   // This was the last check: the processor's answer, if final, has just won.

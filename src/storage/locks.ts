@@ -10,12 +10,16 @@ export interface LockTenancy {
   livemode: boolean;
 }
 
+/** The key of `scope`'s lock in the tenant's account and mode, `parts` narrowing it (e.g. to one card). */
+export function tenantLockKey(scope: string, ctx: LockTenancy, ...parts: string[]): string {
+  return [scope, ctx.accountId, String(ctx.livemode), ...parts].join(':');
+}
+
 /**
  * Waits for, then holds until the transaction ends, the lock of `scope` in the tenant's account and
- * mode (`parts` narrow it, e.g. to one card). The statement text is fixed: bench/payments-saved.ts
- * replays it.
+ * mode (`parts` narrow it, e.g. to one card). The statement text is fixed: a session outside the
+ * service holds the same lock by it on tenantLockKey's key (test/lifecycle/payments.reattempts.test.ts).
  */
 export async function lockTenantKey(tx: Executor, scope: string, ctx: LockTenancy, ...parts: string[]): Promise<void> {
-  const key = [scope, ctx.accountId, String(ctx.livemode), ...parts].join(':');
-  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${tenantLockKey(scope, ctx, ...parts)}, 0))`);
 }

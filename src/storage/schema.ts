@@ -419,7 +419,11 @@ export const captures = pgTable(
     finalCapture: boolean('final_capture').notNull(),
     connector: text('connector').notNull(),
     connectorReference: text('connector_reference'),
-    /** The processor's reference of the payment attempt holding the authorisation (a cascaded payment's pay_…_n); null before migration 0027: the payment's. */
+    /**
+     * The processor's reference of the payment attempt holding the authorisation (a cascaded
+     * payment's pay_…_n); null for a row made before migration 0027, whose sends and status checks
+     * alike name the payment's current attempt (src/domain/payments/authorisation-reference.ts).
+     */
     paymentReference: text('payment_reference'),
     attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
     ...failure(),
@@ -453,7 +457,11 @@ export const voids = pgTable(
     connectorReference: text('connector_reference'),
     /** The processor's id of the authorisation, for asking it where the void stands. */
     paymentConnectorReference: text('payment_connector_reference'),
-    /** The processor's reference of the payment attempt holding the authorisation (a cascaded payment's pay_…_n); null before migration 0027: the payment's. */
+    /**
+     * The processor's reference of the payment attempt holding the authorisation (a cascaded
+     * payment's pay_…_n); null for a row made before migration 0027, whose sends and status checks
+     * alike name the payment's current attempt (src/domain/payments/authorisation-reference.ts).
+     */
     paymentReference: text('payment_reference'),
     attempts: jsonb('attempts').$type<Record<string, unknown>[]>().notNull().default([]),
     ...failure(),

@@ -5,7 +5,9 @@
 // issuer's soft decline (authentication_required) of a customer present is retried at the same
 // processor with 3-D Secure requested; what follows the attempt that took the payment (a capture
 // whose answer was lost, checked by the worker) names it by that attempt's reference.
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { parseId } from '../../src/kernel/ids.js';
 import { newOrder, pay } from '../support/payments.js';
 import { MERCHANT_RETURN } from '../support/payments.actions.js';
 import { ADYEN_CARDS } from '../support/fakes/adyen.js';
@@ -84,10 +86,11 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
   });
 
   /** Stripe captures and its answer is lost (a 500 after acting): the capture stays pending until the worker's check. */
-  const captureLostThenChecked = async (paymentId: string) => {
+  const captureLostThenChecked = async (paymentId: string, beforeCheck?: (captureId: string) => Promise<unknown>) => {
     stripe.faults!.serverErrorAfterNext();
     const capture = await h.api.post(`/v1/payments/${paymentId}/capture`, {});
     expect(capture.body, capture.text).toMatchObject({ status: 'pending' });
+    await beforeCheck?.(capture.body.id);
     h.service.clock.advance(15 * 60_000);
     await h.service.runWorker();
     return capture;
@@ -117,5 +120,16 @@ describe('cascade across Stripe and Adyen (fakes)', () => {
     const capture = await captureLostThenChecked(res.body.id);
     expect((await h.api.get(`/v1/captures/${capture.body.id}`)).body).toMatchObject({ status: 'succeeded' });
     expect(await stripe.books!.chargeRequests(capture.body.id)).toBe(1);
+  });
+
+  it('a capture made before its authorisation reference was recorded (payment_reference NULL) is asked about under the payment\'s attempt, pay_…_2', async () => {
+    await route(connected.adyen, connected.stripe);
+    const order = await newOrder(h.api, { capture_method: 'manual' });
+    const res = await pay(h.api, order.id, ADYEN_CARDS.refused(2));
+    expect(res.body, res.text).toMatchObject({ status: 'requires_capture', connector: connected.stripe.connector });
+    const capture = await captureLostThenChecked(res.body.id, (id) => h.query(sql`UPDATE captures SET payment_reference = NULL WHERE id = ${parseId('cap', id)!}`));
+    expect((await h.api.get(`/v1/captures/${capture.body.id}`)).body).toMatchObject({ status: 'succeeded' });
+    expect(await stripe.books!.chargeRequests(capture.body.id)).toBe(1);
+    expect((await h.api.get(`/v1/payments/${res.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_captured: order.amount });
   });
 });

@@ -33,7 +33,7 @@ describe('decline tables', () => {
     ['retry_later', { stripe: ['insufficient_funds', 'withdrawal_count_limit_exceeded', 'issuer_not_available', 'try_again_later'], adyen: ['9', '12', '28', '29'], sim: ['NOT_ENOUGH_BALANCE'] }],
     // Category 3: the data is wrong.
     ['fix_data', { stripe: ['expired_card', 'incorrect_cvc', 'incorrect_number', 'invalid_expiry_year'], adyen: ['6', '8', '24'], sim: ['EXPIRED_CARD', 'CVC_DECLINED'] }],
-    ['authentication_required', { stripe: ['authentication_required'], adyen: ['11', '38', '42'], sim: ['AUTHENTICATION_REQUIRED', 'AUTHENTICATION_FAILED'] }],
+    ['authentication_required', { stripe: ['authentication_required'], adyen: ['11', '38', '42'], sim: ['AUTHENTICATION_REQUIRED', 'AUTHENTICATION_NOT_REQUESTED', 'AUTHENTICATION_FAILED'] }],
     // Category 4: unexplained.
     ['generic', { stripe: ['do_not_honor', 'generic_decline', 'call_issuer'], adyen: ['2', '3', '27'], sim: ['DO_NOT_HONOUR'] }],
   ] as const)('%s: the same category on every connector', (type, codes) => {

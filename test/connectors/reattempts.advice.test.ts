@@ -34,10 +34,41 @@ describe('merchant advice 24–30: no reattempt before the advised wait (Stripe 
     expect(await stripe.books!.chargeRequests(`${first.body.id}_2`)).toBe(0);
     expect(await advice(first.body.id)).toEqual([{ kind: 'declined', decline_type: 'retry_later', merchant_advice: '24' }]);
 
-    // The same card saved, charged off session (a reattempt: the card was declined lately).
+    await offSessionWithinTheWait(first.body.id);
+  });
+
+  it('Adyen advice 24 on a payment without a cascade: recorded with the decline, and an off-session payment within the hour is refused unsent', async () => {
+    await route([connected.adyen]);
+    const first = await pay(h.api, (await newOrder(h.api)).id, ADYEN_CARDS.adviceRetryLater);
+    expect(first.body, first.text).toMatchObject({ status: 'failed', failure_code: 'card_declined', decline_type: 'retry_later', connector: connected.adyen.connector });
+    expect(await advice(first.body.id)).toEqual([{ kind: 'declined', decline_type: 'retry_later', merchant_advice: '24' }]);
+    await offSessionWithinTheWait(first.body.id);
+  });
+
+  it('advice 24 on a Visa card holds nothing back: the advice codes are Mastercard\'s', async () => {
+    await route([connected.adyen]);
     const owner = { accountId: h.tenant.accountId, livemode: false };
-    const [card] = await h.query(sql`SELECT payment_method->'card' AS card FROM payments WHERE id = ${parseId('pay', first.body.id)!}`);
-    const { brand, last4, fingerprint } = card!.card as { brand: 'visa'; last4: string; fingerprint: string };
+    const fingerprint = `fp_visa_${crypto.randomBytes(6).toString('hex')}`;
+    await h.query(
+      sql`INSERT INTO card_reattempts (account_id, livemode, card_fingerprint, brand, kind, decline_type, merchant_advice, payment_id, created_at)
+          VALUES (${parseId('acct', h.tenant.accountId)!}, false, ${fingerprint}, 'visa', 'declined', 'retry_later', '24', ${crypto.randomUUID()}, ${h.service.clock.now()})`,
+    );
+    const pm = await savedCard(h.db, owner, (await newCustomer(h.api)).id, {
+      vaultRecordId: await sealedCard(h.db, owner, ADYEN_CARDS.success),
+      card: { brand: 'visa', last4: '1142', exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, fingerprint, funding: 'credit' },
+      networkTransactionId: `ntid${crypto.randomBytes(6).toString('hex')}`,
+    });
+    const res = await h.api.post('/v1/payments', { payment_order: (await newOrder(h.api)).id, payment_method: { type: 'saved_card', saved_card: { id: pm.id } }, off_session: true });
+    expect(res.body, res.text).toMatchObject({ status: 'succeeded' });
+    expect(await adyen.books!.chargeRequests(res.body.id)).toBe(1);
+  });
+
+  /** The card `paymentId` charged, saved and charged off session (a reattempt: it was declined lately): refused within the hour, sent after it. */
+  async function offSessionWithinTheWait(paymentId: string) {
+    const owner = { accountId: h.tenant.accountId, livemode: false };
+    const [card] = await h.query(sql`SELECT payment_method->'card' AS card FROM payments WHERE id = ${parseId('pay', paymentId)!}`);
+    const { brand, last4, fingerprint } = card!.card as { brand: 'mastercard'; last4: string; fingerprint: string };
+    expect(brand).toBe('mastercard');
     const pm = await savedCard(h.db, owner, (await newCustomer(h.api)).id, {
       vaultRecordId: await sealedCard(h.db, owner, ADYEN_CARDS.adviceRetryLater),
       card: { brand, last4, exp_month: 12, exp_year: new Date().getUTCFullYear() + 2, fingerprint, funding: 'credit' },
@@ -59,7 +90,7 @@ describe('merchant advice 24–30: no reattempt before the advised wait (Stripe 
     // Sent, and declined by the issuer again: the advice no longer holds it back.
     expect(later).toMatchObject({ status: 'failed', failure_code: 'card_declined', decline_type: 'retry_later' });
     expect(await adyen.books!.chargeRequests(later.id)).toBe(1);
-  });
+  }
 
   it('Stripe network_advice_code 25 (retry after 24 hours): the cascade to Adyen is refused unsent', async () => {
     await route([connected.stripe, connected.adyen], cascading);

@@ -8,6 +8,7 @@ import { connectorError, type ChargeState, type Connector, type ConnectorError }
 import { locate, replaySend } from '../../src/movement/calls.js';
 import type { AnyKind } from '../../src/movement/kind.js';
 import type { MovementRow } from '../../src/movement/row.js';
+import type { Executor } from '../../src/storage/db.js';
 
 type Status = ChargeState | { kind: 'not_found' } | ConnectorError;
 const NOW = new Date('2026-11-24T12:00:00Z');
@@ -53,6 +54,8 @@ const row = (ageMs: number): MovementRow => ({
   createdAt: new Date(NOW.getTime() - ageMs),
 });
 
+// The kind here reads no other rows before a status question.
+const NO_DB = {} as Executor;
 const cannotTell = connectorError('invalid_response', 'no status lookup');
 const taken: ChargeState = { kind: 'succeeded', connectorReference: 'psp_1' };
 
@@ -60,23 +63,23 @@ describe('locate with a connector that replays sends', () => {
   it('names it for a replay when every other connector holds nothing', async () => {
     const adyen = connector('adyen', cannotTell, taken, 7 * DAY);
     const sim = connector('sim', { kind: 'not_found' }, taken);
-    expect(await locate(deps(sim.c, adyen.c), kind, row(60_000), ['sim', 'adyen'])).toEqual({ found: false, certain: true, replay: 'adyen' });
+    expect(await locate(deps(sim.c, adyen.c), kind, row(60_000), ['sim', 'adyen'], NO_DB)).toEqual({ found: false, certain: true, replay: 'adyen' });
   });
 
   it('adopts where another connector holds it: nothing is sent again', async () => {
     const adyen = connector('adyen', cannotTell, taken, 7 * DAY);
     const sim = connector('sim', { kind: 'succeeded', connectorReference: 'sim_1' }, taken);
-    const located = await locate(deps(adyen.c, sim.c), kind, row(60_000), ['adyen', 'sim']);
+    const located = await locate(deps(adyen.c, sim.c), kind, row(60_000), ['adyen', 'sim'], NO_DB);
     expect(located).toMatchObject({ found: true, connector: 'sim' });
   });
 
   it('is uncertain with two silent connectors, with one that does not replay, or past the key window', async () => {
     const a = connector('a', cannotTell, taken, 7 * DAY);
     const b = connector('b', cannotTell, taken, 7 * DAY);
-    expect(await locate(deps(a.c, b.c), kind, row(60_000), ['a', 'b'])).toEqual({ found: false, certain: false });
+    expect(await locate(deps(a.c, b.c), kind, row(60_000), ['a', 'b'], NO_DB)).toEqual({ found: false, certain: false });
     const silent = connector('silent', cannotTell, taken);
-    expect(await locate(deps(silent.c), kind, row(60_000), ['silent'])).toEqual({ found: false, certain: false });
-    expect(await locate(deps(a.c), kind, row(8 * DAY), ['a'])).toEqual({ found: false, certain: false });
+    expect(await locate(deps(silent.c), kind, row(60_000), ['silent'], NO_DB)).toEqual({ found: false, certain: false });
+    expect(await locate(deps(a.c), kind, row(8 * DAY), ['a'], NO_DB)).toEqual({ found: false, certain: false });
   });
 });
 

@@ -79,6 +79,8 @@ describe('3-D Secure on the simulator, in process', () => {
     const res = await pay(s.api, order.id, CHALLENGE_CARD);
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ status: 'failed', failure_code: 'authentication_required', next_action: null, return_url: null });
+    // The simulators' own words for this card, as integrators have seen them.
+    expect(res.body.failure_message).toBe('The card issuer requires 3-D Secure, and the payment has no return_url.');
     expect((await s.api.get(`/v1/payment-orders/${order.id}`)).body.status).toBe('open');
   });
 

@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { parseId } from '../../src/kernel/ids.js';
+import { tenantLockKey } from '../../src/storage/locks.js';
 import { newOrder, pay } from '../support/payments.js';
 import { useService } from '../support/fixtures.js';
 import { isPostgres } from '../support/helpers.js';
@@ -78,7 +79,9 @@ describe('reattempt limits (Visa test card, simulators)', () => {
     await holder.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`card_reattempts:${parseId('acct', h.tenant.accountId)}:false:${pm.card.fingerprint}`]);
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        tenantLockKey('card_reattempts', { accountId: parseId('acct', h.tenant.accountId)!, livemode: false }, pm.card.fingerprint),
+      ]);
       const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the payment waited for the card’s lock')), 5_000));
       const res = await Promise.race([offSession(), timeout]);
       expect(res.body, res.text).toMatchObject({ status: 'succeeded' });

@@ -105,7 +105,8 @@ export class ChargeDesk extends ProcessorObjects<SimCharge> implements Desk {
     if (card.scenario === 'pending') return { object: { ...charge, state: 'PENDING' }, settlesTo: manual ? 'AUTHORISED' : 'CAPTURED' };
     // 3-D Secure: the cardholder decides on the challenge page; nothing settles on its own.
     if (card.scenario === 'challenge') {
-      if (!body.return_url || (card.softDecline && body.three_d_secure !== 'REQUESTED')) return refuse('AUTHENTICATION_REQUIRED');
+      if (!body.return_url) return refuse('AUTHENTICATION_REQUIRED');
+      if (card.softDecline && body.three_d_secure !== 'REQUESTED') return refuse('AUTHENTICATION_NOT_REQUESTED');
       return { object: { ...charge, state: 'AWAITING_AUTHENTICATION', return_url: body.return_url, challenge_id: crypto.randomBytes(16).toString('hex') } };
     }
     // The timeout card: charged, but the answer never comes; the merchant learns it by asking or by webhook.

@@ -12,6 +12,7 @@ export const DECLINE_OF_REFUSAL = {
   CVC_DECLINED: decline('incorrect_cvc', 'fix_data'),
   UNKNOWN_CARD: decline('card_declined', 'fix_data'),
   AUTHENTICATION_REQUIRED: decline('authentication_required', 'authentication_required'),
+  AUTHENTICATION_NOT_REQUESTED: decline('authentication_required', 'authentication_required'),
   AUTHENTICATION_FAILED: decline('authentication_failed', 'authentication_required'),
   // Direct debits: the payer's bank, not a card issuer, decides; the same debit may clear later.
   DEBIT_RETURNED: decline('debit_declined', 'retry_later'),

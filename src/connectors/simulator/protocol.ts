@@ -16,6 +16,8 @@ export const SIM_REFUSALS = [
   'UNKNOWN_CARD',
   /** The card needs 3-D Secure and the request gave no return_url. */
   'AUTHENTICATION_REQUIRED',
+  /** The issuer's soft decline: the card needs 3-D Secure and the request did not ask for it (three_d_secure). */
+  'AUTHENTICATION_NOT_REQUESTED',
   /** The cardholder failed (or the merchant's customer abandoned) the challenge. */
   'AUTHENTICATION_FAILED',
   // direct debits

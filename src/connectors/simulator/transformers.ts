@@ -45,7 +45,7 @@ const MESSAGE_OF_FAILURE = {
   insufficient_funds: 'The card has insufficient funds.',
   expired_card: 'The card has expired.',
   incorrect_cvc: 'The card security code is incorrect.',
-  authentication_required: 'The card issuer requires 3-D Secure, which the payment did not request or cannot take (no return_url).',
+  authentication_required: 'The card issuer requires 3-D Secure, and the payment has no return_url.',
   authentication_failed: 'The customer did not complete 3-D Secure.',
   processing_error: 'The processor could not process the payment.',
   debit_declined: "The customer's bank returned the direct debit.",
@@ -53,6 +53,11 @@ const MESSAGE_OF_FAILURE = {
   charged_back: 'The payer disputed the debit and their bank took the money back.',
   retry_limit_reached: "A reattempt past the card networks' limits; nothing was sent.",
 } as const satisfies Record<PaymentFailureCode, string>;
+
+/** Refusals that share a failure code but tell the integrator something else (the soft decline's card, docs/test-mode.md). */
+const MESSAGE_OF_REFUSAL: Partial<Record<SimRefusal, string>> = {
+  AUTHENTICATION_NOT_REQUESTED: 'The card issuer requires 3-D Secure, which the payment did not request.',
+};
 
 const FAILURE_OF_REFUND_REFUSAL = {
   CHARGE_NOT_CAPTURED: 'charge_not_refundable',
@@ -136,8 +141,9 @@ export function chargeStateOf(charge: SimCharge, pages: ChallengePages): ChargeS
       // Released at our request: nothing was taken; the void's own answer said so first.
       return { kind: 'declined', connectorReference: charge.charge_id, failureCode: 'processing_error', declineType: 'processor', message: 'The authorisation was voided at the processor.' };
     case 'REFUSED': {
-      const why = DECLINE_OF_REFUSAL[charge.refusal ?? 'DO_NOT_HONOUR'];
-      return { kind: 'declined', connectorReference: charge.charge_id, ...why, ...issued(charge), message: MESSAGE_OF_FAILURE[why.failureCode] };
+      const refusal = charge.refusal ?? 'DO_NOT_HONOUR';
+      const why = DECLINE_OF_REFUSAL[refusal];
+      return { kind: 'declined', connectorReference: charge.charge_id, ...why, ...issued(charge), message: MESSAGE_OF_REFUSAL[refusal] ?? MESSAGE_OF_FAILURE[why.failureCode] };
     }
     default:
       return state satisfies never;

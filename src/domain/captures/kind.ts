@@ -4,7 +4,8 @@
 import { and, eq } from 'drizzle-orm';
 import { connectorError, type CaptureRequest, type CaptureState, type ConnectorErrorCode } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { authorisationReferenceOf, reported, type MovementKind } from '../../movement/kind.js';
+import { reported, type MovementKind } from '../../movement/kind.js';
+import { authorisationReference } from '../payments/authorisation-reference.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { CAPTURE_RULES, type CaptureUpdate } from './transitions.js';
@@ -22,8 +23,9 @@ export const captureKind: MovementKind<CaptureRow, CaptureState, CaptureUpdate, 
   // The payment as the processor knows it, under the attempt that took it: a processor without a lookup of captures (Stripe) answers from it.
   status: async (connector, request, signal, row) =>
     connector.captureStatus
-      ? connector.captureStatus({ ...request, paymentReference: authorisationReferenceOf(row), connectorPaymentReference: null }, signal)
+      ? connector.captureStatus({ ...request, paymentReference: row.paymentReference!, connectorPaymentReference: null }, signal)
       : unsupported(connector.name),
+  statusRow: async (db, row) => ({ ...row, paymentReference: await authorisationReference(db, row) }),
   attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
   // A capture has one connector, its payment's: the update names none.
   fromState: (_connector, state) => {
@@ -43,13 +45,13 @@ export const captureKind: MovementKind<CaptureRow, CaptureState, CaptureUpdate, 
 /** The capture as its connector needs it, with the authorisation as that connector knows it. */
 export async function captureRequest(db: Executor, row: CaptureRow): Promise<CaptureRequest> {
   const [payment] = await db
-    .select({ connectorReference: payments.connectorReference, attemptNumber: payments.attemptNumber })
+    .select({ connectorReference: payments.connectorReference })
     .from(payments)
     .where(and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.paymentId)));
   return {
     reference: toPublicId('cap', row.id),
     // The attempt that took the payment, under its own reference (a cascaded payment's pay_…_n).
-    paymentReference: authorisationReferenceOf(row, payment?.attemptNumber),
+    paymentReference: await authorisationReference(db, row),
     connectorPaymentReference: payment?.connectorReference ?? null,
     amount: row.amount,
     currency: row.currency,

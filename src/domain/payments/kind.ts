@@ -28,12 +28,13 @@ export const paymentKind: MovementKind<PaymentRow, ChargeState, PaymentUpdate, C
   // An authorisation is the call's success: the money is held, for a capture to take.
   attempt: (state) =>
     state.kind === 'declined'
-      ? { kind: 'declined', failureCode: state.failureCode, declineType: state.declineType }
+      ? { kind: 'declined', failureCode: state.failureCode, declineType: state.declineType, ...(state.merchantAdvice ? { merchantAdvice: state.merchantAdvice } : {}) }
       : state.kind === 'reversed'
         ? { kind: 'declined', failureCode: state.failureCode }
         : { kind: state.kind === 'authorized' ? 'succeeded' : state.kind },
-  // The card's issuing country, where the processor's answer names it, rides on the update (saving.ts records it).
-  fromState: (connector, state) => withIssuingCountry(state, fromChargeState(connector, state)),
+  // The card's issuing country and a decline's merchant advice, where the processor's answer names
+  // them, ride on the update (saving.ts records them), whoever reports it: the request, a webhook, a status check.
+  fromState: (connector, state) => withReported(state, fromChargeState(connector, state)),
   nothingDone: (connector: string | null, code: ConnectorErrorCode) => ({
     kind: 'failed',
     connector,
@@ -55,9 +56,10 @@ function fromChargeState(connector: string, state: ChargeState): PaymentUpdate {
   return reported(({ succeeded: 'succeeded', pending: 'pending', declined: 'failed', reversed: 'reversed' } as const)[state.kind], connector, state) as PaymentUpdate;
 }
 
-function withIssuingCountry(state: ChargeState, update: PaymentUpdate): PaymentUpdate {
+function withReported(state: ChargeState, update: PaymentUpdate): PaymentUpdate {
   const country = 'issuingCountry' in state ? state.issuingCountry : undefined;
-  return country && (update.kind === 'succeeded' || update.kind === 'authorized' || update.kind === 'failed') ? { ...update, issuingCountry: country } : update;
+  const issued = country && (update.kind === 'succeeded' || update.kind === 'authorized' || update.kind === 'failed') ? { ...update, issuingCountry: country } : update;
+  return state.kind === 'declined' && state.merchantAdvice && issued.kind === 'failed' ? { ...issued, merchantAdvice: state.merchantAdvice } : issued;
 }
 
 /** A payment sent without an answer whose processor still does not know it once overdue. */

@@ -64,8 +64,13 @@ export async function recordDecline(tx: Executor, ctx: Tenancy, key: CardKey, pa
   await tx.insert(cardReattempts).values({ ...tenancy(ctx, key), kind: 'declined', declineType: declined.declineType, merchantAdvice: declined.merchantAdvice ?? null, paymentId, createdAt: now });
 }
 
-/** Why a decline's advised wait (Mastercard advice 24–30) still forbids a reattempt at `now`, or undefined once every wait has passed. */
-function adviceUnmet(declines: readonly { merchantAdvice: string | null; createdAt: Date }[], now: Date): string | undefined {
+/**
+ * Why a decline's advised wait (Mastercard advice 24–30) still forbids a reattempt at `now`, or
+ * undefined once every wait has passed; the advice codes are Mastercard's, so a card of any other
+ * brand has none to wait for (docs/declines.md).
+ */
+function adviceUnmet(key: CardKey, declines: readonly { merchantAdvice: string | null; createdAt: Date }[], now: Date): string | undefined {
+  if (key.brand !== 'mastercard') return undefined;
   for (const d of declines) {
     const wait = d.merchantAdvice !== null && Object.hasOwn(ADVISED_WAITS, d.merchantAdvice) ? ADVISED_WAITS[d.merchantAdvice]! : undefined;
     if (!wait || d.createdAt.getTime() + wait.ms <= now.getTime()) continue;
@@ -95,7 +100,7 @@ export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, pa
   if (declines.some((r) => r.declineType === 'do_not_retry')) {
     return `The issuer declined this card saying never to try it again (do_not_retry); ${limit.network}'s rules forbid any reattempt, so nothing was sent.`;
   }
-  const waiting = adviceUnmet(declines, now);
+  const waiting = adviceUnmet(key, declines, now);
   if (waiting) return waiting;
   const from = now.getTime() - limit.windowMs;
   const taken = recent.filter((r) => r.kind === 'reattempt' && r.createdAt.getTime() >= from).length;

@@ -72,18 +72,24 @@ export function storedCredentialOf(row: Pick<PaymentRow, 'paymentMethod'>): Pick
 }
 
 /**
- * What an answer writes on the payment's card: the network transaction id of a saving payment, and
- * the issuing country the processor reported (`reported_issuing_country`). The card's
+ * What an answer writes on the payment's card: the network transaction id of a saving payment, the
+ * issuing country the processor reported (`reported_issuing_country`), and the merchant advice a
+ * decline came with (`reported_merchant_advice`, counted by the reattempt limits: reattempts.ts). The card's
  * `issuing_country` — its routing segment, which the window's outcomes count it in
  * (routing/stats.ts) — stays what was known before the call, so that every outcome of a segment
  * is counted in it, declines and approvals alike.
  */
-export function reportedCardColumns(update: { kind: string; networkTransactionId?: string; issuingCountry?: string }, row: PaymentRow): Partial<PaymentRow> {
+export function reportedCardColumns(
+  update: { kind: string; networkTransactionId?: string; issuingCountry?: string; merchantAdvice?: string },
+  row: PaymentRow,
+): Partial<PaymentRow> {
   const setup = setupOf(row.paymentMethod);
   let method = row.paymentMethod;
   if (setup && update.networkTransactionId !== undefined) method = { ...method, setup: { ...setup, network_transaction_id: update.networkTransactionId } };
   const card = method.card as Record<string, unknown> | undefined;
   if (update.issuingCountry && card) method = { ...method, card: { ...card, reported_issuing_country: update.issuingCountry } };
+  const advised = method.card as Record<string, unknown> | undefined;
+  if (update.merchantAdvice && advised) method = { ...method, card: { ...advised, reported_merchant_advice: update.merchantAdvice } };
   return method === row.paymentMethod ? {} : { paymentMethod: method };
 }
 

@@ -162,7 +162,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
 /** Asks the payment's connector for the current state of a pending payment and applies it. */
 async function refresh(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow): Promise<PaymentRow> {
   if (!paymentStates.is(row.status, 'awaiting') || row.connector === null) return row;
-  const asked = await askStatus<ChargeState>(rt.callsFor(ctx), paymentKind, row.connector, row);
+  const asked = await askStatus<ChargeState>(rt.callsFor(ctx), paymentKind, row.connector, row, db);
   if (!asked || asked.report.kind === 'not_found') return row;
   return (await applyState<PaymentRow>(db, rt, paymentKind, ctx, row.id, row.connector, asked.report)) ?? row;
 }

@@ -78,8 +78,11 @@ export type PaymentUpdate =
   | ({ kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null } & Issued)
   /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
   | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
-  /** `declineType`: what the refusal says about trying again; absent when nothing said (abandoned, expired, an unknown outcome). */
-  | ({ kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string; declineType?: DeclineType } & Issued)
+  /**
+   * `declineType`: what the refusal says about trying again; absent when nothing said (abandoned,
+   * expired, an unknown outcome). `merchantAdvice`: the network's advice code it came with (saving.ts keeps it on the card).
+   */
+  | ({ kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string; declineType?: DeclineType; merchantAdvice?: string } & Issued)
   /** A direct debit's money came back (late failure, charge-back): failed whatever it reached, a success's booking reversed. */
   | { kind: 'reversed'; connector: string; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
 
@@ -185,9 +188,9 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
 async function recordFinalDecline(tx: Executor, payment: PaymentRow, now: Date): Promise<void> {
   const key = cardKeyOf(payment);
   if (!key || payment.declineType === null || payment.failureCode === 'retry_limit_reached' || payment.failureCode === 'authentication_failed') return;
-  // The advice the processor passed with the refusal is on the attempt that met it.
-  const last = (payment.attempts as { outcome?: string; merchant_advice?: string }[]).filter((a) => a.outcome === 'declined').at(-1);
-  await recordDecline(tx, payment, key, payment.id, { declineType: payment.declineType, merchantAdvice: last?.merchant_advice }, now);
+  // The advice the processor passed with the refusal, however it was reported (reportedCardColumns).
+  const card = (payment.paymentMethod as { card?: { reported_merchant_advice?: string } }).card;
+  await recordDecline(tx, payment, key, payment.id, { declineType: payment.declineType, merchantAdvice: card?.reported_merchant_advice }, now);
 }
 
 const ACTION_CLOSED = { customerAction: null, nextActionUrl: null, actionExpiresAt: null };

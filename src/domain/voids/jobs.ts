@@ -46,8 +46,9 @@ async function expireAuthorisations(db: Db, rt: Runtime, batch: number): Promise
     .select({ n: sql`count(*)` })
     .from(voids)
     .where(and(voidsOf(voids), eq(voids.status, 'failed'), eq(voids.reason, 'expired')))
+    // The exponent is capped before power(): 2^(refusals − 1) overflows float8 past ~1,024 refusals.
     .having(
-      sql`max(${voids.updatedAt}) + least(${rt.config.statusCheckIntervalMs}::float8 * power(2, count(*) - 1), ${EXPIRY_VOID_BACKOFF_CAP_MS}::float8) * interval '1 millisecond' > ${now.toISOString()}::timestamptz`,
+      sql`max(${voids.updatedAt}) + least(${rt.config.statusCheckIntervalMs}::float8 * power(2, least(count(*) - 1, 30)), ${EXPIRY_VOID_BACKOFF_CAP_MS}::float8) * interval '1 millisecond' > ${now.toISOString()}::timestamptz`,
     );
   const lapsed = await db
     .select({ accountId: payments.accountId, livemode: payments.livemode, id: payments.id, amountCaptured: payments.amountCaptured })

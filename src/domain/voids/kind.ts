@@ -4,7 +4,8 @@
 import type { CancelAuthorizationRequest, CancellationReason, CancelState, ChargeState, ConnectorErrorCode } from '../../connectors/types.js';
 import { connectorError } from '../../connectors/types.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { authorisationReferenceOf, reported, type MovementKind, type Report } from '../../movement/kind.js';
+import { reported, type MovementKind, type Report } from '../../movement/kind.js';
+import { authorisationReference } from '../payments/authorisation-reference.js';
 import { lockRow } from '../../movement/apply.js';
 import { payments } from '../../storage/schema.js';
 import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
@@ -24,9 +25,10 @@ export const voidKind: MovementKind<VoidRow, CancelState, VoidUpdate, CancelAuth
     connector.cancelAuthorization ? connector.cancelAuthorization(request, signal) : connectorError('request_rejected', `${connector.name} cannot void an authorisation`),
   // The authorisation as the processor knows it: released (voided), still held (the void is not there), or captured.
   status: async (connector, request, signal, row) => {
-    const charge = await connector.chargeStatus({ reference: authorisationReferenceOf(row), connectorReference: row.paymentConnectorReference }, signal);
+    const charge = await connector.chargeStatus({ reference: row.paymentReference!, connectorReference: row.paymentConnectorReference }, signal);
     return voidReport(charge, row, request.connectorReference);
   },
+  statusRow: async (db, row) => ({ ...row, paymentReference: await authorisationReference(db, row) }),
   attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind === 'canceled' ? 'succeeded' : 'pending' }),
   // A void has one connector, its payment's: the update names none.
   fromState: (_connector, state) => {
@@ -70,11 +72,11 @@ function voidReport(charge: ChargeState | { kind: 'not_found' } | { kind: 'error
 }
 
 /** The void as its connector needs it, with the authorisation as that connector knows it. */
-export function voidRequest(row: VoidRow, payment: { amount: number; currency: string; attemptNumber: number }): CancelAuthorizationRequest {
+export function voidRequest(row: VoidRow & { paymentReference: string }, payment: { amount: number; currency: string }): CancelAuthorizationRequest {
   return {
     reference: toPublicId('void', row.id),
     // The attempt that holds the authorisation, under its own reference (a cascaded payment's pay_…_n).
-    paymentReference: authorisationReferenceOf(row, payment.attemptNumber),
+    paymentReference: row.paymentReference,
     connectorPaymentReference: row.paymentConnectorReference,
     amount: payment.amount,
     currency: payment.currency,

@@ -6,6 +6,7 @@
 // order open again. A processor that confirms later (Adyen) leaves it pending until its
 // notification or the worker's check. Three callers: the merchant's POST /v1/payments/{id}/cancel,
 // an order's cancel, and the worker's expiry (jobs.ts), the last two without a key of their own.
+import { authorisationReference } from '../payments/authorisation-reference.js';
 import { and, eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { captures, payments, voids } from '../../storage/schema.js';
@@ -93,10 +94,10 @@ async function admitVoid(tx: Executor, rt: Runtime, ctx: RequestContext, payment
 
 export async function voidRequestOf(db: Executor, row: VoidRow): Promise<CancelAuthorizationRequest> {
   const [payment] = await db
-    .select({ amount: payments.amount, currency: payments.currency, attemptNumber: payments.attemptNumber })
+    .select({ amount: payments.amount, currency: payments.currency })
     .from(payments)
     .where(and(eq(payments.accountId, row.accountId), eq(payments.livemode, row.livemode), eq(payments.id, row.paymentId)));
-  return voidRequest(row, payment!);
+  return voidRequest({ ...row, paymentReference: await authorisationReference(db, row) }, payment!);
 }
 
 /** Whether a void of this payment is on its way (a capture waits for its outcome). */

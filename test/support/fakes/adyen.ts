@@ -42,9 +42,9 @@ export const ADYEN_CARDS = {
   cancelled: luhn('411111110400000'),
   /** Refused with this refusalReasonCode. */
   refused: refusalCard,
-  /** Refused (2) with Mastercard merchant advice 03 (do not try again) and 24 (retry after an hour). */
-  adviceDoNotRetry: luhn('411111110500000'),
-  adviceRetryLater: luhn('411111110500010'),
+  /** Mastercards refused (2) with Mastercard merchant advice 03 (do not try again) and 24 (retry after an hour). */
+  adviceDoNotRetry: luhn('555555550500000'),
+  adviceRetryLater: luhn('555555550500010'),
 } as const;
 
 /**
@@ -78,7 +78,7 @@ const REFUSAL_REASONS: Record<number, string> = {
 export const ISSUER_COUNTRY = 'NL';
 
 /** Refused (2) with a Mastercard merchant advice code, as Adyen passes it on in additionalData. */
-const ADVICE_CARDS: Record<string, string> = { [luhn('411111110500000')]: '03: Do not try again', [luhn('411111110500010')]: '24: Retry after 1 hour' };
+const ADVICE_CARDS: Record<string, string> = { [luhn('555555550500000')]: '03: Do not try again', [luhn('555555550500010')]: '24: Retry after 1 hour' };
 
 // ---- the published documents, compiled once ----
 const ajv = new Ajv2020({ strict: false, allErrors: true });
