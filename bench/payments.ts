@@ -65,6 +65,7 @@ ${bind(AT_ONCE_STATEMENTS.finishSucceeded, {
   10: '2', 11: String(AMOUNT), 12: ':txn_id', 13: "'EUR'", 14: "'{processor_clearing,merchant_available}'", 15: `'{${AMOUNT},-${AMOUNT}}'`,
   16: "'{merchant_available,processor_clearing}'", 17: "('{' || :s1::text || ',' || :s2::text || '}')", 18: `'{-${AMOUNT},${AMOUNT}}'`, 19: UUID7,
   20: "'payment_order.paid'", 21: ORDER_PUBLIC, 22: ':order_paid', 23: UUID7, 24: PAY_PUBLIC, 25: REQ, 26: KEY, 27: ':payment_succeeded', 28: ':response_body',
+  29: ':method',
 })};
 `;
 

@@ -42,6 +42,7 @@ import type { CreatePaymentBody } from './schema.js';
 import { createdEventOf, recoveryPointOf } from '../../movement/engine.js';
 import { paymentKind } from './kind.js';
 import { paymentView, type PaymentRow, type PaymentUpdate } from './transitions.js';
+import { reportedCardColumns } from './saving.js';
 import {
   captureMethodOf,
   cardPaymentMethod,
@@ -97,9 +98,9 @@ RETURNING 1 AS created`,
 };
 
 const FINISH_SUCCEEDED: RawStatement = {
-  name: 'payment_finish_succeeded_v3',
+  name: 'payment_finish_succeeded_v4',
   text: `WITH pay AS (
-  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, amount_captured = amount, connector = $5, connector_reference = $6, attempts = $7::jsonb, failure_code = NULL, failure_message = NULL,
+  UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, amount_captured = amount, connector = $5, connector_reference = $6, attempts = $7::jsonb, payment_method = $29::jsonb, failure_code = NULL, failure_message = NULL,
                       next_status_check_at = NULL, version = version + 1, updated_at = $8
   WHERE account_id = $1 AND livemode = $2 AND id = $3 AND ${sqlStatusIn([PAYMENT_SUCCEEDS.from])} AND version = $4
     AND ${noTermsSql('$1')}
@@ -283,6 +284,8 @@ export async function finishSucceededAtOnce(
     nextStatusCheckAt: null,
     // An automatic payment's success captures it all (the statement writes the same).
     amountCaptured: payment.amount,
+    // What the processor reported of the card (its issuing country), as the general path records it.
+    ...reportedCardColumns(update, payment),
     version: payment.version + 1,
     updatedAt: now,
   };
@@ -323,6 +326,7 @@ export async function finishSucceededAtOnce(
       ctx.idempotency.key,
       JSON.stringify({ object: view }),
       body,
+      JSON.stringify(paid.paymentMethod),
     ]);
     if (!row || Number(row.finished) !== 1) return undefined;
   } catch (err) {
