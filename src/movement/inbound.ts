@@ -21,7 +21,7 @@ import type { Runtime } from '../runtime.js';
 import type { Db, Tx } from '../storage/db.js';
 import { connectorWebhookEvents } from '../storage/schema.js';
 import { applyState } from './apply.js';
-import { publicIdOfReference, type AnyKind } from './kind.js';
+import { publicIdOfReference, referenceOf, type AnyKind } from './kind.js';
 import type { MovementRow } from './row.js';
 
 export interface InboundResult {
@@ -134,9 +134,9 @@ async function receiveEvent(db: Db, rt: Runtime, kinds: KindsByObject, sender: I
   const kind = kinds[event.object];
   // A movement with attempts (a cascaded payment) hears only about its current one: an earlier
   // attempt's late report (its decline) must not settle the attempt in flight.
-  const uuid = parseId(kind.prefix, kind.reference ? publicIdOfReference(event.reference) : event.reference);
+  const uuid = parseId(kind.prefix, kind.cascade ? publicIdOfReference(event.reference) : event.reference);
   const owner = uuid ? await ownerOf(db, kind, eq(kind.rules.table.id, uuid)) : undefined;
-  const unless = kind.reference ? (row: MovementRow) => kind.reference!(row) !== event.reference : undefined;
+  const unless = kind.cascade ? (row: MovementRow) => referenceOf(kind, row) !== event.reference : undefined;
   return applyOnce(db, rt, sender, kind, event, owner, (tx, key) =>
     applyState(db, rt, kind, systemContext(owner!.accountId, owner!.livemode), owner!.id, key, event.state, { tx, unless }).then((after) => after !== undefined),
   );

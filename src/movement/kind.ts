@@ -3,8 +3,8 @@
 // calling the route's connectors, recording attempts, locating a movement a crashed request left
 // behind, applying every report through one step, the worker's checks and inbound events.
 import type { Attempt } from '../connectors/router.js';
-import type { DeclineType } from '../kernel/decline-types.js';
-import type { Connector, ConnectorError, ConnectorErrorCode, StatusRequest } from '../connectors/types.js';
+import type { ConnectorError } from '../connectors/types.js';
+import type { MovementCalls } from '../connectors/movements/calls.js';
 import { type IdPrefix, objectHead, toPublicId } from '../kernel/ids.js';
 import type { EventType } from '../events/types.js';
 import type { ApiError } from '../kernel/errors.js';
@@ -24,13 +24,13 @@ export interface Execution<S> {
   unreached: boolean;
 }
 
-/** What a processor said about one movement, in our words. */
-export type Report<S> = S | { kind: 'not_found' } | ConnectorError;
-
-/** A state as an attempt record tells it: the processor took it, holds it pending (or waiting for the customer), or refused it. */
-export type AttemptReading = { kind: 'succeeded' | 'pending' | 'requires_action' } | { kind: 'declined'; failureCode: string; declineType?: DeclineType; merchantAdvice?: string };
-
-export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request> {
+/**
+ * A kind of money movement as the engine runs it: its calls at a connector and their readings
+ * (src/connectors/movements/, spread into the descriptor), and the data below — its table and
+ * rules, its route and references, how it resumes and answers.
+ */
+export interface MovementKind<Row extends MovementRow, State extends { kind: string }, Update extends { kind: string }, Request>
+  extends MovementCalls<Row, State, Update, Request> {
   object: 'payment' | 'refund' | 'payout' | 'mandate' | 'capture' | 'void' | 'payment_method' | 'dispute_response';
   prefix: IdPrefix;
   /** The event phase 1 writes when it is not `<object>.created`; null: none (a payment method is announced when attached). */
@@ -55,21 +55,13 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
   abandoned?: Update;
   /** The connectors that may hold it, in order: its fixed route, or the one connector it went to. */
   route(row: Row): readonly string[];
-  /** The movement itself (charge, refund, payout, mandate set-up), idempotent by our id at the processor. */
-  send(connector: Connector, request: Request, signal: AbortSignal): Promise<State | ConnectorError>;
-  /** The processor's view of it; a connector that cannot hold this kind answers not_found. */
-  status(connector: Connector, request: StatusRequest, signal: AbortSignal, row: Row): Promise<Report<State>>;
   /** The row as `status` reads it, completed from other rows before the call (a capture's or void's authorisation reference, where it was not recorded). */
   statusRow?(db: Executor, row: Row): Promise<Row>;
-  attempt(state: State): AttemptReading;
-  fromState(connector: string, state: State): Update;
-  /** No connector acted on it: every one refused or failed before the processor's books. */
-  nothingDone(connector: string | null, code: ConnectorErrorCode): Update;
-  /** Sent and no answer came back: the processor may have acted, so it is verified later. */
-  unknown(connector: string | null): Update;
-  /** The processor's reference of its current attempt (a cascaded payment's `<id>_<n>`); its public id when unset. */
-  reference?(row: Row): string;
-  /** Declines sent on as new attempts (a payment's cascade, src/domain/payments/cascade.ts); unset: a decline ends it. */
+  /**
+   * Declines sent on as new attempts (a payment's cascade, src/domain/payments/cascade.ts); unset: a
+   * decline ends it. A kind that cascades numbers its attempts (`attemptNumber`): attempt n goes to
+   * the processor as `<id>_<n>` (attemptReferenceOf).
+   */
   cascade?: Cascade<Row, Request, Update>;
   /**
    * A route whose every connector was skipped (circuits open) reached nobody. A refund waits for
@@ -118,22 +110,6 @@ export function attemptsView(stored: readonly Record<string, unknown>[]): Attemp
   }));
 }
 
-/**
- * A processor's report as an update, in one shape for every kind: the status it means for us
- * (`to`, from the kind's exhaustive map of its states), the connector, its reference, and the
- * failure in our words when there is one.
- */
-export function reported<K extends string>(
-  to: K,
-  connector: string,
-  state: { connectorReference: string | null; failureCode?: string; message?: string; declineType?: DeclineType },
-): { kind: K; connector: string; connectorReference: string | null; failureCode?: string; failureMessage?: string; declineType?: DeclineType } {
-  const base = { kind: to, connector, connectorReference: state.connectorReference };
-  if (state.failureCode === undefined) return base;
-  const failed = { ...base, failureCode: state.failureCode, failureMessage: state.message };
-  return state.declineType === undefined ? failed : { ...failed, declineType: state.declineType };
-}
-
 /** The reference of a movement's attempt n: its public id for the first, `<id>_<n>` after (a payment's cascade). */
 export function attemptReferenceOf(publicId: string, n: number): string {
   return n > 1 ? `${publicId}_${n}` : publicId;
@@ -144,10 +120,22 @@ export function publicIdOfReference(reference: string): string {
   return reference.replace(/_[2-9]$/, '');
 }
 
-/** The processor's reference of a movement's current attempt (kind.reference, else its public id). */
+/** The processor's reference of a movement's current attempt: its public id, with the attempt's number where the kind cascades. */
 export function referenceOf(kind: AnyKind, row: MovementRow): string {
-  return kind.reference ? kind.reference(row) : toPublicId(kind.prefix, row.id);
+  const id = toPublicId(kind.prefix, row.id);
+  return kind.cascade ? attemptReferenceOf(id, (row as MovementRow & { attemptNumber: number }).attemptNumber) : id;
 }
+
+// The routes a descriptor names (`route`), read off the row by the engine.
+
+/** A movement sent to the one connector holding its parent (a refund, a capture, a void, a dispute's answer). */
+export const parentsConnector = (row: { connector: string }): string[] => [row.connector];
+
+/** Its route as planned when it was created (a mandate, a payout, a card verification). */
+export const plannedRoute = (row: { route: string[] }): string[] => row.route;
+
+/** A movement whose declines cascade (a payment): its planned route for the first attempt, its cascade's for the others. */
+export const attemptRoute = (row: { route: string[]; cascade: { route?: string[] } | null }): string[] => row.cascade?.route ?? row.route;
 
 /** The fields every movement's view opens with, in the documented order. */
 export function viewHead<O extends string, R extends { id: string; livemode: boolean; status: string }>(prefix: IdPrefix, object: O, row: R) {

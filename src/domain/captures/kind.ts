@@ -1,44 +1,25 @@
 // A capture as a money movement (src/movement): sent to the one connector holding its payment's
 // authorisation, the capture id being the processor's idempotency key, so sending it again is
-// always safe (resumed by sending, as a refund is).
+// always safe (resumed by sending, as a refund is; its calls: src/connectors/movements/children.ts).
 import { and, eq } from 'drizzle-orm';
-import { connectorError, type CaptureRequest, type CaptureState, type ConnectorErrorCode } from '../../connectors/types.js';
+import type { CaptureRequest, CaptureState } from '../../connectors/types.js';
+import { CAPTURE_CALLS } from '../../connectors/movements/children.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { reported, type MovementKind } from '../../movement/kind.js';
+import { parentsConnector, type MovementKind } from '../../movement/kind.js';
 import { authorisationReference } from '../payments/authorisation-reference.js';
 import type { Executor } from '../../storage/db.js';
 import { payments } from '../../storage/schema.js';
 import { CAPTURE_RULES, type CaptureUpdate } from './transitions.js';
 import type { CaptureRow } from './view.js';
 
-const unsupported = (name: string) => connectorError('request_rejected', `${name} cannot capture an authorisation`);
-
 export const captureKind: MovementKind<CaptureRow, CaptureState, CaptureUpdate, CaptureRequest> = {
+  ...CAPTURE_CALLS,
   object: 'capture',
   prefix: 'cap',
   rules: CAPTURE_RULES,
-  route: (row) => [row.connector],
+  route: parentsConnector,
   resumeBy: 'sending',
-  send: async (connector, request, signal) => (connector.capture ? connector.capture(request, signal) : unsupported(connector.name)),
-  // The payment as the processor knows it, under the attempt that took it: a processor without a lookup of captures (Stripe) answers from it.
-  status: async (connector, request, signal, row) =>
-    connector.captureStatus
-      ? connector.captureStatus({ ...request, paymentReference: row.paymentReference!, connectorPaymentReference: null }, signal)
-      : unsupported(connector.name),
   statusRow: async (db, row) => ({ ...row, paymentReference: await authorisationReference(db, row) }),
-  attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
-  // A capture has one connector, its payment's: the update names none.
-  fromState: (_connector, state) => {
-    const { connector: _, ...update } = reported(state.kind, '', state);
-    return update as CaptureUpdate;
-  },
-  nothingDone: (_connector: string | null, code: ConnectorErrorCode) => ({
-    kind: 'failed',
-    connectorReference: null,
-    failureCode: 'processing_error',
-    failureMessage: `The connector could not process the capture (${code}).`,
-  }),
-  unknown: () => ({ kind: 'pending', connectorReference: null }),
   waitsWhenUnreached: true,
 };
 

@@ -16,12 +16,10 @@ import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
 import type { CaptureFailureCode } from '../../connectors/types.js';
 import { captureView, type CaptureRow } from './view.js';
 import { captureStates, type CaptureStatus } from './state.js';
+import type { ChildUpdate } from '../../connectors/movements/children.js';
 
 
-export type CaptureUpdate =
-  | { kind: 'succeeded'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string | null }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: CaptureFailureCode; failureMessage: string };
+export type CaptureUpdate = ChildUpdate<CaptureFailureCode>;
 
 /** A capture's transition table with its effects on its payment, its order and the ledger. */
 export const CAPTURE_RULES: ReportRules<CaptureRow, CaptureStatus, 'capture', 'awaiting' | 'final', CaptureUpdate> = {

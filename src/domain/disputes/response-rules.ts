@@ -13,14 +13,12 @@ import { lockRow } from '../../movement/apply.js';
 import { SENT_TO_PARENTS_CONNECTOR, type ReportRules } from '../../movement/report.js';
 import { disputeStates } from './state.js';
 import { saveDispute, type DisputeRow } from './transitions.js';
+import type { ChildUpdate } from '../../connectors/movements/children.js';
 
 export type ResponseRow = typeof disputeResponses.$inferSelect;
 export type ResponseStatus = ResponseRow['status'];
 
-export type ResponseUpdate =
-  | { kind: 'succeeded'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string | null }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: DisputeResponseFailureCode; failureMessage: string };
+export type ResponseUpdate = ChildUpdate<DisputeResponseFailureCode>;
 
 export const responseStates = defineStateMachine<ResponseStatus, 'awaiting' | 'final'>(
   'dispute answer',

@@ -12,6 +12,7 @@ import type { MandateView } from './schema.js';
 import { mandateStates, type MandateGroup, type MandateStatus } from './state.js';
 import { moveTo } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
+import type { MandateUpdate } from '../../connectors/movements/mandate.js';
 
 export function mandateView(row: MandateRow): MandateView {
   return {
@@ -36,13 +37,7 @@ export function mandateView(row: MandateRow): MandateView {
 export type MandateRow = typeof mandates.$inferSelect;
 
 
-export type MandateUpdate =
-  | { kind: 'active'; connector: string; connectorReference: string }
-  | { kind: 'pending'; connector: string; connectorReference: string | null }
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: MandateFailureCode; failureMessage: string }
-  | { kind: 'revoked'; connector: string; connectorReference: string; by: 'bank' | 'merchant' }
-  /** Lapsed at the processor (unused too long, or consumed). */
-  | { kind: 'expired'; connector: string; connectorReference: string };
+export type { MandateUpdate };
 
 export const ABANDONED_MANDATE: MandateUpdate = {
   kind: 'failed',

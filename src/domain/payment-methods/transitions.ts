@@ -2,18 +2,14 @@
 // method is the movement's row, pending while the zero-amount authorisation is at the processor.
 // Becoming active announces it (payment_method.attached); a failure, or a wait for the customer,
 // announces nothing: a declined card saves nothing usable.
-import type { PaymentFailureCode } from '../../connectors/types.js';
 import type { ReportRules } from '../../movement/report.js';
 import { unbookedFailure } from '../../movement/kind.js';
 import { paymentMethods } from '../../storage/schema.js';
 import { paymentMethodView, type PaymentMethodRow } from './service.js';
 import { paymentMethodStates, type PaymentMethodStatus } from './state.js';
+import type { VerificationUpdate } from '../../connectors/movements/verification.js';
 
-export type VerificationUpdate =
-  | { kind: 'active'; connector: string; connectorReference: string; networkTransactionId: string | null }
-  | { kind: 'pending'; connector: string; connectorReference: string | null }
-  | { kind: 'requires_action'; connector: string; connectorReference: string; action: NonNullable<PaymentMethodRow['nextAction']> }
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
+export type { VerificationUpdate };
 
 export const ABANDONED_VERIFICATION: VerificationUpdate = {
   kind: 'failed',

@@ -17,7 +17,7 @@ import type { CascadeRule, StoredCascade } from '../../connectors/routing-rules.
 import type { ChargeRequest, ChargeState } from '../../connectors/types.js';
 import type { Attempt } from '../../connectors/router.js';
 import { toPublicId } from '../../kernel/ids.js';
-import { attemptReferenceOf, type Cascade } from '../../movement/kind.js';
+import { attemptReferenceOf, attemptRoute, type Cascade } from '../../movement/kind.js';
 import { lockRow } from '../../movement/apply.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { save, withAttempts } from '../../movement/transition.js';
@@ -33,9 +33,6 @@ type Declined = Extract<ChargeState, { kind: 'declined' }>;
 export function attemptReference(row: Pick<PaymentRow, 'id' | 'attemptNumber'>): string {
   return attemptReferenceOf(toPublicId('pay', row.id), row.attemptNumber);
 }
-
-/** The connectors the current attempt may go to: the payment's route for the first, the cascade's for the others. */
-export const attemptRoute = (row: Pick<PaymentRow, 'route' | 'cascade'>): string[] => row.cascade?.route ?? row.route;
 
 /** The most calls one request of the payment makes: each connector once, and one more for a 3-D Secure retry. */
 export function callsOf(route: readonly string[], cascade: CascadeRule | null | undefined): number {

@@ -12,7 +12,8 @@ import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/serv
 import { bookSucceededPayment } from '../terms/booking.js';
 import { paymentReversed } from '../../ledger/settlement.js';
 import { attemptsView, connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
-import { DEFAULT_CAPTURE_WINDOW_MS, type CustomerAction, type Issued, type PaymentFailureCode } from '../../connectors/types.js';
+import { DEFAULT_CAPTURE_WINDOW_MS } from '../../connectors/types.js';
+import type { ChargeUpdate } from '../../connectors/movements/charge.js';
 import type { PaymentView } from './schema.js';
 import type { CaptureView } from '../captures/schema.js';
 import { capturesByPayment } from '../captures/view.js';
@@ -20,7 +21,6 @@ import { disputeIdsByPayment } from './disputed.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
-import type { DeclineType } from '../../kernel/decline-types.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, reportedCardColumns, saveCardOf, savedMethodOf } from './saving.js';
 import { learnIssuingCountry } from './saved-cards.js';
@@ -68,23 +68,8 @@ function methodView(stored: Record<string, unknown>): PaymentView['payment_metho
   };
 }
 
-/** What is known about a payment now, in the terms of our own states. */
-export type PaymentUpdate =
-  /** `networkTransactionId`: the card scheme's id of the payment, kept on the card it saves (saving.ts). */
-  | ({ kind: 'succeeded'; connector: string; connectorReference: string; networkTransactionId?: string } & Issued)
-  /** Accepted and awaiting an asynchronous outcome, or sent without an answer (timeout): to be verified. */
-  | { kind: 'pending'; connector: string; connectorReference: string | null }
-  /** Manual capture: the processor holds the money (captureBefore: its own deadline, if it said one). */
-  | ({ kind: 'authorized'; connector: string; connectorReference: string; captureBefore: Date | null } & Issued)
-  /** The processor needs the customer (3-D Secure, a redirect) before it decides. */
-  | { kind: 'requires_action'; connector: string; connectorReference: string; action: CustomerAction }
-  /**
-   * `declineType`: what the refusal says about trying again; absent when nothing said (abandoned,
-   * expired, an unknown outcome). `merchantAdvice`: the network's advice code it came with (saving.ts keeps it on the card).
-   */
-  | ({ kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string; declineType?: DeclineType; merchantAdvice?: string } & Issued)
-  /** A direct debit's money came back (late failure, charge-back): failed whatever it reached, a success's booking reversed. */
-  | { kind: 'reversed'; connector: string; connectorReference: string | null; failureCode: PaymentFailureCode; failureMessage: string };
+/** What is known about a payment now, in the terms of our own states (read off the connector's answers, src/connectors/movements/charge.ts). */
+export type PaymentUpdate = ChargeUpdate;
 
 /**
  * A payment's transition table with its effects and how reports move it (src/movement/report.ts):

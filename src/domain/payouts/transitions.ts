@@ -15,6 +15,7 @@ import type { PayoutView } from './schema.js';
 import { payoutStates, type PayoutGroup, type PayoutStatus } from './state.js';
 import { booking, moveTo as move, type EventfulStatus } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
+import type { PayoutUpdate } from '../../connectors/movements/payout.js';
 
 export type PayoutRow = typeof payouts.$inferSelect;
 
@@ -33,12 +34,7 @@ export function payoutView(row: PayoutRow): PayoutView {
 }
 
 /** What is known about a submitted payout, in our own terms. */
-export type PayoutUpdate =
-  /** Accepted by the bank and in transit, or sent without an answer (timeout): to be verified. */
-  | { kind: 'processing'; connector: string; connectorReference: string | null }
-  | { kind: 'paid'; connector: string; connectorReference: string }
-  | { kind: 'failed'; connector: string | null; connectorReference: string | null; failureCode: PayoutFailureCode; failureMessage: string }
-  | { kind: 'returned'; connector: string; connectorReference: string; failureCode: PayoutFailureCode; failureMessage: string };
+export type { PayoutUpdate };
 
 /** A payout's transition table with its effects on the ledger, and how the bank's reports move it. */
 export const PAYOUT_RULES: ReportRules<PayoutRow, PayoutStatus, 'payout', PayoutGroup, PayoutUpdate> = {

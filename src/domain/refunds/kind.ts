@@ -1,34 +1,22 @@
 // A refund as a money movement (src/movement): sent to the one connector holding its payment,
-// the refund id being the processor's idempotency key, so sending again is always safe.
+// the refund id being the processor's idempotency key, so sending again is always safe (its calls:
+// src/connectors/movements/children.ts).
 import { and, eq } from 'drizzle-orm';
 import { toPublicId } from '../../kernel/ids.js';
 import type { Executor } from '../../storage/db.js';
-import type { ConnectorErrorCode, RefundRequest, RefundState } from '../../connectors/types.js';
-import { attemptReferenceOf, reported, type MovementKind } from '../../movement/kind.js';
-import { payments, refunds } from '../../storage/schema.js';
-import { REFUND_RULES, refundView, type RefundRow, type RefundUpdate } from './transitions.js';
+import type { RefundRequest, RefundState } from '../../connectors/types.js';
+import { REFUND_CALLS } from '../../connectors/movements/children.js';
+import { attemptReferenceOf, parentsConnector, type MovementKind } from '../../movement/kind.js';
+import { payments } from '../../storage/schema.js';
+import { REFUND_RULES, type RefundRow, type RefundUpdate } from './transitions.js';
 
 export const refundKind: MovementKind<RefundRow, RefundState, RefundUpdate, RefundRequest> = {
+  ...REFUND_CALLS,
   object: 'refund',
   prefix: 'ref',
   rules: REFUND_RULES,
-  route: (row) => [row.connector],
+  route: parentsConnector,
   resumeBy: 'sending',
-  send: (connector, request, signal) => connector.refund(request, signal),
-  status: (connector, request, signal) => connector.refundStatus(request, signal),
-  attempt: (state) => (state.kind === 'failed' ? { kind: 'declined', failureCode: state.failureCode } : { kind: state.kind }),
-  // A refund has one connector, its payment's: the update names none.
-  fromState: (_connector, state) => {
-    const { connector: _, ...update } = reported(state.kind, '', state);
-    return update as RefundUpdate;
-  },
-  nothingDone: (_connector: string | null, code: ConnectorErrorCode) => ({
-    kind: 'failed',
-    connectorReference: null,
-    failureCode: 'processing_error',
-    failureMessage: `The connector could not process the refund (${code}).`,
-  }),
-  unknown: () => ({ kind: 'pending', connectorReference: null }),
   waitsWhenUnreached: true,
   // Refunds keep no attempt records: they have one connector, the payment's.
 };

@@ -13,6 +13,7 @@ import { connectorView, moneyViewHead, viewTail } from '../../movement/kind.js';
 import { refundStates, type RefundStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
 import type { ReportRules } from '../../movement/report.js';
+import type { ChildUpdate } from '../../connectors/movements/children.js';
 
 export type RefundRow = typeof refunds.$inferSelect;
 
@@ -28,10 +29,7 @@ export function refundView(row: RefundRow): RefundView {
   };
 }
 
-export type RefundUpdate =
-  | { kind: 'succeeded'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string | null }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: RefundFailureCode; failureMessage: string };
+export type RefundUpdate = ChildUpdate<RefundFailureCode>;
 
 /** A refund's transition table with its effects on the ledger and on its payment, and how reports move it. */
 export const REFUND_RULES: ReportRules<RefundRow, RefundStatus, 'refund', 'awaiting', RefundUpdate> = {

@@ -14,13 +14,11 @@ import { PAYMENT_RULES, type PaymentRow } from '../payments/transitions.js';
 import { paymentStates } from '../payments/state.js';
 import { savePayment } from '../captures/transitions.js';
 import { voidStates, type VoidStatus } from './state.js';
+import type { ChildUpdate } from '../../connectors/movements/children.js';
 
 export type VoidRow = typeof voids.$inferSelect;
 
-export type VoidUpdate =
-  | { kind: 'succeeded'; connectorReference: string }
-  | { kind: 'pending'; connectorReference: string | null }
-  | { kind: 'failed'; connectorReference: string | null; failureCode: CancelFailureCode; failureMessage: string };
+export type VoidUpdate = ChildUpdate<CancelFailureCode>;
 
 /** The void as logs and tests read it (it is no API object). */
 export function voidView(row: VoidRow) {
