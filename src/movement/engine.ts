@@ -24,7 +24,7 @@ import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
 import type { AnyKind } from './kind.js';
 import type { MovementRow } from './row.js';
-import { resume, resumeBySending, sendAndFinish, type FinishAtOnce } from './saga.js';
+import { resume, resumeBySending, sendAndFinish, type BeforeSending, type FinishAtOnce } from './saga.js';
 
 /** The recovery point a movement's first phase leaves on the request's key. */
 export const recoveryPointOf = (kind: Pick<AnyKind, 'object'>, uuid: string) => `${kind.object}_created:${uuid}`;
@@ -51,6 +51,8 @@ export interface Admission<Row extends MovementRow, Request> {
   missing?(): Promise<Error>;
   /** What phase 2 sends (it may hold what is kept in memory only: a card, an account number). */
   request(row: Row): Request | Promise<Request>;
+  /** A check between phase 1 and the first call, where the admission needs one (saga.ts, BeforeSending). */
+  beforeSending?: BeforeSending;
 }
 
 /** A one-statement path: phase 1 (claiming the deferred key) and, when it can, phase 3 as single statements. */
@@ -95,7 +97,7 @@ export async function runMovement<Row extends MovementRow, Request>(
     return admitted;
   });
   if (!row) throw admission.missing ? await admission.missing() : new Error(`the ${kind.object}'s admit rule admitted nothing`);
-  return sendAndFinish(db, rt, kind, ctx, row, await admission.request(row), { fresh: true });
+  return sendAndFinish(db, rt, kind, ctx, row, await admission.request(row), { fresh: true, before: admission.beforeSending });
 }
 
 async function resumeMovement<Row extends MovementRow, Request>(

@@ -74,13 +74,15 @@ export interface MovementKind<Row extends MovementRow, State extends { kind: str
  * What a kind that cascades declines tells the engine between calls (saga.ts). Each step that
  * sends again first persists the new attempt (its number, the calls so far) in a short
  * transaction of its own, so a crash resumes at that attempt (docs/declines.md).
+ *
+ * Only a decline cascades, and only that of a movement whose row carries its cascade (`cascade`,
+ * frozen when it was created): the engine reads both off the call and the row, so a movement
+ * without one is never handed back to its resource between the calls.
  */
 export interface Cascade<Row, Request, Update> {
-  /** Before the first call of a fresh movement: an outcome that ends it without calling anyone (a reattempt past the networks' limits). */
-  before(db: Db, rt: Runtime, ctx: RequestContext, row: Row): Promise<Update | undefined>;
   /**
-   * After a call: the next attempt (its row as persisted and its request), an outcome that ends
-   * it without calling anyone, or undefined — the call's outcome stands.
+   * After a decline: the next attempt (its row as persisted and its request), an outcome that ends
+   * it without calling anyone, or undefined — the decline stands.
    */
   next(
     db: Db,
@@ -96,6 +98,11 @@ export interface Cascade<Row, Request, Update> {
 // The core works on any kind; each resource keeps its own precise types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyKind = MovementKind<any, any, any, any>;
+
+/** Whether `execution` is a decline that `row`'s cascade may send on (Cascade). */
+export function mayCascade(kind: AnyKind, row: MovementRow, execution: Execution<{ kind: string }>): boolean {
+  return kind.cascade !== undefined && execution.result.kind === 'declined' && execution.connector !== null && (row as { cascade?: unknown }).cascade != null;
+}
 
 /** Stored attempt records as the API shows them, keys in the documented order (jsonb keeps its own). */
 export function attemptsView(stored: readonly Record<string, unknown>[]): Attempt[] {

@@ -18,9 +18,16 @@ import type { Runtime } from '../runtime.js';
 import type { Db } from '../storage/db.js';
 import { finishRequest } from './apply.js';
 import { askStatus, fromExecution, locate, replaySend, routeCall, type Execution, type Located } from './calls.js';
-import type { AnyKind } from './kind.js';
+import { mayCascade, type AnyKind } from './kind.js';
 import type { MovementRow } from './row.js';
 import { planted } from '../kernel/plants.js';
+
+/**
+ * A fresh movement's check after its first phase and before its first call, given by its
+ * admission (engine.ts): an outcome that ends it without calling anyone (an off-session payment
+ * past the networks' reattempt limits), or undefined.
+ */
+export type BeforeSending = (row: MovementRow) => Promise<unknown>;
 
 /** Phase 3 in one statement (a one-statement path); undefined when it wrote nothing and the apply step must run. */
 export type FinishAtOnce = (update: { kind: string; connector?: string | null }, attempts: Attempt[]) => Promise<Outcome | undefined>;
@@ -36,10 +43,10 @@ export async function sendAndFinish(
   ctx: RequestContext,
   row: MovementRow,
   request: unknown,
-  opts: { fresh?: boolean; finishAtOnce?: FinishAtOnce } = {},
+  opts: { fresh?: boolean; finishAtOnce?: FinishAtOnce; before?: BeforeSending } = {},
 ): Promise<Outcome> {
   if (opts.fresh) rt.crashPoint(`${kind.object}_created` as CrashPoint);
-  const stopped = opts.fresh ? await kind.cascade?.before(db, rt, ctx, row) : undefined;
+  const stopped = opts.before ? await opts.before(row) : undefined;
   if (stopped) return finishRequest(db, rt, kind, ctx, row.id, { update: stopped });
   const execution = await routeCall(rt.callsFor(ctx), kind, kind.route(row), request);
   if (opts.fresh) rt.crashPoint(`${kind.object}_connector_answered` as CrashPoint);
@@ -61,7 +68,7 @@ async function cascadeAndFinish(
   finishAtOnce?: FinishAtOnce,
 ): Promise<Outcome> {
   let current = row;
-  for (let step = await kind.cascade?.next(db, rt, ctx, current, request, execution); step; step = await kind.cascade!.next(db, rt, ctx, current, request, execution)) {
+  for (let step = await nextAttempt(db, rt, kind, ctx, current, request, execution); step; step = await nextAttempt(db, rt, kind, ctx, current, request, execution)) {
     if ('update' in step) return finishRequest(db, rt, kind, ctx, row.id, { update: step.update });
     current = step.row;
     const sent = step.request;
@@ -79,6 +86,11 @@ async function cascadeAndFinish(
     return done;
   }
   return finishRequest(db, rt, kind, ctx, row.id, { update, attempts: execution.attempts });
+}
+
+/** The cascade's next step after a decline that may cascade (kind.ts, mayCascade); undefined: the call's outcome stands. */
+function nextAttempt(db: Db, rt: Runtime, kind: AnyKind, ctx: RequestContext, row: MovementRow, request: () => unknown, execution: Execution<{ kind: string }>) {
+  return mayCascade(kind, row, execution) ? kind.cascade!.next(db, rt, ctx, row, request, execution) : undefined;
 }
 
 /**

@@ -17,6 +17,9 @@ import type { CascadeRule, StoredCascade } from '../../connectors/routing-rules.
 import type { ChargeRequest, ChargeState } from '../../connectors/types.js';
 import type { Attempt } from '../../connectors/router.js';
 import { toPublicId } from '../../kernel/ids.js';
+import type { RequestContext } from '../../kernel/context.js';
+import type { Runtime } from '../../runtime.js';
+import type { Db } from '../../storage/db.js';
 import { attemptReferenceOf, attemptRoute, type Cascade } from '../../movement/kind.js';
 import { lockRow } from '../../movement/apply.js';
 import { abandonAfterMs } from '../../movement/saga.js';
@@ -75,15 +78,18 @@ function nextRoute(row: PaymentRow, connector: string, type: string, declinedBy:
   return { route: threeDs ? [connector, ...rest] : rest, threeDs };
 }
 
-export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> = {
-  // An off-session payment of a card declined lately is a reattempt; a customer present is not.
-  async before(db, rt, ctx, row) {
-    const key = cardKeyOf(row);
-    if (!key || !isOffSession(row)) return undefined;
-    const why = await takeOffSessionReattempt(db, ctx, key, row.id, rt.now());
-    return why === undefined ? undefined : retryLimited(null, undefined, why);
-  },
+/**
+ * An off-session payment of a card declined lately is a reattempt; a customer present is not:
+ * past the networks' limits it fails before any call (the admission's check before sending).
+ */
+export async function offSessionReattempt(db: Db, rt: Runtime, ctx: RequestContext, row: PaymentRow): Promise<PaymentUpdate | undefined> {
+  const key = cardKeyOf(row);
+  if (!key || !isOffSession(row)) return undefined;
+  const why = await takeOffSessionReattempt(db, ctx, key, row.id, rt.now());
+  return why === undefined ? undefined : retryLimited(null, undefined, why);
+}
 
+export const paymentCascade: Cascade<PaymentRow, ChargeRequest, PaymentUpdate> = {
   async next(db, rt, ctx, row, request, execution) {
     const policy = row.cascade;
     const key = cardKeyOf(row);

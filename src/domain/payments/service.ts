@@ -45,7 +45,7 @@ import {
 } from './new-payment.js';
 import { outcomesFor } from '../routing/stats.js';
 import { paymentKind } from './kind.js';
-import { attemptReference } from './cascade.js';
+import { attemptReference, offSessionReattempt } from './cascade.js';
 import { saveRequestOf, sealForSaving } from './saving.js';
 import { keepInFlight } from './in-flight.js';
 import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, usableSavedCard } from './saved-cards.js';
@@ -156,6 +156,8 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
     },
     request: async (row) =>
       chargeRequest(row, debited ? debitOf(debited) : saved ? await unsealedCharge(db, rt, ctx, row, (method as { cvc?: string }).cvc) : { card: (method as { card: CardDetails }).card }, rt.publicUrl()),
+    // Only a saved card may be charged off session, and so count as a reattempt before it is sent.
+    beforeSending: saved ? (row) => offSessionReattempt(db, rt, ctx, row as PaymentRow) : undefined,
   };
 }
 
