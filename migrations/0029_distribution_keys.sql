@@ -37,7 +37,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS "voids_pending_payment_key" ON "voids" USING b
 INSERT INTO "api_key_lookups" ("key_hash", "account_id", "key_id", "livemode", "expires_at", "revoked_at")
   SELECT "key_hash", "account_id", "id", "livemode", "expires_at", "revoked_at" FROM "api_keys" ON CONFLICT DO NOTHING;--> statement-breakpoint
 INSERT INTO "checkout_token_routes" ("token", "account_id")
-  SELECT "checkout_token", "account_id" FROM "payment_orders" WHERE "checkout_token" IS NOT NULL ON CONFLICT DO NOTHING;--> statement-breakpoint
+  SELECT "checkout_token", "account_id" FROM "payment_orders" WHERE "checkout_token" IS NOT NULL AND strpos("checkout_token", '.') = 0 ON CONFLICT DO NOTHING;--> statement-breakpoint
 INSERT INTO "connector_account_routes" ("id", "account_id", "livemode")
   SELECT "id", "account_id", "livemode" FROM "connector_accounts" ON CONFLICT DO NOTHING;--> statement-breakpoint
 DROP INDEX IF EXISTS "api_keys_key_hash_key";--> statement-breakpoint
