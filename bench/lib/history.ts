@@ -122,7 +122,8 @@ const STATEMENTS: [string, string][] = [
       route, connector, connector_reference, attempts, failure_code, failure_message, decline_type, routing, metadata, capture_method, version, created_at, updated_at)
     SELECT u.account_id, u.p, u.livemode, u.o, CASE WHEN u.r = 1 THEN 'failed' ELSE 'succeeded' END, u.amount, 'EUR', CASE WHEN ${refunded} THEN u.amount / 2 ELSE 0 END,
       CASE WHEN u.r = 1 THEN 0 ELSE u.amount END, ${METHOD_JSON}, '{simulator_a,simulator_b}', 'simulator_a', 'simulator_a_ch_' || md5(u.s),
-      jsonb_build_array(jsonb_build_object('connector', 'simulator_a', 'outcome', CASE WHEN u.r = 1 THEN 'declined' ELSE 'succeeded' END, 'duration_ms', 180, 'at', u.at)),
+      jsonb_build_array(jsonb_build_object('connector', 'simulator_a', 'outcome', CASE WHEN u.r = 1 THEN 'declined' ELSE 'succeeded' END,
+        'error_code', CASE WHEN u.r = 1 THEN 'card_declined' END, 'decline_type', CASE WHEN u.r = 1 THEN 'retry_later' END, 'duration_ms', 180, 'started_at', u.at + interval '20 s')),
       CASE WHEN u.r = 1 THEN 'card_declined' END, CASE WHEN u.r = 1 THEN 'Your card was declined.' END, CASE WHEN u.r = 1 THEN 'retry_later' END,
       '{"rule":"default","strategy":"priority","candidates":[{"connector":"simulator_a"},{"connector":"simulator_b"}],"chosen":"simulator_a"}'::jsonb,
       '{}'::jsonb, 'automatic', 2, u.at + interval '20 s', u.at + interval '21 s'
