@@ -47,6 +47,7 @@ const FIGURES: Record<string, Figure[]> = {
   ],
   webhooks: [
     ['deliveries/s (backlog)', 'throughput.deliveriesPerS', 'higher'],
+    ['backlog sent and recorded, ms', 'throughput.recordedMs', 'lower'],
     ['commit → first attempt p50 ms', 'latencyMs.p50', 'lower'],
     ['ratio deliveries / receiver ceiling', 'ratio', 'higher'],
   ],
