@@ -115,12 +115,13 @@ async function createPartition(tx: Executor, table: PartitionedTable, name: stri
     await tx.execute(sql`CREATE TABLE ${sql.identifier(name)} PARTITION OF ${sql.identifier(table)} FOR VALUES ${bounds}`);
     return;
   }
-  // The new partition cannot be made while the default one holds rows of its range.
-  await tx.execute(sql`CREATE TEMP TABLE partition_move (LIKE ${sql.identifier(table)}) ON COMMIT DROP`);
-  await tx.execute(sql`WITH moved AS (DELETE FROM ${sql.identifier(`${table}_default`)} WHERE ${range} RETURNING *)
-                       INSERT INTO partition_move SELECT * FROM moved`);
+  // The new partition cannot be made while the default one holds rows of its range: the default
+  // one steps aside for the move (no temporary table, nothing left on the connection).
+  const fallback = sql.identifier(`${table}_default`);
+  await tx.execute(sql`ALTER TABLE ${sql.identifier(table)} DETACH PARTITION ${fallback}`);
   await tx.execute(sql`CREATE TABLE ${sql.identifier(name)} PARTITION OF ${sql.identifier(table)} FOR VALUES ${bounds}`);
-  await tx.execute(sql`INSERT INTO ${sql.identifier(table)} SELECT * FROM partition_move`);
+  await tx.execute(sql`WITH moved AS (DELETE FROM ${fallback} WHERE ${range} RETURNING *) INSERT INTO ${sql.identifier(table)} SELECT * FROM moved`);
+  await tx.execute(sql`ALTER TABLE ${sql.identifier(table)} ATTACH PARTITION ${fallback} DEFAULT`);
 }
 
 /**
