@@ -7,10 +7,11 @@
 //
 // Every unique key of a partitioned table must hold the partition key, so these tables' primary
 // keys are (account_id, id, created_at): the database no longer proves an event id unique across
-// partitions. Acceptable here: ids are random (UUIDv4/v7, src/kernel/ids.ts), nothing charges or
-// de-duplicates by them, and the tables whose uniqueness guards money or de-duplication
-// (idempotency_keys, connector_webhook_events, webhook_deliveries' fan-out key) stay unpartitioned
-// with one global key, trimmed by batched deletes.
+// partitions. Acceptable here: ids are UUIDv7 (src/kernel/ids.ts: 74 random bits beside the
+// millisecond), so two equal ones do not happen in practice; nothing charges or de-duplicates by
+// them; and the tables whose uniqueness guards money or de-duplication (idempotency_keys,
+// connector_webhook_events, webhook_deliveries' fan-out key) stay unpartitioned with one global
+// key, trimmed (where they are) by batched deletes.
 import { sql } from 'drizzle-orm';
 import type { Db, Executor } from './db.js';
 import { isDatabaseError } from './errors.js';
