@@ -237,8 +237,14 @@ export const events = pgTable(
     /** Outbox marker: null until the delivery worker has fanned the event out to endpoints. */
     dispatchedAt: ts('dispatched_at'),
   },
+  // Range-partitioned by created_at (migrations/0030_partitioned_history.sql, written by hand:
+  // drizzle-kit cannot express PARTITION BY); this describes the parent's columns and keys, so
+  // drizzle-kit generates nothing further. Every unique key of a partitioned table holds the
+  // partition key, hence created_at in the primary key (src/storage/partitions.ts says why
+  // event ids stay unique anyway).
   (t) => [
-    ...objectIndexes('events', t),
+    primaryKey({ columns: [t.accountId, t.id, t.createdAt] }),
+    index('events_list_idx').on(t.accountId, t.livemode, t.id),
     index('events_undispatched_idx').on(t.createdAt).where(sql`dispatched_at IS NULL`),
   ],
 );
@@ -317,8 +323,9 @@ export const webhookAttempts = pgTable(
     nextRetryAt: ts('next_retry_at'),
     createdAt: ts('created_at').notNull(),
   },
+  // Range-partitioned by created_at, like events (above).
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    primaryKey({ columns: [t.accountId, t.id, t.createdAt] }),
     index('webhook_attempts_event_idx').on(t.accountId, t.livemode, t.eventId, t.id),
     index('webhook_attempts_endpoint_idx').on(t.accountId, t.livemode, t.endpointId, t.id),
     index('webhook_attempts_created_at_idx').on(t.createdAt),

@@ -25,9 +25,12 @@ const growing = new Set<string>(GROWING_TABLES);
 // node-postgres's own text form of a bind value.
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (v: unknown) => string | null };
 
-/** Every node of a plan that reads a growing table from end to end. */
+/** A partition's table (src/storage/partitions.ts names them `events_p2026_12`, `events_default`, `events_legacy`). */
+const tableOf = (relation: string) => relation.replace(/_(p\d{4}_\d{2}(_\d{2})?|default|legacy)$/, '');
+
+/** Every node of a plan that reads a growing table (or a partition of one) from end to end. */
 function seqScans(node: PlanNode): string[] {
-  const here = node['Node Type'] === 'Seq Scan' && growing.has(node['Relation Name'] ?? '') ? [node['Relation Name']!] : [];
+  const here = node['Node Type'] === 'Seq Scan' && growing.has(tableOf(node['Relation Name'] ?? '')) ? [node['Relation Name']!] : [];
   return [...here, ...(node.Plans ?? []).flatMap(seqScans)];
 }
 
