@@ -33,6 +33,37 @@ export type Completed =
       finishedAt: Date;
     };
 
+// Opening a sealed signing secret (AES-GCM, a cipher set up per call) cost more than the HMAC it
+// feeds, and a backlog signs many requests with the same few endpoints' secrets: what was opened
+// is kept, per encryptor, keyed by the sealed text and the row it belongs to (a rotated secret is
+// another sealed text; a value that does not open throws and is not kept). Bounded: the cache is
+// dropped whole when it fills.
+const OPENED_CAP = 10_000;
+const openers = new WeakMap<Encryptor, Encryptor>();
+
+function remembering(encryptor: Encryptor): Encryptor {
+  let opener = openers.get(encryptor);
+  if (!opener) {
+    const opened = new Map<string, string>();
+    opener = {
+      activeKeyId: encryptor.activeKeyId,
+      encrypt: (plaintext, context) => encryptor.encrypt(plaintext, context),
+      decrypt(sealed, context) {
+        const key = `${context}\n${sealed}`;
+        let plaintext = opened.get(key);
+        if (plaintext === undefined) {
+          plaintext = encryptor.decrypt(sealed, context);
+          if (opened.size >= OPENED_CAP) opened.clear();
+          opened.set(key, plaintext);
+        }
+        return plaintext;
+      },
+    };
+    openers.set(encryptor, opener);
+  }
+  return opener;
+}
+
 /** The request body: the event exactly as GET /v1/events/{id} returns it. */
 export function deliveryBody(event: typeof events.$inferSelect): string {
   return JSON.stringify(eventView(event));
@@ -45,7 +76,7 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
   const startedAt = deps.now();
   let result: SendResult;
   try {
-    const secrets = signingSecrets(deps.encryptor, { accountId: claimed.accountId, id: claimed.endpointId, ...endpoint }, startedAt);
+    const secrets = signingSecrets(remembering(deps.encryptor), { accountId: claimed.accountId, id: claimed.endpointId, ...endpoint }, startedAt);
     const body = deliveryBody(event);
     result = await deps.sender.send({
       url: endpoint.url,
