@@ -2,8 +2,7 @@
 // transaction. What happened is returned, not stored: step 4 records a batch at once.
 import type { WebhookConfig } from '../../../config.js';
 import type { Encryptor } from '../../../kernel/encryption.js';
-import type { events } from '../../../storage/schema.js';
-import { newId, toPublicId } from '../../../kernel/ids.js';
+import { newId } from '../../../kernel/ids.js';
 import { eventView } from '../../../events/service.js';
 import { isGuarded } from '../destinations.js';
 import { signingSecrets } from '../service.js';
@@ -64,11 +63,6 @@ function remembering(encryptor: Encryptor): Encryptor {
   return opener;
 }
 
-/** The request body: the event exactly as GET /v1/events/{id} returns it. */
-export function deliveryBody(event: typeof events.$inferSelect): string {
-  return JSON.stringify(eventView(event));
-}
-
 export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDelivery): Promise<Completed> {
   const { event, endpoint } = claimed;
   // A disabled or deleted endpoint receives nothing more; its pending deliveries end here.
@@ -77,10 +71,12 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
   let result: SendResult;
   try {
     const secrets = signingSecrets(remembering(deps.encryptor), { accountId: claimed.accountId, id: claimed.endpointId, ...endpoint }, startedAt);
-    const body = deliveryBody(event);
+    // The body is the event exactly as GET /v1/events/{id} returns it; its id is the webhook-id.
+    const view = eventView(event);
+    const body = JSON.stringify(view);
     result = await deps.sender.send({
       url: endpoint.url,
-      headers: { ...signedHeaders(secrets, toPublicId('evt', event.id), Math.floor(startedAt.getTime() / 1000), body) },
+      headers: { ...signedHeaders(secrets, view.id, Math.floor(startedAt.getTime() / 1000), body) },
       body,
       timeoutMs: deps.config.timeoutMs,
       guarded: isGuarded(claimed.livemode, deps.config),
