@@ -1,7 +1,7 @@
 // Public identifiers are TypeIDs (`ord_01h...`); the database stores the UUIDv7 inside, which keeps
 // keys 16 bytes wide and time-ordered, so "newest first" is an index scan on the id.
-import crypto from 'node:crypto';
 import { fromString, fromUUID, fromUUIDBytes, toUUID } from 'typeid-js';
+import { pooledRandomBytes } from './secrets.js';
 
 export const ID_PREFIXES = {
   paymentOrder: 'ord',
@@ -36,17 +36,11 @@ export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 // strictly increasing), then random bits. Made here rather than through typeid-js, which checks
 // its own output by decoding it and leaves the UUID text to decode once more: every request makes
 // a few ids, and that was a measurable share of a request's CPU.
-const randomPool = Buffer.allocUnsafe(16 * 256);
-let poolAt = randomPool.length;
 let lastMs = 0;
 let counter = 0;
 
 function uuidV7Bytes(): Buffer {
-  if (poolAt === randomPool.length) {
-    crypto.randomFillSync(randomPool);
-    poolAt = 0;
-  }
-  const b = randomPool.subarray(poolAt, (poolAt += 16));
+  const b = pooledRandomBytes(16);
   const now = Date.now();
   // A clock that stands still or steps back keeps counting on the last millisecond seen.
   if (now > lastMs) {
