@@ -3,7 +3,7 @@
 // so the token names the account the order is found in; the secret part is what admits the
 // browser, and a token whose account part is changed finds nothing. Tokens made before migration
 // 0029 are the secret part alone: checkout_token_routes names their accounts.
-import crypto from 'node:crypto';
+import { pooledRandomBytes } from '../../kernel/secrets.js';
 
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const ACCOUNT_PATTERN = /^[A-Za-z0-9_-]{22}$/;
@@ -11,7 +11,7 @@ const ACCOUNT_PATTERN = /^[A-Za-z0-9_-]{22}$/;
 /** A new token for an order of `accountId` (a UUID). */
 export function newCheckoutToken(accountId: string): string {
   const account = Buffer.from(accountId.replace(/-/g, ''), 'hex').toString('base64url');
-  return `${account}.${crypto.randomBytes(32).toString('base64url')}`;
+  return `${account}.${pooledRandomBytes(32).toString('base64url')}`;
 }
 
 /**
