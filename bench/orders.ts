@@ -17,6 +17,7 @@ import { createAccount, issueKey } from '../src/domain/accounts/service.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { checkpoint, createBenchDatabase, type BenchDatabase } from './lib/database.js';
 import { startServiceProcess } from './lib/service.js';
+import { preloadForBench } from './lib/history-run.js';
 import { startPgBouncer } from './lib/pgbouncer.js';
 import { runHttpLoad, type HttpLoadResult } from './lib/http-load.js';
 import { runPgbench, type PgbenchResult } from './lib/pgbench.js';
@@ -65,6 +66,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
   try {
     log(`database ${db.name}`);
     const tenant = await setUpTenant(db);
+    const history = await preloadForBench(db, [tenant.accountUuid], log);
 
     const service = await startServiceProcess({
       databaseUrl: db.url,
@@ -314,6 +316,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         ordersStored: stored,
         created201: created,
         requestBody: ORDER_BODY,
+        history,
       },
     };
   } finally {

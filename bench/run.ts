@@ -20,6 +20,8 @@
 //   BENCH_WAIT_QUIET_S      wait up to this long for the (shared) machine to be idle first (default 0)
 //   BENCH_STRICT            1: exit code 3 when a target is missed
 //   BENCH_ROUTING_STRATEGY  payments: pay under one rule of this strategy (bench/payments.ts)
+//   BENCH_HISTORY           N units of history (200k, 2m): each benchmark runs on an empty database, then
+//                           on one preloaded with them (bench/lib/history.ts), and the figures are compared
 // Service settings such as DATABASE_POOL_SIZE are passed through from the environment.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -30,12 +32,15 @@ import { serverInfo } from './lib/database.js';
 import { machineBusyCores, waitForQuiet } from './lib/cpu.js';
 import { ROOT } from './lib/service.js';
 import type { BenchOptions, BenchResult, Benchmark } from './lib/types.js';
+import { compareHistory, parseHistoryUnits, printComparison, setHistoryUnits } from './lib/history-run.js';
+import type { HistoryReport } from './lib/history.js';
 
 // In the order they run. Later milestones add theirs here (payments, webhook delivery, …).
 const BENCHMARKS: Record<string, () => Promise<Benchmark>> = {
   orders: async () => (await import('./orders.js')).benchmark,
   webhooks: async () => (await import('./webhooks.js')).benchmark,
   payments: async () => (await import('./payments.js')).benchmark,
+  passes: async () => (await import('./passes.js')).benchmark,
 };
 
 function intEnv(name: string, fallback: number, min: number): number {
@@ -100,9 +105,12 @@ async function main(): Promise<number> {
   }
   const selected = names.length ? names : Object.keys(BENCHMARKS);
   const opts = options();
+  const historyUnits = parseHistoryUnits(process.env.BENCH_HISTORY);
   // Two load phases with warm-ups per benchmark, plus set-up and teardown.
   const waitQuietS = intEnv('BENCH_WAIT_QUIET_S', 0, 0);
-  installExitHandlers((waitQuietS + 10 + selected.length * (2 * (opts.warmupS + opts.rounds * opts.durationS) + 180)) * 1000);
+  // With BENCH_HISTORY each benchmark runs twice, the second after a preload (allowed 5 ms a unit).
+  const perBenchmarkS = 2 * (opts.warmupS + opts.rounds * opts.durationS) + 180;
+  installExitHandlers((waitQuietS + 10 + selected.length * (historyUnits ? 2 * perBenchmarkS + historyUnits * 0.005 : perBenchmarkS)) * 1000);
 
   const quiet = waitQuietS > 0 ? await waitForQuiet(waitQuietS) : { busy: await machineBusyCores(1000), waitedS: 0 };
   const startedAt = new Date();
@@ -126,25 +134,39 @@ async function main(): Promise<number> {
 
   const results: BenchResult[] = [];
   const failures: { name: string; error: string }[] = [];
+  const comparisons: Record<string, ReturnType<typeof compareHistory>> = {};
   for (const name of selected) {
-    try {
-      const benchmark = await BENCHMARKS[name]!();
-      const result = await benchmark.run(opts);
-      results.push(result);
-      printResult(result);
-    } catch (err) {
-      const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      failures.push({ name, error });
-      process.stderr.write(`\n${name}: could not run:\n${error}\n`);
-    } finally {
-      await runCleanup();
+    // BENCH_HISTORY: the empty database first, then the preloaded one, then the two side by side.
+    const runs = historyUnits ? [0, historyUnits] : [0];
+    const pair: BenchResult[] = [];
+    for (const units of runs) {
+      setHistoryUnits(units);
+      try {
+        const benchmark = await BENCHMARKS[name]!();
+        const result = await benchmark.run(opts);
+        if (historyUnits) result.title += units ? ` — over ${units} units of history` : ' — empty database';
+        results.push(result);
+        pair.push(result);
+        printResult(result);
+      } catch (err) {
+        const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        failures.push({ name: units ? `${name} (history)` : name, error });
+        process.stderr.write(`\n${name}: could not run:\n${error}\n`);
+      } finally {
+        await runCleanup();
+      }
+    }
+    if (pair.length === 2) {
+      comparisons[name] = compareHistory(pair[0]!, pair[1]!);
+      process.stdout.write(printComparison(pair[0]!, pair[1]!, pair[1]!.details.history as HistoryReport | undefined));
     }
   }
 
   const record = {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
-    command: `npm run bench${names.length ? ` -- ${names.join(' ')}` : ''}`,
+    command: `${historyUnits ? `BENCH_HISTORY=${historyUnits} ` : ''}npm run bench${names.length ? ` -- ${names.join(' ')}` : ''}`,
+    history: historyUnits ? { units: historyUnits, comparisons } : undefined,
     options: opts,
     machine,
     results: results.map((r) => ({ name: r.name, pass: r.pass, checks: r.checks, ...r.details })),

@@ -24,6 +24,7 @@ import { signedHeaders } from '../src/domain/webhooks/signing.js';
 import { onCleanup, onExitKill, withTimeout } from './lib/cleanup.js';
 import { cpuMeter, type CpuUsage } from './lib/cpu.js';
 import { createBenchDatabase } from './lib/database.js';
+import { preloadForBench } from './lib/history-run.js';
 import { runHttpLoad } from './lib/http-load.js';
 import { ROOT, startServiceProcess } from './lib/service.js';
 import { round, summarise } from './lib/stats.js';
@@ -149,6 +150,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       await database.close();
     }
     receiver.setSecret(secret);
+    const history = await preloadForBench(db, [accountUuid], log);
     await producer.connect();
 
     const commitTimes = new Map<string, number>();
@@ -240,7 +242,8 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       // every attempt recorded as well (the worker's last transaction), not only sent
       let recordedMs = NaN;
       for (let i = 0; i < 600; i++) {
-        const { rows } = await producer.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'`);
+        // this run's deliveries only (a preloaded history is at least three hours old), through the finished-deliveries index
+        const { rows } = await producer.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded' AND updated_at > now() - interval '1 hour'`);
         if (rows[0]!.n >= backlog + latencies.length + (opts.warmupS > 0 ? opts.warmupS * rate : 0)) {
           recordedMs = nowMs() - committedAt;
           break;
@@ -307,6 +310,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         duplicates,
         cpu: serviceCpu,
         settings: { concurrency, batchSize: config.webhooks.batchSize, pollIntervalMs: config.webhooks.pollIntervalMs },
+        history,
       },
     };
   } finally {

@@ -66,25 +66,11 @@ export const refusedWhatMustBeRefused: Invariant = async (_s, model) => model.wr
 
 /**
  * Every reconciliation run (each simulated night, each simulator connector account) found the
- * processor's report and the ledger in agreement: the simulation plants no difference. One known
- * defect is set aside, exactly: a dispute reported `missing_at_processor` by the night it reached us
- * while the simulator dates its lines at the dispute's opening at the processor (the disputed
- * charge's instant, src/connectors/simulator/settlements.ts), which fell in an earlier night — a
- * chargeback whose report crossed midnight. The night of its lines ran before the dispute existed
- * here (its records then named nothing of ours, and a simulator's report leaves those out).
+ * processor's report and the ledger in agreement: the simulation plants no difference.
  */
 export const reconciliationFindsNoException: Invariant = async (s) => {
-  const db = s.database.db;
-  const openedAt = new Map(
-    (await rows(db, sql`SELECT d.id::text, p.body->>'created_at' AS opened FROM disputes d JOIN simulator_objects p ON p.kind = 'dispute' AND p.object_id = d.connector_reference`)).map((d) => [
-      toPublicId('dp', d.id),
-      Date.parse(d.opened),
-    ]),
-  );
-  const found = await rows(db, sql`SELECT r.id::text, r.connector, r.period_start, x AS exception FROM reconciliation_runs r, jsonb_array_elements(r.exceptions) x`);
-  return found
-    .filter((r) => !(r.exception.type === 'missing_at_processor' && (openedAt.get(r.exception.object) ?? Infinity) < new Date(r.period_start).getTime()))
-    .map((r) => `${toPublicId('rec', r.id)} (${r.connector}, night of ${new Date(r.period_start).toISOString().slice(0, 10)}): ${JSON.stringify(r.exception)}`);
+  const found = await rows(s.database.db, sql`SELECT r.id::text, r.connector, r.period_start, x AS exception FROM reconciliation_runs r, jsonb_array_elements(r.exceptions) x`);
+  return found.map((r) => `${toPublicId('rec', r.id)} (${r.connector}, night of ${new Date(r.period_start).toISOString().slice(0, 10)}): ${JSON.stringify(r.exception)}`);
 };
 
 export const MONEY_INVARIANTS: Record<string, Invariant> = { disputeFundsMatchOutcomes, refusedWhatMustBeRefused, reconciliationFindsNoException };

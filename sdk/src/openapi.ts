@@ -2363,7 +2363,7 @@ export interface components {
             expires_at: string;
             /**
              * @description The hosted checkout of this order: send the customer here to pay it by card (and pass 3-D Secure) on a page served by this service, so card numbers never reach your server. Opened by a secret token; treat the URL like one. Null only for orders created before the checkout existed.
-             * @example https://pay.example.com/checkout/Hq3V0pe7wbz0m4k6f2n9qaY1cR8sTt2uXvWz5aBcDeF
+             * @example https://pay.example.com/checkout/AZKj3vY8cdd5bsWv0Fmd0A.Hq3V0pe7wbz0m4k6f2n9qaY1cR8sTt2uXvWz5aBcDeF
              */
             checkout_url: string | null;
             success_url: string | null;

@@ -10,7 +10,7 @@ import { catalogueEntry, webhookSecretField } from './catalogue.js';
 import { parseId, toPublicId } from '../kernel/ids.js';
 import { EncryptionError, type Encryptor } from '../kernel/encryption.js';
 import type { Db, Executor } from '../storage/db.js';
-import { connectorAccounts } from '../storage/schema.js';
+import { connectorAccountRoutes, connectorAccounts } from '../storage/schema.js';
 
 export type ConnectorAccountRow = typeof connectorAccounts.$inferSelect;
 
@@ -84,11 +84,19 @@ export async function processorOfAccount(tx: Executor, key: string, owner: { acc
   return row?.connector;
 }
 
-/** The connector account behind an inbound webhook URL: processors know it by its id alone. */
+/**
+ * The connector account behind an inbound webhook URL: processors know it by its id alone, so its
+ * owner is read from a reference table first, then the account within its owner's rows.
+ */
 export async function findByWebhookId(db: Db, id: string): Promise<ConnectorAccountRow | undefined> {
   const uuid = parseId('ca', id);
   if (!uuid) return undefined;
-  const [row] = await db.select().from(connectorAccounts).where(eq(connectorAccounts.id, uuid));
+  const [route] = await db.select().from(connectorAccountRoutes).where(eq(connectorAccountRoutes.id, uuid));
+  if (!route) return undefined;
+  const [row] = await db
+    .select()
+    .from(connectorAccounts)
+    .where(and(eq(connectorAccounts.accountId, route.accountId), eq(connectorAccounts.livemode, route.livemode), eq(connectorAccounts.id, uuid)));
   return row;
 }
 

@@ -129,6 +129,7 @@ export function serializeError(err: Error): ReturnType<typeof pino.stdSerializer
 
 
 const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
+const LOGS_INFO = new Set(['info', 'debug', 'trace']);
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
@@ -218,6 +219,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   countRequests(app, rt.metrics);
 
   app.addHook('onResponse', async (req, reply) => {
+    // Below info (the bench's and many deployments' warn), the line is not built at all.
+    if (!LOGS_INFO.has(req.log.level)) return;
     const started = (req as { startedAtNs?: bigint }).startedAtNs;
     const durationMs = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
     req.log.info(

@@ -44,20 +44,31 @@ const textAjv = makeAjv({ coerceTypes: true });
 // string holding one is a validation error rather than a 500 from the database.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+// Most strings hold none of these code units: one character class rules them out before the
+// exact check (with its lookarounds) runs, and a field's path is spelt only for the one refused.
+const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
+const unstorable = (text: string) => MAYBE_UNSTORABLE.test(text) && UNSTORABLE.test(text);
+
 function unstorableString(value: unknown, instancePath: string): ErrorObject | undefined {
-  const error = (path: string): ErrorObject => ({
-    instancePath: path,
+  const at = unstorableAt(value);
+  if (at === undefined) return undefined;
+  return {
+    instancePath: instancePath + at,
     schemaPath: '#',
     keyword: 'text',
     params: {},
     message: 'must not contain NUL characters or unpaired UTF-16 surrogates',
-  });
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? error(instancePath) : undefined;
+  };
+}
+
+/** Where below `value` the first unstorable string is (a bad key: the object holding it), or undefined. */
+function unstorableAt(value: unknown): string | undefined {
+  if (typeof value === 'string') return unstorable(value) ? '' : undefined;
   if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    if (UNSTORABLE.test(key)) return error(instancePath);
-    const found = unstorableString(item, `${instancePath}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-    if (found) return found;
+  for (const key of Object.keys(value)) {
+    if (unstorable(key)) return '';
+    const found = unstorableAt((value as Record<string, unknown>)[key]);
+    if (found !== undefined) return `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}${found}`;
   }
   return undefined;
 }

@@ -15,6 +15,23 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+// Random bytes for per-request ids and tokens, taken from a buffer the CSPRNG refills 4 KiB at a
+// time: one call into it per hundred or so draws instead of one per draw, which was a measurable
+// share of an order's CPU (its checkout token). Each draw is a fresh copy, never handed out twice.
+const POOL = Buffer.allocUnsafe(4096);
+let poolAt = POOL.length;
+
+/** `size` (at most 4096) random bytes from the pooled CSPRNG output. */
+export function pooledRandomBytes(size: number): Buffer {
+  if (poolAt + size > POOL.length) {
+    crypto.randomFillSync(POOL);
+    poolAt = 0;
+  }
+  const out = Buffer.from(POOL.subarray(poolAt, poolAt + size));
+  poolAt += size;
+  return out;
+}
+
 export function sha256Hex(value: string): string {
   return crypto.createHash('sha256').update(value).digest('hex');
 }

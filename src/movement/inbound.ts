@@ -135,14 +135,25 @@ async function receiveEvent(db: Db, rt: Runtime, kinds: KindsByObject, sender: I
   // A movement with attempts (a cascaded payment) hears only about its current one: an earlier
   // attempt's late report (its decline) must not settle the attempt in flight.
   const uuid = parseId(kind.prefix, kind.cascade ? publicIdOfReference(event.reference) : event.reference);
-  const owner = uuid ? await ownerOf(db, kind, eq(kind.rules.table.id, uuid)) : undefined;
+  const owner = uuid ? await ownerOf(db, kind, byId(kind, uuid, sender)) : undefined;
   const unless = kind.cascade ? (row: MovementRow) => referenceOf(kind, row) !== event.reference : undefined;
   return applyOnce(db, rt, sender, kind, event, owner, (tx, key) =>
     applyState(db, rt, kind, systemContext(owner!.accountId, owner!.livemode), owner!.id, key, event.state, { tx, unless }).then((after) => after !== undefined),
   );
 }
 
-/** The one row of `kind` matching `where`; processors know our objects by ids unique across accounts. */
+/**
+ * Our object by the id a processor reports: within the connector account's owner when the sender
+ * is one (one account's rows: one shard of a distributed table); a built-in processor reports for
+ * anyone, so its objects are found by the id alone (payments_id_idx and its like; ids are random UUIDs).
+ */
+function byId(kind: AnyKind, uuid: string, sender: InboundSender): SQL {
+  const { table } = kind.rules;
+  const id = eq(table.id, uuid);
+  return sender.owner ? and(eq(table.accountId, sender.owner.accountId), eq(table.livemode, sender.owner.livemode), id)! : id;
+}
+
+/** The one row of `kind` matching `where`. */
 async function ownerOf(db: Db, kind: AnyKind, where: SQL): Promise<MovementRow | undefined> {
   const [owner] = (await db.select().from(kind.rules.table).where(where).limit(2)) as unknown as MovementRow[];
   return owner;
@@ -161,7 +172,7 @@ async function receiveDispute(db: Db, rt: Runtime, kinds: KindsByObject, sender:
   const { paymentConnectorReference } = event.state;
   const byReference = (reference: string, owner: Owner) =>
     and(eq(table.accountId, owner.accountId), eq(table.livemode, owner.livemode), eq(table.connectorReference, reference));
-  const where = uuid ? eq(table.id, uuid) : paymentConnectorReference && sender.owner ? byReference(paymentConnectorReference, sender.owner) : undefined;
+  const where = uuid ? byId(kind, uuid, sender) : paymentConnectorReference && sender.owner ? byReference(paymentConnectorReference, sender.owner) : undefined;
   const owner = where ? await ownerOf(db, kind, where) : undefined;
   // Not dropped: acknowledged (the processor stops sending it) and kept for the operator.
   if (!owner || !sender.accepts(owner)) return { received: true, duplicate: !(await kinds.unmatchedDispute(db, sender, event, rt.now())), applied: false };

@@ -1,6 +1,8 @@
 // The database schema. Every tenant-owned table is keyed by account_id first (primary key and
 // indexes), so that each query is tenant-scoped by construction and the schema can be distributed
-// by account (Citus) without changes.
+// by account (Citus): every unique key of such a table includes account_id, and what is found
+// without an account goes through a small reference table. `npm run check:distribution` checks it
+// on a migrated database (docs/operations.md#distributing-by-account-citus).
 import { sql } from 'drizzle-orm';
 import { DECLINE_TYPES } from '../kernel/decline-types.js';
 import type { RoutingExplanation, StoredCascade } from '../connectors/routing-rules.js';
@@ -129,7 +131,28 @@ export const apiKeys = pgTable(
     revokedAt: ts('revoked_at'),
     createdAt: ts('created_at').notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.id] }), uniqueIndex('api_keys_key_hash_key').on(t.keyHash)],
+  (t) => [primaryKey({ columns: [t.accountId, t.id] })],
+);
+
+/**
+ * Finds a key's account by the key's hash, which is all a request carries: a small reference table
+ * (docs/operations.md#distributing-by-account-citus), one row per key, written in the transaction
+ * that writes the key. It repeats what authentication judges (mode, expiry, revocation), so that
+ * authenticating is one indexed read of it joined to the key's account, on any node.
+ */
+export const apiKeyLookups = pgTable(
+  'api_key_lookups',
+  {
+    /** SHA-256 of the whole key, hex. */
+    keyHash: text('key_hash').primaryKey(),
+    accountId: uuid('account_id').notNull(),
+    keyId: uuid('key_id').notNull(),
+    livemode: boolean('livemode').notNull(),
+    expiresAt: ts('expires_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  // Dashboard sessions signed in with a key end with it: they read it here by its id.
+  (t) => [uniqueIndex('api_key_lookups_key_key').on(t.accountId, t.keyId)],
 );
 
 export const idempotencyKeys = pgTable(
@@ -168,9 +191,10 @@ export const paymentOrders = pgTable(
     metadata: metadata(),
     expiresAt: ts('expires_at').notNull(),
     /**
-     * The hosted checkout's secret (src/domain/checkout): random, unrelated to the id, unique
-     * across accounts because the customer's browser finds the order by it alone. Null for orders
-     * created before the checkout existed.
+     * The hosted checkout's secret (src/domain/checkout): the account's id, then 256 random bits
+     * unrelated to the order, so that the customer's browser, which holds nothing else, finds the
+     * order within its account. Tokens made before migration 0029 carry no account: their owners are
+     * found in checkout_token_routes. Null for orders created before the checkout existed.
      */
     checkoutToken: text('checkout_token'),
     /** The checkout_url handed out, built from PUBLIC_BASE_URL when the order was created. */
@@ -187,9 +211,18 @@ export const paymentOrders = pgTable(
     ...objectIndexes('payment_orders', t),
     index('payment_orders_reference_idx').on(t.accountId, t.livemode, t.reference),
     index('payment_orders_open_expiry_idx').on(t.expiresAt).where(sql`status = 'open'`),
-    uniqueIndex('payment_orders_checkout_token_key').on(t.checkoutToken),
+    uniqueIndex('payment_orders_checkout_token_account_key').on(t.accountId, t.checkoutToken),
   ],
 );
+
+/**
+ * The accounts of the checkout tokens made before migration 0029, which carry no account: a
+ * reference table, filled once by that migration and only read since (newer tokens name their account).
+ */
+export const checkoutTokenRoutes = pgTable('checkout_token_routes', {
+  token: text('token').primaryKey(),
+  accountId: uuid('account_id').notNull(),
+});
 
 export const events = pgTable(
   'events',
@@ -204,8 +237,14 @@ export const events = pgTable(
     /** Outbox marker: null until the delivery worker has fanned the event out to endpoints. */
     dispatchedAt: ts('dispatched_at'),
   },
+  // Range-partitioned by created_at (migrations/0030_partitioned_history.sql, written by hand:
+  // drizzle-kit cannot express PARTITION BY); this describes the parent's columns and keys, so
+  // drizzle-kit generates nothing further. Every unique key of a partitioned table holds the
+  // partition key, hence created_at in the primary key (src/storage/partitions.ts says why
+  // event ids stay unique anyway).
   (t) => [
-    ...objectIndexes('events', t),
+    primaryKey({ columns: [t.accountId, t.id, t.createdAt] }),
+    index('events_list_idx').on(t.accountId, t.livemode, t.id),
     index('events_undispatched_idx').on(t.createdAt).where(sql`dispatched_at IS NULL`),
   ],
 );
@@ -284,8 +323,9 @@ export const webhookAttempts = pgTable(
     nextRetryAt: ts('next_retry_at'),
     createdAt: ts('created_at').notNull(),
   },
+  // Range-partitioned by created_at, like events (above).
   (t) => [
-    primaryKey({ columns: [t.accountId, t.id] }),
+    primaryKey({ columns: [t.accountId, t.id, t.createdAt] }),
     index('webhook_attempts_event_idx').on(t.accountId, t.livemode, t.eventId, t.id),
     index('webhook_attempts_endpoint_idx').on(t.accountId, t.livemode, t.endpointId, t.id),
     index('webhook_attempts_created_at_idx').on(t.createdAt),
@@ -346,8 +386,10 @@ export const payments = pgTable(
   (t) => [
     ...objectIndexes('payments', t),
     index('payments_order_idx').on(t.accountId, t.livemode, t.paymentOrderId),
-    // Processors report by our id alone (inbound webhooks carry no account).
-    uniqueIndex('payments_id_key').on(t.id),
+    // The built-in processors report by our id alone, and a customer comes back from 3-D Secure with
+    // it: not a unique key, which a table distributed by account could not hold (the ids are random
+    // UUIDs); a connector account's webhook reads by its owner's account (src/movement/inbound.ts).
+    index('payments_id_idx').on(t.id),
     // Disputes name the payment by the processor's own id of it (Stripe's PaymentIntent), looked up
     // in the account and mode of the connector account the webhook came to (src/movement/inbound.ts).
     index('payments_dispute_lookup_idx').on(t.accountId, t.livemode, t.connectorReference),
@@ -398,7 +440,8 @@ export const refunds = pgTable(
   (t) => [
     ...objectIndexes('refunds', t),
     index('refunds_payment_idx').on(t.accountId, t.livemode, t.paymentId),
-    uniqueIndex('refunds_id_key').on(t.id),
+    // The built-in processors report by our id alone (see payments_id_idx).
+    index('refunds_id_idx').on(t.id),
     index('refunds_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
   ],
 );
@@ -434,7 +477,8 @@ export const captures = pgTable(
   (t) => [
     ...objectIndexes('captures', t),
     index('captures_payment_idx').on(t.accountId, t.livemode, t.paymentId),
-    uniqueIndex('captures_id_key').on(t.id),
+    // The built-in processors report by our id alone (see payments_id_idx).
+    index('captures_id_idx').on(t.id),
     index('captures_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
   ],
 );
@@ -471,9 +515,10 @@ export const voids = pgTable(
   (t) => [
     ...objectIndexes('voids', t),
     index('voids_payment_idx').on(t.accountId, t.livemode, t.paymentId),
-    uniqueIndex('voids_id_key').on(t.id),
+    // The built-in processors report by our id alone (see payments_id_idx).
+    index('voids_id_idx').on(t.id),
     // One void on its way per authorisation.
-    uniqueIndex('voids_pending_key').on(t.paymentId).where(sql`status = 'pending'`),
+    uniqueIndex('voids_pending_payment_key').on(t.accountId, t.paymentId).where(sql`status = 'pending'`),
     index('voids_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
   ],
 );
@@ -519,7 +564,6 @@ export const disputes = pgTable(
   (t) => [
     ...objectIndexes('disputes', t),
     index('disputes_payment_idx').on(t.accountId, t.livemode, t.paymentId),
-    uniqueIndex('disputes_id_key').on(t.id),
     uniqueIndex('disputes_processor_key').on(t.accountId, t.livemode, t.connector, t.connectorReference),
     // The worker's sweep of deadlines coming up.
     index('disputes_due_idx').on(t.evidenceDueBy).where(sql`status IN ('warning_needs_response', 'needs_response') AND due_soon_notified_at IS NULL`),
@@ -555,9 +599,8 @@ export const disputeResponses = pgTable(
   },
   (t) => [
     ...objectIndexes('dispute_responses', t),
-    uniqueIndex('dispute_responses_id_key').on(t.id),
     // One answer on its way per dispute.
-    uniqueIndex('dispute_responses_pending_key').on(t.disputeId).where(sql`status = 'pending'`),
+    uniqueIndex('dispute_responses_pending_dispute_key').on(t.accountId, t.disputeId).where(sql`status = 'pending'`),
     index('dispute_responses_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
   ],
 );
@@ -628,10 +671,18 @@ export const connectorAccounts = pgTable(
   (t) => [
     ...objectIndexes('connector_accounts', t),
     uniqueIndex('connector_accounts_name_key').on(t.accountId, t.livemode, t.name).where(sql`deleted_at IS NULL`),
-    // Processors reach an account's webhook URL by its id alone.
-    uniqueIndex('connector_accounts_id_key').on(t.id),
   ],
 );
+
+/**
+ * Processors reach a connector account's webhook URL by its id alone: a reference table finds its
+ * owner, one row per connector account, written in the transaction that creates it.
+ */
+export const connectorAccountRoutes = pgTable('connector_account_routes', {
+  id: uuid('id').primaryKey(),
+  accountId: uuid('account_id').notNull(),
+  livemode: boolean('livemode').notNull(),
+});
 
 /** Processor events already applied, so a redelivered inbound webhook is a no-op. */
 export const connectorWebhookEvents = pgTable(
@@ -727,8 +778,8 @@ export const mandates = pgTable(
   (t) => [
     ...objectIndexes('mandates', t),
     index('mandates_customer_email_idx').on(t.accountId, t.livemode, t.customerEmail),
-    // Processors report by our id alone (inbound webhooks carry no account).
-    uniqueIndex('mandates_id_key').on(t.id),
+    // The built-in processors report by our id alone (see payments_id_idx).
+    index('mandates_id_idx').on(t.id),
     index('mandates_status_check_idx').on(t.nextStatusCheckAt).where(sql`status = 'pending'`),
     index('mandates_dormancy_idx').on(t.lastActivityAt).where(sql`status = 'active'`),
   ],
@@ -823,8 +874,8 @@ export const paymentMethods = pgTable(
   (t) => [
     ...objectIndexes('payment_methods', t),
     index('payment_methods_customer_idx').on(t.accountId, t.livemode, t.customerId),
-    // Processors report by our id alone.
-    uniqueIndex('payment_methods_id_key').on(t.id),
+    // The built-in processors report by our id alone (see payments_id_idx).
+    index('payment_methods_id_idx').on(t.id),
   ],
 );
 
@@ -848,8 +899,8 @@ export const payouts = pgTable(
   (t) => [
     ...objectIndexes('payouts', t),
     index('payouts_beneficiary_idx').on(t.accountId, t.livemode, t.beneficiaryId),
-    // Banks report by our id alone (inbound webhooks carry no account).
-    uniqueIndex('payouts_id_key').on(t.id),
+    // The built-in processors report by our id alone (see payments_id_idx).
+    index('payouts_id_idx').on(t.id),
     index('payouts_due_idx').on(t.nextActionAt).where(sql`status IN ('pending', 'processing')`),
   ],
 );

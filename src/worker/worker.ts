@@ -5,6 +5,7 @@ import type { Db } from '../storage/db.js';
 import { expireDuePaymentOrders } from '../domain/payment-orders/service.js';
 import { sweepExpiredKeys } from '../idempotency/store.js';
 import { sweepWebhookHistory } from '../domain/webhooks/delivery/retention.js';
+import { ensurePartitions } from '../storage/partitions.js';
 import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { Runtime } from '../runtime.js';
 import { runPayoutJobs } from '../domain/payouts/submission.js';
@@ -73,6 +74,8 @@ export async function runWorkerOnce(
   deps: WorkerDeps,
 ): Promise<{
   expiredOrders: number;
+  /** Partitions of events and webhook attempts made ahead (src/storage/partitions.ts). */
+  partitions: number;
   sweptKeys: number;
   sweptWebhookHistory?: { attempts: number; deliveries: number };
   statusChecks?: { payments: number; refunds: number };
@@ -95,6 +98,7 @@ export async function runWorkerOnce(
   reconciliations?: { runs: number; failed: number };
 }> {
   const now = deps.now?.() ?? new Date();
+  const partitions = await ensurePartitions(deps.db, now);
   let expiredOrders = 0;
   for (let n = await expireDuePaymentOrders(deps.db, now); n > 0; n = await expireDuePaymentOrders(deps.db, now)) expiredOrders += n;
   const sweptKeys = await sweepExpiredKeys(deps.db);
@@ -114,10 +118,10 @@ export async function runWorkerOnce(
       }
     : {};
   const payoutJobs = deps.payouts ? { payouts: await runPayoutJobs(deps.db, deps.payouts) } : {};
-  if (!deps.webhooks) return { expiredOrders, sweptKeys, settlements, ...history, ...statusChecks, ...payoutJobs };
+  if (!deps.webhooks) return { expiredOrders, partitions, sweptKeys, settlements, ...history, ...statusChecks, ...payoutJobs };
   const { sender, owned } = ownSender(deps.webhooks);
   try {
-    return { expiredOrders, sweptKeys, settlements, ...history, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
+    return { expiredOrders, partitions, sweptKeys, settlements, ...history, ...statusChecks, ...payoutJobs, webhooks: await runDeliveryPass(deliveryDeps(deps, deps.webhooks, sender)) };
   } finally {
     if (owned) sender.close();
   }

@@ -22,7 +22,9 @@ describe('checkout_url', () => {
     const order = await newOrder(s.api, { ...SHOP, description: 'Two bags of beans' });
     const token = order.checkout_url.slice(`${s.url}/checkout/`.length);
     expect(order.checkout_url).toBe(`${s.url}/checkout/${token}`);
-    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The order's account (base64url of its 16 bytes), then 32 random bytes.
+    const account = Buffer.from(parseId('acct', s.tenant.accountId)!.replace(/-/g, ''), 'hex').toString('base64url');
+    expect(token).toMatch(new RegExp(`^${account}\\.[A-Za-z0-9_-]{43}$`));
     const uuid = parseId('ord', order.id)!;
     for (const part of [order.id, order.id.slice(4), uuid, uuid.replace(/-/g, '')]) expect(token).not.toContain(part);
     expect(order).toMatchObject(SHOP);
@@ -41,7 +43,7 @@ describe('checkout_url', () => {
       headers: { authorization: `Bearer ${s.tenant.testKey}`, 'idempotency-key': crypto.randomUUID(), 'content-type': 'application/json', host: 'evil.example.com' },
       body: JSON.stringify({ amount: 500, currency: 'EUR', reference: 'r', customer: { email: 'a@example.com' } }),
     });
-    expect((await res.json()).checkout_url).toMatch(/^https:\/\/pay\.example\.com\/base\/checkout\/[A-Za-z0-9_-]{43}$/);
+    expect((await res.json()).checkout_url).toMatch(/^https:\/\/pay\.example\.com\/base\/checkout\/[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
   });
 
   it('refuses success_url and cancel_url that are not absolute http(s) URLs, and http in live mode', async () => {

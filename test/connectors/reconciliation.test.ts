@@ -14,7 +14,7 @@ import { runDailyReconciliations } from '../../src/domain/reconciliation/daily.j
 import { checkLedger } from '../../src/ledger/check.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { REQUIRED_COLUMNS } from '../../src/domain/reconciliation/adyen-report.js';
-import { client, createTenant, createTestDatabase, expectError, startTestService, type TestDatabase, type TestService } from '../support/helpers.js';
+import { client, createTenant, createTestDatabase, eventually, expectError, startTestService, type TestDatabase, type TestService } from '../support/helpers.js';
 import { CARDS, orderAndPay } from '../support/payments.js';
 import { createConnectorAccount } from '../support/connectors.js';
 import { Visitor } from '../support/dashboard.js';
@@ -29,7 +29,8 @@ let service: TestService;
 
 beforeAll(async () => {
   testDb = await createTestDatabase();
-  service = await startTestService(testDb);
+  // Disputes open (and withdraw their funds) 200 ms after a disputed card's payment.
+  service = await startTestService(testDb, { settings: { simulator: { pendingDelayMs: 200 } } });
 });
 afterAll(async () => {
   await service?.close();
@@ -80,6 +81,23 @@ describe('the simulators’ report', () => {
     expect(runs.filter((r) => Object.keys(r.body.fees_booked).length > 0).length, 'one run books the fees').toBe(1);
     expect(await feeEntries(accountId)).toBe(3);
     expect(await checkLedger(testDb.database.db)).toMatchObject({ ok: true });
+  });
+
+  it('matches a chargeback the processor dated before the period with its dispute, which reached us within it', async () => {
+    const { test, account } = await simulatorTenant();
+    const disputed = (await orderAndPay(test, '4000000000000259', { amount: 1800, currency: 'EUR' })).payment;
+    const uuid = await eventually(
+      async () => (await rows(sql`SELECT id::text FROM disputes WHERE payment_id = ${parseId('pay', disputed.id)!} AND funds_booked`))[0]?.id as string | undefined,
+      (id) => id !== undefined,
+    );
+    // The processor dated the withdrawal at the chargeback's opening; we learnt of it a second later, after midnight.
+    const { opened } = (await rows(sql`SELECT body->>'created_at' AS opened FROM simulator_objects WHERE kind = 'dispute' AND reference = ${disputed.id}`))[0]!;
+    const midnight = Date.parse(opened) + 500;
+    await testDb.database.db.execute(sql`UPDATE disputes SET created_at = ${new Date(midnight + 500).toISOString()}::timestamptz WHERE id = ${uuid!}`);
+    const run = await test.post('/v1/reconciliation-runs', { connector_account: account.id, period_start: new Date(midnight).toISOString(), period_end: new Date(Date.now() + 60_000).toISOString() });
+    expect(run.status, run.text).toBe(201);
+    // The night's only object is the dispute; the earlier records (the payments', the refund's) were the night before's.
+    expect(run.body).toMatchObject({ matched: 1, exceptions: [], records: 1, fees_booked: {} });
   });
 
   it('finds each exception planted in the books once', async () => {

@@ -65,7 +65,7 @@ async function footprint(paymentId: string, orderId: string) {
         .replaceAll(/\d{4}-\d\d-\d\dT[0-9:.]+Z/g, 'T')
         .replaceAll(/"duration_ms":[0-9.]+/g, '"duration_ms":0')
         .replaceAll(/order-[a-z]-[0-9a-f-]+/g, 'order-X')
-        .replaceAll(/\/checkout\/[A-Za-z0-9_-]{43}/g, '/checkout/X'),
+        .replaceAll(/\/checkout\/[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}/g, '/checkout/X'),
     );
   const { id: _p, payment_order_id: _o, created_at: _c, updated_at: _u, next_status_check_at: _n, connector_reference: _r, ...paymentRest } = payment!;
   const { id: _oi, reference: _ref, created_at: _oc, updated_at: _ou, expires_at: _oe, checkout_token: _ot, ...orderRest } = order!;

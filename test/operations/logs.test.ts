@@ -116,15 +116,15 @@ describe('logs', () => {
     const fresh = await h.newTenant('Unlucky tenant');
     const before = logs.lines.length;
     // The key lookup fails inside the database (as it would during an outage).
-    await h.db.execute(sql`ALTER TABLE api_keys RENAME TO api_keys_away`);
+    await h.db.execute(sql`ALTER TABLE api_key_lookups RENAME TO api_key_lookups_away`);
     let failed: ApiResponse;
     try {
       failed = await fresh.api.get('/v1/payment-orders');
     } finally {
-      await h.db.execute(sql`ALTER TABLE api_keys_away RENAME TO api_keys`);
+      await h.db.execute(sql`ALTER TABLE api_key_lookups_away RENAME TO api_key_lookups`);
     }
     expect(failed.status).toBeGreaterThanOrEqual(500);
-    expect(failed.text).not.toContain('api_keys');
+    expect(failed.text).not.toContain('api_key_lookups');
     expect(failed.text).not.toContain(sha256Hex(fresh.testKey));
 
     await expect.poll(() => requestLines().length - countBefore(before)).toBe(1);
@@ -132,7 +132,7 @@ describe('logs', () => {
     const error = mine.find((l) => l.level >= 50);
     expect(error, 'the failure is logged').toBeDefined();
     expect(error!.request_id).toBe(failed.headers.get('request-id'));
-    expect(JSON.stringify(error)).toContain('api_keys'); // the log explains what failed...
+    expect(JSON.stringify(error)).toContain('api_key_lookups'); // the log explains what failed...
     expectNoSecrets(logs.lines.slice(before).join('\n'), secretsOf(fresh)); // ...but not with what
 
     // And the service recovers: the same key works again.

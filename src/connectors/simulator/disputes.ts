@@ -29,12 +29,14 @@ export class DisputeDesk extends ProcessorObjects<SimDispute> implements Desk {
         if (dispute.state === 'OPENING' && to === 'NEEDS_RESPONSE') {
           dispute.state = 'NEEDS_RESPONSE';
           dispute.funds_withdrawn = true;
+          dispute.funds_withdrawn_at = p.now().toISOString();
           return true;
         }
         // The issuer decides on the evidence: a won dispute gives the funds back.
         if (dispute.state === 'UNDER_REVIEW' && (to === 'WON' || to === 'LOST')) {
           dispute.state = to;
           dispute.funds_reinstated = to === 'WON';
+          if (to === 'WON') dispute.funds_reinstated_at = p.now().toISOString();
           return true;
         }
         return false;

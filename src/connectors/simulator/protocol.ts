@@ -174,6 +174,9 @@ export interface SimDispute {
   /** Whether the processor took the amount from the merchant, and gave it back. */
   funds_withdrawn: boolean;
   funds_reinstated: boolean;
+  /** When they were (a settlement report dates its lines then; absent on disputes held before these were kept). */
+  funds_withdrawn_at?: string;
+  funds_reinstated_at?: string;
   evidence_due_at: string;
   created_at: string;
   /**

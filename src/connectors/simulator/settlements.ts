@@ -1,7 +1,9 @@
 // The simulated processors' settlement report (GET /{processor}/settlements?from=&to=): one line per
 // movement of money their books show, as a processor's settlement report lists them. In test mode
 // the simulators settle every succeeded movement at once, so the report lists it as soon as the
-// object reached its state. Lines are by the object's creation time; a line's id is the processor's
+// object reached its state. A line is dated when its money moved, as a processor dates its records:
+// a movement at its creation, a dispute's withdrawal and reinstatement when the chargeback arrived
+// and when it was won, which may be days after the dispute opened. A line's id is the processor's
 // own (its object id, with `_reversal` for money given back), stable across reports.
 import type { SimCapture, SimCharge, SimDispute, SimPayout, SimRefund, SimSettlementLine } from './protocol.js';
 import type { SimEntry, SimulatorStore } from './store.js';
@@ -42,8 +44,8 @@ function linesOf(entry: SimEntry, fee: FeeSchedule): SimSettlementLine[] {
   }
   if (entry.kind === 'dispute') {
     const d = entry.body as unknown as SimDispute;
-    const out = d.funds_withdrawn ? [line(d.dispute_id, 'DISPUTE', d.merchant_reference, -d.amount_minor, d.currency, d.created_at, 0, d.dispute_id)] : [];
-    if (d.funds_reinstated) out.push(line(`${d.dispute_id}_reversal`, 'DISPUTE', d.merchant_reference, d.amount_minor, d.currency, d.created_at, 0, d.dispute_id));
+    const out = d.funds_withdrawn ? [line(d.dispute_id, 'DISPUTE', d.merchant_reference, -d.amount_minor, d.currency, d.funds_withdrawn_at ?? d.created_at, 0, d.dispute_id)] : [];
+    if (d.funds_reinstated) out.push(line(`${d.dispute_id}_reversal`, 'DISPUTE', d.merchant_reference, d.amount_minor, d.currency, d.funds_reinstated_at ?? d.created_at, 0, d.dispute_id));
     return out;
   }
   if (entry.kind === 'payout') {
@@ -56,7 +58,7 @@ function linesOf(entry: SimEntry, fee: FeeSchedule): SimSettlementLine[] {
   return [];
 }
 
-/** The report of `processor` for objects created in [from, to). */
+/** The report of `processor`: its lines dated in [from, to). */
 export async function settlementReport(store: SimulatorStore, processor: string, query: URLSearchParams, fee: FeeSchedule = SIMULATOR_FEE): Promise<SimResponse> {
   const from = new Date(query.get('from') ?? '');
   const to = new Date(query.get('to') ?? '');
@@ -65,12 +67,12 @@ export async function settlementReport(store: SimulatorStore, processor: string,
   // A refund names its charge only: its currency is the charge's.
   const currencies = new Map(entries.filter((e) => e.kind === 'charge').map((e) => [e.objectId, (e.body as unknown as SimCharge).currency]));
   const lines = entries
-    .filter((e) => {
-      const at = new Date((e.body as { created_at: string }).created_at);
-      return at >= from && at < to;
-    })
     .map((e) => (e.kind === 'refund' ? { ...e, body: { ...e.body, currency: currencies.get((e.body as unknown as SimRefund).charge_id ?? '') } } : e))
     .flatMap((e) => linesOf(e, fee))
+    .filter((l) => {
+      const at = new Date(l.created_at);
+      return at >= from && at < to;
+    })
     .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.line_id < b.line_id ? -1 : 1));
   return { status: 200, body: { object: 'settlement_report', processor, lines } };
 }

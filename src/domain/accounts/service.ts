@@ -1,8 +1,8 @@
 // Accounts and their API keys: onboarding operations used by the CLI and the first-start
 // bootstrap, and the key lookup behind authentication.
 import { and, desc, eq } from 'drizzle-orm';
-import type { Db, Executor } from '../../storage/db.js';
-import { accounts, apiKeys } from '../../storage/schema.js';
+import type { Db, Executor, Tx } from '../../storage/db.js';
+import { accounts, apiKeyLookups, apiKeys } from '../../storage/schema.js';
 import { newId, parseId, toPublicId } from '../../kernel/ids.js';
 import { newApiKey, redactApiKey, sha256Hex } from '../../kernel/secrets.js';
 import { integrationPlan } from './integration.js';
@@ -158,19 +158,32 @@ export async function issueKey(
   }
   const secret = newApiKey(opts.livemode);
   const { uuid } = newId('key');
-  const [row] = await db
-    .insert(apiKeys)
-    .values({
-      accountId: account.id,
-      id: uuid,
-      livemode: opts.livemode,
-      keyHash: sha256Hex(secret),
-      redacted: redactApiKey(secret),
-      name: opts.name ?? null,
-      expiresAt: opts.expiresAt ?? null,
-    })
+  const keyHash = sha256Hex(secret);
+  const expiresAt = opts.expiresAt ?? null;
+  // The key and the row authentication finds it by commit together (docs/operations.md#distributing-by-account-citus).
+  const row = await db.transaction(async (tx) => {
+    const [key] = await tx
+      .insert(apiKeys)
+      .values({ accountId: account.id, id: uuid, livemode: opts.livemode, keyHash, redacted: redactApiKey(secret), name: opts.name ?? null, expiresAt })
+      .returning();
+    await tx.insert(apiKeyLookups).values({ keyHash, accountId: account.id, keyId: uuid, livemode: opts.livemode, expiresAt });
+    return key!;
+  });
+  return { ...keyView(row), secret };
+}
+
+/** Changes a key's expiry or revocation, and its lookup row alike, in the caller's transaction. */
+async function updateKey(tx: Tx, key: { accountId: string; id: string }, values: { expiresAt?: Date | null; revokedAt?: Date | null }) {
+  const [row] = await tx
+    .update(apiKeys)
+    .set(values)
+    .where(and(eq(apiKeys.accountId, key.accountId), eq(apiKeys.id, key.id)))
     .returning();
-  return { ...keyView(row!), secret };
+  await tx
+    .update(apiKeyLookups)
+    .set(values)
+    .where(and(eq(apiKeyLookups.accountId, key.accountId), eq(apiKeyLookups.keyId, key.id)));
+  return keyView(row!);
 }
 
 async function requireKey(db: Executor, keyId: string) {
@@ -188,12 +201,7 @@ export async function listKeys(db: Executor, accountId: string): Promise<KeyView
 
 export async function revokeKey(db: Executor, keyId: string, at = new Date()): Promise<KeyView> {
   const key = await requireKey(db, keyId);
-  const [row] = await db
-    .update(apiKeys)
-    .set({ revokedAt: key.revokedAt ?? at })
-    .where(and(eq(apiKeys.accountId, key.accountId), eq(apiKeys.id, key.id)))
-    .returning();
-  return keyView(row!);
+  return db.transaction((tx) => updateKey(tx, key, { revokedAt: key.revokedAt ?? at }));
 }
 
 /**
@@ -206,12 +214,7 @@ export async function rollKey(db: Db, keyId: string, oldValidUntil: Date): Promi
     if (key.revokedAt) throw new OnboardingError(`${keyId} is revoked; issue a new key instead`);
     const fresh = await issueKey(tx, toPublicId('acct', key.accountId), { livemode: key.livemode, name: key.name ?? undefined });
     const until = key.expiresAt && key.expiresAt < oldValidUntil ? key.expiresAt : oldValidUntil;
-    const [row] = await tx
-      .update(apiKeys)
-      .set({ expiresAt: until })
-      .where(and(eq(apiKeys.accountId, key.accountId), eq(apiKeys.id, key.id)))
-      .returning();
-    return { old: keyView(row!), new: fresh };
+    return { old: await updateKey(tx, key, { expiresAt: until }), new: fresh };
   });
 }
 
@@ -225,22 +228,25 @@ export interface Principal {
   rateLimit: { perSecond: number; burst: number } | null;
 }
 
-/** The key and its account by the key's hash, or undefined. Validity is judged by the caller. */
+/**
+ * The key and its account by the key's hash, or undefined. Validity is judged by the caller. One
+ * indexed read of two reference tables (docs/operations.md#distributing-by-account-citus).
+ */
 export async function findPrincipal(db: Executor, keyHash: string): Promise<Principal | undefined> {
   const [row] = await db
     .select({
-      accountId: apiKeys.accountId,
-      keyId: apiKeys.id,
-      livemode: apiKeys.livemode,
-      expiresAt: apiKeys.expiresAt,
-      revokedAt: apiKeys.revokedAt,
+      accountId: apiKeyLookups.accountId,
+      keyId: apiKeyLookups.keyId,
+      livemode: apiKeyLookups.livemode,
+      expiresAt: apiKeyLookups.expiresAt,
+      revokedAt: apiKeyLookups.revokedAt,
       accountStatus: accounts.status,
       rateLimitPerS: accounts.rateLimitPerS,
       rateLimitBurst: accounts.rateLimitBurst,
     })
-    .from(apiKeys)
-    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-    .where(eq(apiKeys.keyHash, keyHash));
+    .from(apiKeyLookups)
+    .innerJoin(accounts, eq(accounts.id, apiKeyLookups.accountId))
+    .where(eq(apiKeyLookups.keyHash, keyHash));
   if (!row) return undefined;
   return {
     accountId: row.accountId,

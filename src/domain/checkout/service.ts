@@ -5,7 +5,8 @@
 // routed, recorded and announced exactly as POST /v1/payments does.
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
-import { accounts, paymentOrders, payments } from '../../storage/schema.js';
+import { accounts, checkoutTokenRoutes, paymentOrders, payments } from '../../storage/schema.js';
+import { checkoutTokenAccount } from '../payment-orders/checkout-token.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
@@ -18,8 +19,6 @@ import { redactCardForFingerprint } from '../payments/cards.js';
 import type { PaymentRow } from '../payments/transitions.js';
 import type { CreatePaymentBody, PaymentView } from '../payments/schema.js';
 
-/** Tokens are 32 random bytes in base64url; anything else is not looked up at all. */
-const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 /**
  * Payments one order may have: anyone holding the URL can send cards to it, and a checkout that
  * takes cards without end is a tool for testing stolen card numbers.
@@ -37,13 +36,16 @@ export interface Checkout {
 
 /** The order whose checkout token is `token`, with its merchant's name and contact; undefined for anything unknown. */
 export async function findCheckout(db: Db, token: string): Promise<Checkout | undefined> {
-  if (!TOKEN_PATTERN.test(token)) return undefined;
-  // The browser carries no account: the token alone finds the order (unique across accounts).
+  const named = checkoutTokenAccount(token);
+  if (named === undefined) return undefined;
+  // The browser carries no account but the token's own; an older token's is in a reference table.
+  const accountId = named ?? (await db.select().from(checkoutTokenRoutes).where(eq(checkoutTokenRoutes.token, token)))[0]?.accountId;
+  if (!accountId) return undefined;
   const [row] = await db
     .select({ order: paymentOrders, merchantName: accounts.name, supportEmail: accounts.supportEmail, accountStatus: accounts.status })
     .from(paymentOrders)
     .innerJoin(accounts, eq(accounts.id, paymentOrders.accountId))
-    .where(eq(paymentOrders.checkoutToken, token));
+    .where(and(eq(paymentOrders.accountId, accountId), eq(paymentOrders.checkoutToken, token)));
   // A suspended merchant takes no payments through the API; its checkout is gone as well.
   if (!row || row.accountStatus !== 'active') return undefined;
   return { order: row.order, merchantName: row.merchantName, supportEmail: row.supportEmail };

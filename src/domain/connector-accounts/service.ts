@@ -17,7 +17,7 @@ import { respond } from '../../idempotency/store.js';
 import type { Runtime } from '../../runtime.js';
 import type { Db, Tx } from '../../storage/db.js';
 import { isDatabaseError, UNIQUE_VIOLATION } from '../../storage/errors.js';
-import { connectorAccounts, routingConfigs } from '../../storage/schema.js';
+import { connectorAccountRoutes, connectorAccounts, routingConfigs } from '../../storage/schema.js';
 import { forgetRouting, type StoredRule } from '../routing/cache.js';
 import { DEFAULT_GRACE_PERIOD_S } from '../webhooks/schema.js';
 import type {
@@ -119,6 +119,8 @@ export async function createConnectorAccount(db: Db, rt: Runtime, ctx: RequestCo
           updatedAt: now,
         })
         .returning();
+      // Its webhook URL names it alone: the reference table finds its owner (src/connectors/account-credentials.ts).
+      await tx.insert(connectorAccountRoutes).values({ id: uuid, accountId: ctx.accountId, livemode: ctx.livemode });
       return respond(tx, ctx, 201, connectorAccountView(rt, row!, now));
     }),
   );

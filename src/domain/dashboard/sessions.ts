@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
-import { accounts, apiKeys, dashboardSessions } from '../../storage/schema.js';
+import { accounts, apiKeyLookups, dashboardSessions } from '../../storage/schema.js';
 import { parseId } from '../../kernel/ids.js';
 import { sha256Hex } from '../../kernel/secrets.js';
 import { getAccount, OnboardingError, type Principal } from '../accounts/service.js';
@@ -90,15 +90,16 @@ export async function findSession(db: Db, token: string, now = new Date()): Prom
       expiresAt: dashboardSessions.expiresAt,
       signedOutAt: dashboardSessions.signedOutAt,
       keyId: dashboardSessions.keyId,
-      keyRevokedAt: apiKeys.revokedAt,
-      keyExpiresAt: apiKeys.expiresAt,
-      keyLivemode: apiKeys.livemode,
+      keyRevokedAt: apiKeyLookups.revokedAt,
+      keyExpiresAt: apiKeyLookups.expiresAt,
+      keyLivemode: apiKeyLookups.livemode,
       accountName: accounts.name,
       accountStatus: accounts.status,
     })
     .from(dashboardSessions)
     .innerJoin(accounts, eq(accounts.id, dashboardSessions.accountId))
-    .leftJoin(apiKeys, and(eq(apiKeys.accountId, dashboardSessions.accountId), eq(apiKeys.id, dashboardSessions.keyId)))
+    // Sessions, keys' lookup rows and accounts are all reference tables: one read, on any node.
+    .leftJoin(apiKeyLookups, and(eq(apiKeyLookups.accountId, dashboardSessions.accountId), eq(apiKeyLookups.keyId, dashboardSessions.keyId)))
     .where(eq(dashboardSessions.tokenHash, sha256Hex(token)));
   if (!row || row.signedOutAt || row.expiresAt <= now || row.accountStatus !== 'active') return undefined;
   if (row.keyId !== null) {

@@ -1,6 +1,5 @@
 // Payment orders: the intent to collect an amount. Every change commits with its event and, for
 // requests, the idempotency record, in one transaction.
-import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentOrders } from '../../storage/schema.js';
@@ -17,6 +16,7 @@ import { NEW_ORDER_STATUS, paymentOrderStates, type PaymentOrderStatus } from '.
 import { createPaymentOrderAtOnce, PAYMENT_ORDER_CREATED, type DeferredClaim } from './one-statement.js';
 import { inJsonbOrder } from '../../storage/jsonb.js';
 import { customerUrl } from '../../kernel/customer-urls.js';
+import { newCheckoutToken } from './checkout-token.js';
 
 export type PaymentOrderRow = typeof paymentOrders.$inferSelect;
 type Row = PaymentOrderRow;
@@ -66,12 +66,9 @@ function expiry(input: string | undefined, now: Date): Date {
 /** Where the hosted checkout is served (src/http/checkout); the order's token follows. */
 export const CHECKOUT_PATH = '/checkout';
 
-/**
- * The hosted checkout of a new order: 256 random bits, nothing derived from the order, so the URL
- * can be handed to the customer without telling anything and cannot be guessed from an id.
- */
-function newCheckout(publicUrl: string): Pick<Row, 'checkoutToken' | 'checkoutUrl'> {
-  const token = crypto.randomBytes(32).toString('base64url');
+/** The hosted checkout of a new order of `accountId` (its token: src/domain/payment-orders/checkout-token.ts). */
+function newCheckout(publicUrl: string, accountId: string): Pick<Row, 'checkoutToken' | 'checkoutUrl'> {
+  const token = newCheckoutToken(accountId);
   return { checkoutToken: token, checkoutUrl: `${publicUrl}${CHECKOUT_PATH}/${token}` };
 }
 
@@ -125,7 +122,7 @@ function newOrderRow(ctx: RequestContext, input: CreatePaymentOrderBody, custome
     description: input.description ?? null,
     metadata: inJsonbOrder(input.metadata ?? {}),
     expiresAt,
-    ...newCheckout(publicUrl),
+    ...newCheckout(publicUrl, ctx.accountId),
     successUrl: input.success_url === undefined ? null : customerUrl(input.success_url, 'success_url', ctx.livemode),
     cancelUrl: input.cancel_url === undefined ? null : customerUrl(input.cancel_url, 'cancel_url', ctx.livemode),
     captureMethod: (input.capture_method ?? 'automatic') as Row['captureMethod'],

@@ -114,14 +114,19 @@ export interface MatchResult {
   exceptions: ReconciliationException[];
   /** Each record with the object it moved, if any (fees are booked against it). */
   objectOf: Map<SettlementRecord, { kind: Kind; uuid: string } | undefined>;
-  /** Records left out (skipUnknown: naming no object of ours): not ours, so neither are their fees. */
+  /** Records left out (skipUnknown: naming no object of ours; or dated before the period and naming none of its objects): not this run's, so neither are their fees. */
   ignored: Set<SettlementRecord>;
+  /** The records the run read for its period: those dated in it, and the earlier ones its objects took. */
+  records: number;
 }
 
 /**
  * Compares `records` with our movements. `settledBy`: objects created after it may not be settled
  * yet (the processor's settlement delay) and are not missing. `skipUnknown`: records naming no
  * object of ours are left out rather than reported (a shared sandbox's report lists every merchant's).
+ * Records dated before the period (the look-back, service.ts) count only for objects created in
+ * it: the money of an object we learnt of after the processor moved it; earlier objects were the
+ * earlier periods' to compare, and an object out of the period without records is not missing here.
  */
 export async function match(tx: Executor, scope: Scope, period: SettlementPeriod, records: SettlementRecord[], opts: { settledBy: Date; skipUnknown: boolean }): Promise<MatchResult> {
   const loaded = await loadOurs(tx, scope, period, records);
@@ -130,13 +135,15 @@ export async function match(tx: Executor, scope: Scope, period: SettlementPeriod
   const orphans = new Map<string, SettlementRecord[]>();
   const objectOf: MatchResult['objectOf'] = new Map();
   const ignored = new Set<SettlementRecord>();
+  const inPeriod = (at: Date) => at >= period.from && at < period.to;
   for (const record of records) {
+    const earlier = record.at < period.from;
     if (record.kind === 'fee' || record.kind === 'other') {
-      if (opts.skipUnknown) ignored.add(record);
+      if (opts.skipUnknown || earlier) ignored.add(record);
       continue;
     }
     const object = resolve(record, loaded, objects);
-    if (!object && opts.skipUnknown) {
+    if ((!object && opts.skipUnknown) || (earlier && !(object && inPeriod(object.createdAt)))) {
       ignored.add(record);
       continue;
     }
@@ -152,8 +159,8 @@ export async function match(tx: Executor, scope: Scope, period: SettlementPeriod
   let matched = 0;
   const sum = (rs: SettlementRecord[]) => rs.reduce((s, r) => s + r.amount, 0);
   for (const object of objects) {
-    if (object.inFlight) continue;
     const rs = groups.get(object.id);
+    if (object.inFlight || (!rs && !inPeriod(object.createdAt))) continue;
     const base = { object: object.id, status: object.status, expected_amount: object.expected, currency: object.currency, processor_records: rs?.map((r) => r.recordId) ?? [] };
     if (!rs) {
       if (object.expected !== 0 && object.createdAt <= opts.settledBy) exceptions.push({ ...base, type: 'missing_at_processor', processor_amount: null });
@@ -168,5 +175,5 @@ export async function match(tx: Executor, scope: Scope, period: SettlementPeriod
   for (const rs of orphans.values()) {
     exceptions.push({ type: 'missing_in_ledger', object: null, status: null, expected_amount: null, processor_amount: sum(rs), currency: rs[0]!.currency, processor_records: rs.map((r) => r.recordId) });
   }
-  return { matched, exceptions, objectOf, ignored };
+  return { matched, exceptions, objectOf, ignored, records: records.filter((r) => r.at >= period.from || !ignored.has(r)).length };
 }

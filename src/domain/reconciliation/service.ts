@@ -68,6 +68,17 @@ export function settlementDelayMs(connector: string): number {
   return connector === 'adyen' ? 3 * DAY_MS : 2 * DAY_MS;
 }
 
+/**
+ * How long before the period the processor may have dated money for an object that reached us
+ * within it: a processor dates a record when it moves the money, we date the object when we learn
+ * of it (a chargeback opened before midnight whose webhook came after; a webhook retried for days —
+ * Stripe retries for up to three). Records that old are read with the period's and count only for
+ * the period's own objects (match.ts).
+ */
+export function lookbackMs(connector: string): number {
+  return connector === 'stripe' ? 3 * DAY_MS : DAY_MS;
+}
+
 export interface RunInput {
   connector_account: string;
   period_start?: string;
@@ -98,7 +109,8 @@ async function collect(rt: Runtime, ctx: RequestContext, account: { id: string; 
     const merchantAccount = openCredentials(rt.encryptor, account.row).merchant_account ?? '';
     const report = readSettlementReport(input.report, merchantAccount);
     const period = periodOf(input, now, report);
-    return { source: 'adyen_settlement_report', period, records: report.records.filter((r) => r.at >= period.from && r.at < period.to) };
+    const earliest = +period.from - lookbackMs(account.connector);
+    return { source: 'adyen_settlement_report', period, records: report.records.filter((r) => +r.at >= earliest && r.at < period.to) };
   }
   if (account.connector === 'adyen') {
     throw new ApiError('parameter_missing', { param: 'report', message: "Adyen's records are its Settlement details report: upload it as the text/csv body." });
@@ -111,7 +123,7 @@ async function collect(rt: Runtime, ctx: RequestContext, account: { id: string; 
     rt.callsFor({ accountId: ctx.accountId, livemode: ctx.livemode }),
     account.id,
     async (connector, signal) => {
-      const records = await connector.settlementRecords!(period, signal);
+      const records = await connector.settlementRecords!({ from: new Date(+period.from - lookbackMs(account.connector)), to: period.to }, signal);
       return Array.isArray(records) ? { kind: 'records' as const, records } : records;
     },
     'reconciliation.fetch',
@@ -160,7 +172,7 @@ export async function runReconciliation(db: Db, rt: Runtime, ctx: RequestContext
       .insert(reconciliationRuns)
       .values({
         accountId: ctx.accountId, id: runId, livemode: ctx.livemode, connectorAccountId: row.id, connector: row.connector, source: collected.source,
-        periodStart: collected.period.from, periodEnd: collected.period.to, status: 'completed', records: collected.records.length, matched: result.matched,
+        periodStart: collected.period.from, periodEnd: collected.period.to, status: 'completed', records: result.records, matched: result.matched,
         exceptions: result.exceptions as unknown as Record<string, unknown>[], feesBooked, createdAt: now, updatedAt: now,
       })
       .returning();

@@ -78,7 +78,8 @@ export async function recordOutcomes(deps: RecordDeps, batch: Completed[]): Prom
   // the lease is still ours, so a worker that stalled past its lease records its attempt (it
   // happened) without overwriting what the newer holder decided — and, for endpoints that
   // answered 2xx, the end of their run of failures. Arrays keep the statement the same size
-  // whatever the batch size.
+  // whatever the batch size. An attempt recorded twice (a retried record) carries the same id and
+  // start, so it still meets the partitioned table's key (account_id, id, created_at) and is skipped.
   const param = <T>(values: T[]) => sql.param(values);
   const healthy = [...health.values()].filter((h) => h.ok && !h.gone);
   const failureMessage = (status: number | null) => `The endpoint answered ${status}${status === 410 ? ' Gone: it is disabled' : ''}.`;

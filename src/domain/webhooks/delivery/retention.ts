@@ -1,10 +1,13 @@
-// Delivery history does not grow without bound: attempt records and finished deliveries older than
-// the retention are deleted by the worker, a batch per pass, so no single statement holds many
-// locks or runs long. Pending deliveries are never touched, whatever their age, and events stay
-// (they are the account's log and outbox); an endpoint's failing streak lives on the endpoint
-// row, so forgetting old attempts cannot disable or re-enable anything.
+// Delivery history does not grow without bound: attempt records older than the retention go with
+// their day's partition (src/storage/partitions.ts), dropped whole; finished deliveries are
+// deleted a batch per pass, so no single statement holds many locks or runs long (they stay one
+// unpartitioned table: their fan-out key is what stops an event being delivered twice to an
+// endpoint, and it must stay one global key). Pending deliveries are never touched, whatever their
+// age, and events stay (they are the account's log and outbox); an endpoint's failing streak lives
+// on the endpoint row, so forgetting old attempts cannot disable or re-enable anything.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../../storage/db.js';
+import { dropPartitionsBefore } from '../../../storage/partitions.js';
 
 type Row = Record<string, unknown>;
 const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
@@ -16,13 +19,7 @@ export async function sweepWebhookHistory(
   batch = 1000,
 ): Promise<{ attempts: number; deliveries: number }> {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
-  const attempts = rowsOf(
-    await db.execute(sql`
-      DELETE FROM webhook_attempts
-      WHERE (account_id, id) IN (
-        SELECT account_id, id FROM webhook_attempts WHERE created_at < ${cutoff}::timestamptz LIMIT ${batch})
-      RETURNING 1 AS ok`),
-  ).length;
+  const attempts = await dropPartitionsBefore(db, 'webhook_attempts', new Date(cutoff), batch);
   const deliveries = rowsOf(
     await db.execute(sql`
       DELETE FROM webhook_deliveries
