@@ -59,7 +59,8 @@ function uuidV7Bytes(): Buffer {
   return b;
 }
 
-function uuidText(b: Buffer): string {
+/** 16 bytes as UUID text. */
+export function uuidText(b: Buffer): string {
   const x = b.toString('hex');
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }

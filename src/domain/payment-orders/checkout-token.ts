@@ -4,6 +4,7 @@
 // browser, and a token whose account part is changed finds nothing. Tokens made before migration
 // 0029 are the secret part alone: checkout_token_routes names their accounts.
 import { pooledRandomBytes } from '../../kernel/secrets.js';
+import { uuidText } from '../../kernel/ids.js';
 
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const ACCOUNT_PATTERN = /^[A-Za-z0-9_-]{22}$/;
@@ -23,7 +24,6 @@ export function checkoutTokenAccount(token: string): string | null | undefined {
   if (dot < 0) return SECRET_PATTERN.test(token) ? null : undefined;
   const account = token.slice(0, dot);
   if (!ACCOUNT_PATTERN.test(account) || !SECRET_PATTERN.test(token.slice(dot + 1))) return undefined;
-  const hex = Buffer.from(account, 'base64url').toString('hex');
-  if (hex.length !== 32) return undefined;
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const bytes = Buffer.from(account, 'base64url');
+  return bytes.length === 16 ? uuidText(bytes) : undefined;
 }
