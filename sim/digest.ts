@@ -23,6 +23,9 @@ const QUERIES: Record<string, string> = {
   // The fan-out names its deliveries with PostgreSQL's gen_random_uuid() (src/domain/webhooks/delivery/queue.ts),
   // which no seed reaches: ordered by what a delivery is for instead of by that id.
   webhook_deliveries: 'SELECT * FROM webhook_deliveries ORDER BY account_id, event_id, endpoint_id, "trigger", created_at, status, attempts',
+  // Keyed by a hash of a random secret (src/storage/schema.ts): ordered by what a row stands for instead.
+  api_key_lookups: 'SELECT * FROM api_key_lookups ORDER BY account_id, key_id',
+  checkout_token_routes: 'SELECT * FROM checkout_token_routes ORDER BY account_id, token', // only tokens from before 0029: none here
 };
 
 /** `dump`: receives each normalised line (to compare two runs of a seed line by line). */
