@@ -24,7 +24,7 @@ export interface Service {
   /** Where GET /metrics answers, with /health and /ready beside it (absent: METRICS_PORT=0, or its port was taken). */
   metricsUrl?: string;
   log: FastifyBaseLogger;
-  /** Stops at once: in-flight requests and webhook attempts are waited for, without a bound. */
+  /** Stops at once: in-flight requests are waited for until SHUTDOWN_GRACE_MS, then cut; webhook attempts without a bound. */
   close(): Promise<void>;
   /**
    * The graceful stop of a signal (SIGTERM, SIGINT): /ready answers 503 at once; after
@@ -133,7 +133,8 @@ export async function startService(
     metricsUrl: metricsServer?.url,
     log,
     async close() {
-      await app?.close();
+      // Bounded like a signal's stop: a response its client never reads must not hold the close.
+      if (app) await closeListener(app, lifecycle, Date.now() + config.shutdownGraceMs, log);
       await worker?.stop();
       await closeTheRest();
     },
