@@ -50,6 +50,8 @@ export interface Config {
   redisUrl: string | undefined;
   rateLimit: { live: RateLimitBudget; test: RateLimitBudget };
   idempotencyRetentionS: number;
+  /** Days an applied processor event's id is kept to recognise a redelivery (src/movement/inbound.ts). */
+  inboundEventRetentionDays: number;
   /** How long an in-flight idempotency lock is honoured before another request may take it over. */
   idempotencyLockTimeoutS: number;
   /** Upper bound on how stale a cached API-key lookup may be (revocation takes effect within it). */
@@ -198,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       test: { perSecond: int(env, 'RATE_LIMIT_TEST_PER_S', 25, 1), burst: int(env, 'RATE_LIMIT_TEST_BURST', 50, 1) },
     },
     idempotencyRetentionS: int(env, 'IDEMPOTENCY_RETENTION_S', 24 * 3600, 1),
+    inboundEventRetentionDays: int(env, 'INBOUND_EVENT_RETENTION_DAYS', 90, 1),
     idempotencyLockTimeoutS,
     apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 5000),
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 1000, 10),

@@ -99,6 +99,7 @@ export async function startService(
           log,
           webhooks: { config: config.webhooks, encryptor: payments.encryptor },
           webhookHistoryRetentionDays: config.webhooks.historyRetentionDays,
+          inboundEventRetentionDays: config.inboundEventRetentionDays,
           payments,
           payouts: payments,
           metrics: payments.metrics,

@@ -10,7 +10,7 @@
 //                                                  verified with that account's own secret: it may
 //                                                  only settle that account's movements, of that
 //                                                  account and mode (its owner chose the secret).
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import { isAccountKey, type Owner } from '../connectors/router.js';
 import { WebhookVerificationError, type Connector, type InboundEvent } from '../connectors/types.js';
 import { systemContext } from '../events/service.js';
@@ -210,4 +210,20 @@ async function applyOnce(
     if (key === undefined) return { received: true, duplicate: false, applied: false };
     return { received: true, duplicate: false, applied: await apply(tx, key) };
   });
+}
+
+/**
+ * Forgets applied processor events older than `retentionDays`, a batch per worker pass (one global
+ * key, so no partition to drop: docs/operations.md#partitioned-history). The window is far longer
+ * than any processor retries a webhook; a redelivery after it would still move nothing, since a
+ * report only moves a row its state table lets it move, but it would be counted as received anew.
+ */
+export async function sweepAppliedEvents(db: Db, now: Date, retentionDays: number, batch = 1000): Promise<number> {
+  const cutoff = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
+  const result = await db.execute(sql`
+    DELETE FROM connector_webhook_events
+    WHERE (account_id, connector, event_id) IN (
+      SELECT account_id, connector, event_id FROM connector_webhook_events WHERE received_at < ${cutoff}::timestamptz LIMIT ${batch})
+    RETURNING 1 AS ok`);
+  return (result as unknown as { rows: unknown[] }).rows.length;
 }

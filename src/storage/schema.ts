@@ -695,7 +695,8 @@ export const connectorWebhookEvents = pgTable(
     objectId: text('object_id').notNull(),
     receivedAt: ts('received_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.connector, t.eventId] })],
+  // The worker forgets them by age (src/movement/inbound.ts sweepAppliedEvents).
+  (t) => [primaryKey({ columns: [t.accountId, t.connector, t.eventId] }), index('connector_webhook_events_received_at_idx').on(t.receivedAt)],
 );
 
 /** A double-entry journal entry: its lines (journal_lines) sum to zero, checked at commit. */

@@ -5,6 +5,7 @@ import type { Db } from '../storage/db.js';
 import { expireDuePaymentOrders } from '../domain/payment-orders/service.js';
 import { sweepExpiredKeys } from '../idempotency/store.js';
 import { sweepWebhookHistory } from '../domain/webhooks/delivery/retention.js';
+import { sweepAppliedEvents } from '../movement/inbound.js';
 import { ensurePartitions } from '../storage/partitions.js';
 import { runStatusChecks } from '../domain/payments/status-checks.js';
 import type { Runtime } from '../runtime.js';
@@ -35,6 +36,8 @@ export interface WorkerDeps {
   payments?: Runtime;
   /** Days of webhook delivery history to keep; unset: the worker deletes none. */
   webhookHistoryRetentionDays?: number;
+  /** Days an applied processor event's id is kept; unset: the worker deletes none. */
+  inboundEventRetentionDays?: number;
   /** Submission and status checks of payouts; without it the worker does not send payouts. */
   payouts?: Runtime;
   /** Pass durations and failures, webhook deliveries and backlog; without it nothing is counted. */
@@ -78,6 +81,8 @@ export async function runWorkerOnce(
   partitions: number;
   sweptKeys: number;
   sweptWebhookHistory?: { attempts: number; deliveries: number };
+  /** Applied processor events forgotten past INBOUND_EVENT_RETENTION_DAYS. */
+  sweptInboundEvents?: number;
   statusChecks?: { payments: number; refunds: number };
   /** Pending mandates checked with their connector, dormant ones expired (by `now`). */
   mandates?: { checked: number; expired: number };
@@ -103,9 +108,10 @@ export async function runWorkerOnce(
   for (let n = await expireDuePaymentOrders(deps.db, now); n > 0; n = await expireDuePaymentOrders(deps.db, now)) expiredOrders += n;
   const sweptKeys = await sweepExpiredKeys(deps.db);
   const settlements = await runSettlements(deps.db, now);
-  const history = deps.webhookHistoryRetentionDays
-    ? { sweptWebhookHistory: await sweepWebhookHistory(deps.db, now, deps.webhookHistoryRetentionDays) }
-    : {};
+  const history = {
+    ...(deps.webhookHistoryRetentionDays ? { sweptWebhookHistory: await sweepWebhookHistory(deps.db, now, deps.webhookHistoryRetentionDays) } : {}),
+    ...(deps.inboundEventRetentionDays ? { sweptInboundEvents: await sweepAppliedEvents(deps.db, now, deps.inboundEventRetentionDays) } : {}),
+  };
   const statusChecks = deps.payments
     ? {
         statusChecks: await runStatusChecks(deps.db, deps.payments),

@@ -1,6 +1,8 @@
 // Inbound processor webhooks, POST /v1/connectors/{name}/webhooks: a verified event settles the
 // payment (with our own events), a redelivered event id is a no-op, and bad or stale signatures,
-// unknown connectors and malformed payloads are refused with typed errors, changing nothing.
+// unknown connectors and malformed payloads are refused with typed errors, changing nothing; the
+// applied event ids are forgotten past INBOUND_EVENT_RETENTION_DAYS.
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { DEVELOPMENT_SIMULATOR_SECRET } from '../../src/config.js';
 import { processorSecret, signPayload } from '../../src/connectors/simulator/signing.js';
@@ -28,6 +30,29 @@ describe('inbound processor webhooks', () => {
     expect(again.body).toEqual({ received: true, duplicate: true, applied: false });
     // A later, contradicting event cannot undo a final state.
     expect((await send('simulator_a', chargeEvent(payment, 'CAPTURED'))).status).toBe(200);
+    expect((await api.get(`/v1/payments/${payment.id}`)).body).toEqual(after);
+    expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.failed']);
+  });
+
+  it('forgets applied event ids past the retention, a batch per worker pass; the payment stays as it was', async () => {
+    const { payment } = await orderAndPay(api, CARDS.pending);
+    const eventId = `evt_${crypto.randomUUID()}`;
+    const body = chargeEvent(payment, 'REFUSED', eventId);
+    expect((await send('simulator_a', body)).body).toMatchObject({ applied: true });
+    const after = (await api.get(`/v1/payments/${payment.id}`)).body;
+    const held = async () => Number((await h.query(sql`SELECT count(*)::int AS n FROM connector_webhook_events WHERE event_id = ${eventId}`))[0]!.n);
+    const [{ n: total }] = (await h.query(sql`SELECT count(*)::int AS n FROM connector_webhook_events`)) as { n: number }[];
+    const DAY = 86_400_000;
+
+    const early = await h.service.runWorker(Date.now() + 89 * DAY, { inboundEventRetentionDays: 90 });
+    expect(early.sweptInboundEvents).toBe(0);
+    expect(await held()).toBe(1);
+
+    const late = await h.service.runWorker(Date.now() + 91 * DAY, { inboundEventRetentionDays: 90 });
+    expect(late.sweptInboundEvents).toBe(Number(total));
+    expect(await held()).toBe(0);
+    // Redelivered after that, it is received as new, and the failed payment cannot move again.
+    expect((await send('simulator_a', body)).body).toMatchObject({ duplicate: false });
     expect((await api.get(`/v1/payments/${payment.id}`)).body).toEqual(after);
     expect(await eventTypesOf(api, payment.id)).toEqual(['payment.created', 'payment.pending', 'payment.failed']);
   });
