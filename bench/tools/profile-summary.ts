@@ -1,6 +1,8 @@
 // Summarises a V8 .cpuprofile (node --cpu-prof): where the service's CPU time goes, by package
 // and by function, as shares of the busy (non-idle) time.
-// Run: npx tsx bench/tools/profile-summary.ts bench/results/prof/<file>.cpuprofile [top]
+// Run: npx tsx bench/tools/profile-summary.ts bench/results/prof/<file>.cpuprofile [top] [from-s] [to-s]
+// With from/to (seconds since the profile's start) only the samples of that window count, e.g. one
+// scenario's measured phase of a run that served several; `timeline` as top prints busy time per second.
 import fs from 'node:fs';
 
 interface Node {
@@ -16,13 +18,34 @@ interface Profile {
   endTime: number;
 }
 
-const [file, topArg] = process.argv.slice(2);
+const [file, topArg, fromArg, toArg] = process.argv.slice(2);
 if (!file) {
-  process.stderr.write('usage: tsx bench/tools/profile-summary.ts <file.cpuprofile> [top]\n');
+  process.stderr.write('usage: tsx bench/tools/profile-summary.ts <file.cpuprofile> [top|timeline] [from-s] [to-s]\n');
   process.exit(2);
 }
 const top = Number(topArg ?? 30);
 const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
+{
+  // Keeps the samples of the window (times are the running sum of the deltas, in µs).
+  const fromUs = Number(fromArg ?? 0) * 1e6;
+  const toUs = toArg === undefined ? Infinity : Number(toArg) * 1e6;
+  const busyPerS: number[] = [];
+  let at = 0;
+  const kept: [number, number][] = [];
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (at >= fromUs && at < toUs) kept.push([id, delta]);
+    const second = Math.floor(at / 1e6);
+    if (profile.nodes.find((n) => n.id === id)?.callFrame.functionName !== '(idle)') busyPerS[second] = (busyPerS[second] ?? 0) + delta;
+  });
+  if (topArg === 'timeline') {
+    busyPerS.forEach((us, s) => process.stdout.write(`${s}s ${(us / 1e4).toFixed(0)}% busy\n`));
+    process.exit(0);
+  }
+  profile.samples = kept.map(([id]) => id);
+  profile.timeDeltas = kept.map(([, d]) => d);
+}
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
