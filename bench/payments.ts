@@ -154,9 +154,6 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     await insertPgbenchOrders(db, tenant.accountUuid, 1, pgbenchRuns, opts.connections);
     await insertPgbenchOrders(db, tenant.accountUuid, SAVED_PGBENCH_FIRST_RUN, pgbenchRuns, opts.connections);
     await db.query('VACUUM ANALYZE payment_orders');
-    // The set-up's WAL (a few hundred thousand orders) would otherwise bring a checkpoint, and the
-    // full-page writes after it, into the first measured phase, which is the service's typed card.
-    await db.query('CHECKPOINT');
 
     const service = await startServiceProcess({
       databaseUrl: db.url,
