@@ -214,9 +214,9 @@ async function applyOnce(
 
 /**
  * Forgets applied processor events older than `retentionDays`, a batch per worker pass (one global
- * key, so no partition to drop: docs/operations.md#partitioned-history). The window is far longer
- * than any processor retries a webhook; a redelivery after it would still move nothing, since a
- * report only moves a row its state table lets it move, but it would be counted as received anew.
+ * key, so no partition to drop: docs/operations.md#partitioned-history). The window must outlast
+ * the longest a processor retries a webhook: an event redelivered after its id is forgotten is taken
+ * as new, and only the state tables then stand between it and a second application.
  */
 export async function sweepAppliedEvents(db: Db, now: Date, retentionDays: number, batch = 1000): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
