@@ -25,6 +25,7 @@ if (!file) {
 }
 const top = Number(topArg ?? 30);
 const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 {
   // Keeps the samples of the window (times are the running sum of the deltas, in µs).
   const fromUs = Number(fromArg ?? 0) * 1e6;
@@ -37,7 +38,7 @@ const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
     at += delta;
     if (at >= fromUs && at < toUs) kept.push([id, delta]);
     const second = Math.floor(at / 1e6);
-    if (profile.nodes.find((n) => n.id === id)?.callFrame.functionName !== '(idle)') busyPerS[second] = (busyPerS[second] ?? 0) + delta;
+    if (byId.get(id)?.callFrame.functionName !== '(idle)') busyPerS[second] = (busyPerS[second] ?? 0) + delta;
   });
   if (topArg === 'timeline') {
     busyPerS.forEach((us, s) => process.stdout.write(`${s}s ${(us / 1e4).toFixed(0)}% busy\n`));
@@ -46,7 +47,6 @@ const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
   profile.samples = kept.map(([id]) => id);
   profile.timeDeltas = kept.map(([, d]) => d);
 }
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
