@@ -48,10 +48,19 @@ export interface ReportRules<Row extends MovementRow, Status extends string, O e
   late?: Partial<Record<string, G>>;
   /** Reports that reach another status than their name, or several in turn (a payout paid then returned). */
   reaches?: Partial<Record<string, readonly Status[]>>;
-  /** A report that means something else where the row stands (3-D Secure asked with no way back to the customer). */
-  reinterpret?(row: Row, update: U): U | undefined;
-  /** Columns a move to a status writes besides those every movement has. */
-  columns?: Partial<Record<Status, (update: U, row: Row, now: Date, rt: ReportRuntime) => Partial<Row>>>;
+  /**
+   * How a report lands on this kind's row, decided from the row and the report alone (no reads,
+   * no writes): the report as it counts where the row stands (3-D Secure asked with no way back to
+   * the customer is a failure) and the columns the status it ends in writes besides those every
+   * movement has. Without it a report counts as sent and writes only those.
+   */
+  settle?(row: Row, update: U, now: Date, rt: ReportRuntime): Settled<Row, U>;
+}
+
+/** What a kind's `settle` decides: the report as it counts, and the columns of the status it ends in. */
+export interface Settled<Row, U> {
+  update: U;
+  set?: Partial<Row>;
 }
 
 /**
@@ -90,7 +99,7 @@ export function applyReport<R extends MovementRow, U extends ReportedUpdate>(
 
 async function apply(tx: Executor, ctx: RequestContext, t: AnyRules, row: Row, reported: ReportedUpdate, attempts: Attempt[], rt: ReportRuntime): Promise<Row> {
   const now = rt.now();
-  const update = t.reinterpret?.(row, reported) ?? reported;
+  const { update, set } = (t.settle?.(row, reported, now, rt) ?? { update: reported }) as Settled<Row, ReportedUpdate>;
   const recorded = 'attempts' in row && attempts.length ? { attempts: withAttempts(row as { attempts: Record<string, unknown>[] }, attempts) } : {};
   const keep = () => (recorded.attempts ? save(tx, t, row, now, recorded) : Promise.resolve(row));
   // Another connector's movement is not its to settle.
@@ -124,7 +133,7 @@ async function apply(tx: Executor, ctx: RequestContext, t: AnyRules, row: Row, r
       failureCode: (last && update.failureCode) || null,
       failureMessage: (last && update.failureMessage) || null,
       [t.check]: null,
-      ...t.columns?.[to]?.(update, current, now, rt),
+      ...(last ? set : undefined),
     } as never);
   }
   return current;

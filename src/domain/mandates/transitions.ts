@@ -63,14 +63,15 @@ export const MANDATE_RULES: ReportRules<MandateRow, MandateStatus, 'mandate', Ma
   check: 'nextStatusCheckAt',
   // Revoked (by the merchant, or the customer through their bank) or lapsed once active.
   late: { revoked: 'debitable', expired: 'debitable' },
-  // Cancelled or lapsed at the processor before it ever became active: it failed to set up.
-  reinterpret: (row, update) =>
-    mandateStates.is(row.status, 'awaiting') && (update.kind === 'revoked' || update.kind === 'expired')
-      ? { ...update, kind: 'failed', failureCode: 'mandate_declined', failureMessage: `The processor reports the mandate ${update.kind} before it became active.` }
-      : undefined,
-  columns: {
-    active: (_update, _row, now) => ({ activatedAt: now, lastActivityAt: now }),
-    revoked: (update) => ({ revokedBy: (update as Extract<MandateUpdate, { kind: 'revoked' }>).by }),
+  settle: (row, reported, now) => {
+    // Cancelled or lapsed at the processor before it ever became active: it failed to set up.
+    const update: MandateUpdate =
+      mandateStates.is(row.status, 'awaiting') && (reported.kind === 'revoked' || reported.kind === 'expired')
+        ? { ...reported, kind: 'failed', failureCode: 'mandate_declined', failureMessage: `The processor reports the mandate ${reported.kind} before it became active.` }
+        : reported;
+    if (update.kind === 'active') return { update, set: { activatedAt: now, lastActivityAt: now } };
+    if (update.kind === 'revoked') return { update, set: { revokedBy: update.by } };
+    return { update };
   },
 };
 

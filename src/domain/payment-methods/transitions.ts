@@ -33,9 +33,15 @@ export const VERIFICATION_RULES: ReportRules<PaymentMethodRow, PaymentMethodStat
   firstWhen: 'no_connector',
   acceptanceEvent: false,
   check: 'nextStatusCheckAt',
-  columns: {
-    active: (update) => ({ networkTransactionId: (update as Extract<VerificationUpdate, { kind: 'active' }>).networkTransactionId, nextAction: null }),
-    requires_action: (update) => ({ nextAction: (update as Extract<VerificationUpdate, { kind: 'requires_action' }>).action }),
-    failed: () => ({ nextAction: null }),
-  },
+  settle: (_row, update) => ({
+    update,
+    set:
+      update.kind === 'active'
+        ? { networkTransactionId: update.networkTransactionId, nextAction: null }
+        : update.kind === 'requires_action'
+          ? { nextAction: update.action }
+          : update.kind === 'failed'
+            ? { nextAction: null }
+            : undefined,
+  }),
 };

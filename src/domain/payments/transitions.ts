@@ -20,7 +20,7 @@ import { capturesByPayment } from '../captures/view.js';
 import { disputeIdsByPayment } from './disputed.js';
 import { paymentStates, type PaymentGroup, type PaymentStatus } from './state.js';
 import { ledgerEntry } from '../../movement/transition.js';
-import type { ReportRules } from '../../movement/report.js';
+import type { ReportRules, ReportRuntime } from '../../movement/report.js';
 import { isMandateMethod, recordMandateDebit } from '../mandates/debits.js';
 import { eraseUnsavedCard, reportedCardColumns, saveCardOf, savedMethodOf } from './saving.js';
 import { learnIssuingCountry } from './saved-cards.js';
@@ -100,33 +100,9 @@ export const PAYMENT_RULES: ReportRules<PaymentRow, PaymentStatus, 'payment', Pa
   // its void move it on from there, never a report about the charge (requires_capture is not open).
   reaches: { reversed: ['failed'], authorized: ['requires_capture'] },
   events: { requires_capture: 'payment.authorized' },
-  reinterpret: (row, update) => {
-    // Without a return_url nobody can bring the customer back: the payment cannot be completed.
-    if (update.kind === 'requires_action' && row.returnUrl === null) return authenticationRequired(update);
-    // A processor that does not say it only authorised (a webhook without our capture method) still did.
-    if (update.kind === 'succeeded' && row.captureMethod === 'manual') return { ...update, kind: 'authorized', captureBefore: null };
-    return undefined;
-  },
-  columns: {
-    requires_action: (update, row, now, rt) => {
-      const { action } = update as Extract<PaymentUpdate, { kind: 'requires_action' }>;
-      return {
-        customerAction: action,
-        nextActionUrl: action.method === 'GET' ? action.url : actionPageUrl(rt.publicUrl(), row),
-        actionExpiresAt: new Date(now.getTime() + rt.config.actionTimeoutMs),
-        nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
-      };
-    },
-    // The whole amount capturable until capture_before (the processor's deadline, or the default window); nothing is booked.
-    requires_capture: (update, row, now) => ({
-      ...ACTION_CLOSED,
-      ...reportedCardColumns(update, row),
-      amountCapturable: row.amount,
-      captureBefore: (update as Extract<PaymentUpdate, { kind: 'authorized' }>).captureBefore ?? new Date(now.getTime() + DEFAULT_CAPTURE_WINDOW_MS),
-    }),
-    // What a succeeded automatic payment took is captured (refunds draw on captured money).
-    succeeded: (update, row) => ({ ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...reportedCardColumns(update, row) }),
-    failed: (update, row) => ({ ...ACTION_CLOSED, declineType: (update as Extract<PaymentUpdate, { kind: 'failed' }>).declineType ?? null, ...reportedCardColumns(update, row) }),
+  settle: (row, reported, now, rt) => {
+    const update = asReported(row, reported);
+    return { update, set: reportedColumns(update, row, now, rt) };
   },
   // A card kept in flight for the worker's replay (in-flight.ts) is erased as soon as the processor holds the payment.
   effects: {
@@ -179,6 +155,44 @@ async function recordFinalDecline(tx: Executor, payment: PaymentRow, now: Date):
 }
 
 const ACTION_CLOSED = { customerAction: null, nextActionUrl: null, actionExpiresAt: null };
+
+/** A report as it counts for this payment. */
+function asReported(row: PaymentRow, update: PaymentUpdate): PaymentUpdate {
+  // Without a return_url nobody can bring the customer back: the payment cannot be completed.
+  if (update.kind === 'requires_action' && row.returnUrl === null) return authenticationRequired(update);
+  // A processor that does not say it only authorised (a webhook without our capture method) still did.
+  if (update.kind === 'succeeded' && row.captureMethod === 'manual') return { ...update, kind: 'authorized', captureBefore: null };
+  return update;
+}
+
+/** The columns the status a report ends in writes (requires_capture for `authorized`, failed for `reversed`). */
+function reportedColumns(update: PaymentUpdate, row: PaymentRow, now: Date, rt: ReportRuntime): Partial<PaymentRow> {
+  switch (update.kind) {
+    case 'requires_action':
+      return {
+        customerAction: update.action,
+        nextActionUrl: update.action.method === 'GET' ? update.action.url : actionPageUrl(rt.publicUrl(), row),
+        actionExpiresAt: new Date(now.getTime() + rt.config.actionTimeoutMs),
+        nextStatusCheckAt: new Date(now.getTime() + rt.config.statusCheckIntervalMs),
+      };
+    // The whole amount capturable until capture_before (the processor's deadline, or the default window); nothing is booked.
+    case 'authorized':
+      return {
+        ...ACTION_CLOSED,
+        ...reportedCardColumns(update, row),
+        amountCapturable: row.amount,
+        captureBefore: update.captureBefore ?? new Date(now.getTime() + DEFAULT_CAPTURE_WINDOW_MS),
+      };
+    // What a succeeded automatic payment took is captured (refunds draw on captured money).
+    case 'succeeded':
+      return { ...ACTION_CLOSED, ...(row.captureMethod === 'automatic' ? { amountCaptured: row.amount } : {}), ...reportedCardColumns(update, row) };
+    case 'failed':
+    case 'reversed':
+      return { ...ACTION_CLOSED, declineType: (update.kind === 'failed' && update.declineType) || null, ...reportedCardColumns(update, row) };
+    case 'pending':
+      return {};
+  }
+}
 
 /** The order of a payment that reached its outcome: paid, or open again for another attempt. */
 async function orderFollows(tx: Executor, ctx: RequestContext, payment: PaymentRow, now: Date, to: 'paid' | 'open'): Promise<void> {

@@ -54,8 +54,12 @@ export const PAYOUT_RULES: ReportRules<PayoutRow, PayoutStatus, 'payout', Payout
   reaches: { returned: ['paid', 'returned'] },
   // A bank that reports a payout we hold as paid failed (Adyen books a transfer, then the
   // beneficiary's bank rejects it) sent the money back: returned.
-  reinterpret: (row, update) =>
-    payoutStates.is(row.status, 'paid') && update.kind === 'failed' && update.connector !== null ? { ...update, kind: 'returned', connector: update.connector, connectorReference: update.connectorReference ?? '' } : undefined,
+  settle: (row, update) => ({
+    update:
+      payoutStates.is(row.status, 'paid') && update.kind === 'failed' && update.connector !== null
+        ? { ...update, kind: 'returned', connector: update.connector, connectorReference: update.connectorReference ?? '' }
+        : update,
+  }),
   effects: {
     async paid(tx, ctx, payout, now) {
       // Paid (and perhaps returned in the same transaction) touches reserved, then available.
