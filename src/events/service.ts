@@ -4,6 +4,7 @@
 import { inArray, like, type SQL } from 'drizzle-orm';
 import type { Db, Executor } from '../storage/db.js';
 import { events } from '../storage/schema.js';
+import { insertRow } from '../storage/prepared.js';
 import { newId, toPublicId } from '../kernel/ids.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { ListParams, Page } from '../kernel/pagination.js';
@@ -50,17 +51,18 @@ export async function recordEvent(
   snapshot: { id: string } & Record<string, unknown>,
   at: Date,
 ): Promise<void> {
-  const write = () => tx.insert(events).values({
-    accountId: ctx.accountId,
-    id: newId('evt').uuid,
-    livemode: ctx.livemode,
-    type,
-    objectId: snapshot.id,
-    data: { object: snapshot },
-    requestId: ctx.requestId || null,
-    idempotencyKey: ctx.idempotency?.key ?? null,
-    createdAt: at,
-  });
+  const write = () =>
+    insertRow(tx, events, {
+      accountId: ctx.accountId,
+      id: newId('evt').uuid,
+      livemode: ctx.livemode,
+      type,
+      objectId: snapshot.id,
+      data: { object: snapshot },
+      requestId: ctx.requestId || null,
+      idempotencyKey: ctx.idempotency?.key ?? null,
+      createdAt: at,
+    }, false);
   // The planted defect (sim/): the event is written on its own, not as part of the change it reports.
   if (planted('event-outside-transaction')) return void setImmediate(() => void write().catch(() => undefined));
   await write();

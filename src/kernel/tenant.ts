@@ -7,19 +7,24 @@
 //   const row = await loadOne(db, ctx, PAYOUTS, id);                       // the row, or 404
 //   return listPage(db, ctx, PAYOUTS, params, [params.status ? eq(payouts.status, …) : undefined], payoutView);
 //   return changeOne(db, ctx, PAYOUTS, id, async (tx, row) => respond(tx, ctx, 200, …)); // locked row, or 404
-import { and, eq, type SQL } from 'drizzle-orm';
+import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db, Executor, Tx } from '../storage/db.js';
+import { columnsOf, encodedValues, placeholdersOf, prepared, ShapedStatements, type Preparable } from '../storage/prepared.js';
 import type { RequestContext } from './context.js';
 import { ApiError } from './errors.js';
 import { newId, parseId, type IdPrefix } from './ids.js';
 import { notFound } from './lookup.js';
 import { planPage, toPage, type ListParams, type Page } from './pagination.js';
 
-export interface TenantTable extends PgTable {
+/** A table of rows owned by one account in one mode, each with its own id. */
+export interface OwnedTable extends PgTable {
   accountId: PgColumn;
   livemode: PgColumn;
   id: PgColumn;
+}
+
+export interface TenantTable extends OwnedTable {
   createdAt: PgColumn;
 }
 
@@ -36,7 +41,7 @@ export interface Resource<T extends TenantTable> {
   visible?: SQL;
 }
 
-export type RowOf<T extends TenantTable> = T['$inferSelect'];
+export type RowOf<T extends PgTable> = T['$inferSelect'];
 
 /** The caller's rows the API shows: its account, the mode of its key. */
 export function ownRows<T extends TenantTable>(ctx: Pick<RequestContext, 'accountId' | 'livemode'>, resource: Resource<T>): SQL {
@@ -50,15 +55,84 @@ export function ownRow<T extends TenantTable>(ctx: Pick<RequestContext, 'account
   return and(eq(table.accountId, ctx.accountId), eq(table.livemode, ctx.livemode), eq(table.id, uuid), resource.visible)!;
 }
 
+type OwnRowRead = (db: Executor, values: { accountId: string; livemode: boolean; id: string }) => Promise<unknown[]>;
+const ownRowReads = new WeakMap<PgTable, Map<SQL | undefined, [OwnRowRead, OwnRowRead]>>();
+
+function ownRowRead(table: OwnedTable, visible: SQL | undefined, lock: boolean): OwnRowRead {
+  let byVisible = ownRowReads.get(table);
+  if (!byVisible) ownRowReads.set(table, (byVisible = new Map()));
+  let reads = byVisible.get(visible);
+  if (!reads) {
+    const read = (forUpdate: boolean): OwnRowRead =>
+      prepared((db) => {
+        const query = db
+          .select()
+          .from(table as PgTable)
+          .where(and(eq(table.accountId, sql.placeholder('accountId')), eq(table.livemode, sql.placeholder('livemode')), eq(table.id, sql.placeholder('id')), visible));
+        return forUpdate ? query.for('update') : query;
+      });
+    byVisible.set(visible, (reads = [read(false), read(true)]));
+  }
+  return reads[lock ? 1 : 0];
+}
+
+/**
+ * The caller's row with this UUID if the API shows it (`ownRow`), FOR UPDATE when `lock`: the
+ * reads every lookup and lock of one row make, each built once per table (storage/prepared.ts).
+ */
+export async function selectOwnRow<T extends OwnedTable>(
+  db: Executor,
+  ctx: Pick<RequestContext, 'accountId' | 'livemode'>,
+  resource: { table: T; visible?: SQL },
+  uuid: string,
+  lock = false,
+): Promise<RowOf<T> | undefined> {
+  const [row] = await ownRowRead(resource.table, resource.visible, lock)(db, { accountId: ctx.accountId, livemode: ctx.livemode, id: uuid });
+  return row as RowOf<T> | undefined;
+}
+
+const ownRowWrites = new ShapedStatements();
+
+/**
+ * Writes `set` on the row with this key (its account and id, and its mode when given), a new
+ * version when `bump`, and answers the row as it now stands. Each table's statement for one set
+ * of columns is built once; a value written as SQL (an increment) is built each time.
+ */
+export async function updateOwnRow<T extends OwnedTable & { version: PgColumn }>(
+  db: Executor,
+  table: T,
+  key: { accountId: string; livemode?: boolean; id: string },
+  set: Record<string, unknown>,
+  bump: boolean,
+): Promise<RowOf<T> | undefined> {
+  const { columns, sqlValued } = columnsOf(table, set);
+  const where = key.livemode === undefined ? ['accountId', 'id'] : ['accountId', 'livemode', 'id'];
+  const version = bump ? { version: sql`${table.version} + 1` } : {};
+  const byKey = (values: Record<string, unknown>) => and(...where.map((k) => eq(table[k as 'id'], values[k])));
+  if (sqlValued) {
+    const rows = (await db
+      .update(table as OwnedTable)
+      .set({ ...set, ...version } as never)
+      .where(byKey(key))
+      .returning()) as unknown[];
+    return rows[0] as RowOf<T> | undefined;
+  }
+  const write = ownRowWrites.statement(table, `${bump}:${where.join(',')}:${columns.join(',')}`, (tx) =>
+    tx
+      .update(table as OwnedTable)
+      .set({ ...placeholdersOf(columns, 'set_'), ...version } as never)
+      .where(byKey(placeholdersOf(where, 'key_')))
+      .returning() as Preparable<unknown[]>,
+  );
+  const values = encodedValues(table, set, columns, 'set_', encodedValues(table, key, where, 'key_'));
+  const [row] = (await write(db, values)) as unknown[];
+  return row as RowOf<T> | undefined;
+}
+
 /** The row behind a public id, or undefined (malformed id, another account's, other mode, hidden). */
 export async function findOne<T extends TenantTable>(db: Executor, ctx: RequestContext, resource: Resource<T>, id: string): Promise<RowOf<T> | undefined> {
   const uuid = parseId(resource.prefix, id);
-  if (!uuid) return undefined;
-  const [row] = await db
-    .select()
-    .from(resource.table as PgTable)
-    .where(ownRow(ctx, resource, uuid));
-  return row as RowOf<T> | undefined;
+  return uuid ? selectOwnRow(db, ctx, resource, uuid) : undefined;
 }
 
 /**
@@ -115,12 +189,8 @@ export async function changeOne<T extends TenantTable, R>(
   const uuid = parseId(resource.prefix, id);
   const done = uuid
     ? await db.transaction(async (tx) => {
-        const [row] = await tx
-          .select()
-          .from(resource.table as PgTable)
-          .where(ownRow(ctx, resource, uuid))
-          .for('update');
-        return row ? { result: await change(tx, row as RowOf<T>) } : undefined;
+        const row = await selectOwnRow(tx, ctx, resource, uuid, true);
+        return row ? { result: await change(tx, row) } : undefined;
       })
     : undefined;
   if (done) return done.result;

@@ -8,20 +8,15 @@ import type { Outcome, RequestContext } from '../kernel/context.js';
 import { respond } from '../idempotency/store.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
-import { and, eq } from 'drizzle-orm';
+import { selectOwnRow } from '../kernel/tenant.js';
 import type { AnyKind } from './kind.js';
 import type { MovementRow, MovementTable } from './row.js';
 import { applyReport, type ReportedUpdate } from './report.js';
 import { viewIn } from './transition.js';
 
 /** Locks a movement's row FOR UPDATE, scoped by account and mode (a request never locks the other mode's row). */
-export async function lockRow<Row>(tx: Executor, table: MovementTable, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined> {
-  const [row] = await tx
-    .select()
-    .from(table)
-    .where(and(eq(table.accountId, accountId), eq(table.livemode, livemode), eq(table.id, uuid)))
-    .for('update');
-  return row as Row | undefined;
+export function lockRow<Row>(tx: Executor, table: MovementTable, accountId: string, livemode: boolean, uuid: string): Promise<Row | undefined> {
+  return selectOwnRow(tx, { accountId, livemode }, { table }, uuid, true) as Promise<Row | undefined>;
 }
 
 /** Runs `work` in the caller's transaction, or in a new one. */

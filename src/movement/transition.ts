@@ -4,7 +4,6 @@
 // caller's transaction: the table's check, the row with its version bumped, the effects, then the
 // object's event. `save` writes a change that moves no status (a connector's acceptance, attempt
 // records), `withAttempts` appends the calls a report comes with.
-import { and, eq, sql } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Attempt } from '../connectors/router.js';
 import type { RequestContext } from '../kernel/context.js';
@@ -13,6 +12,7 @@ import { recordEvent } from '../events/service.js';
 import type { EventObject, EventStatus, EventType } from '../events/types.js';
 import type { Executor } from '../storage/db.js';
 import type { MovementRow, MovementTable } from './row.js';
+import { updateOwnRow } from '../kernel/tenant.js';
 
 /**
  * What moves with a status change: `row` as it now stands, `before` as it stood (a charge-back is
@@ -49,12 +49,8 @@ export async function save<Row extends MovementRow>(
   set: Partial<Row>,
   opts: { version: boolean } = { version: true },
 ): Promise<Row> {
-  const [updated] = await tx
-    .update(t.table)
-    .set((opts.version ? { ...set, version: sql`${t.table.version} + 1`, updatedAt: now } : set) as never)
-    .where(and(eq(t.table.accountId, row.accountId), eq(t.table.id, row.id)))
-    .returning();
-  return updated as Row;
+  const updated = await updateOwnRow(tx, t.table, { accountId: row.accountId, id: row.id }, opts.version ? { ...set, updatedAt: now } : set, opts.version);
+  return updated as unknown as Row;
 }
 
 /** Moves the locked row to `to` as the table allows (a typed invalid_state otherwise), with its effects and event. */

@@ -3,6 +3,7 @@
 // (a payment, a verification), and every unsealing leaves an audit row in the same transaction;
 // erasing a record destroys its data key (crypto-shredding). Nothing else reads vault_records.
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
+import { selectOwnRow } from '../kernel/tenant.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { EncryptionKey } from '../kernel/encryption.js';
 import { newId, parseId } from '../kernel/ids.js';
@@ -97,7 +98,7 @@ export function createVault(keys: readonly EncryptionKey[]): Vault {
         throw new VaultError('input_invalid', 'a card is unsealed only for a movement: { type: a lower-case name, id: its public id }');
       }
       const record = recordKey(ctx, recordId);
-      const [row] = await tx.select().from(vaultRecords).where(ownRecord(record));
+      const row = await selectOwnRow(tx, record, { table: vaultRecords }, record.id);
       if (!row) throw new VaultError('record_missing', `no vault record ${recordId} for this account and mode`);
       if (row.keyId === null || row.wrappedKey === null || row.sealedCard === null) {
         throw new VaultError('record_erased', `vault record ${recordId} was erased; its card cannot be recovered`);

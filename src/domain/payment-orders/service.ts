@@ -9,7 +9,7 @@ import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, loadOne, ownRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, loadOne, selectOwnRow, updateOwnRow, type Resource, tenantReads } from '../../kernel/tenant.js';
 import { CUSTOMERS, lockCustomerForUse } from '../customers/store.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { NEW_ORDER_STATUS, paymentOrderStates, type PaymentOrderStatus } from './state.js';
@@ -202,11 +202,7 @@ export async function transitionPaymentOrder(
   changes: Partial<Pick<Row, 'amountPaid'>> = {},
 ): Promise<Row> {
   paymentOrderStates.assert(row.status, to, operation);
-  const [updated] = await tx
-    .update(paymentOrders)
-    .set({ ...changes, status: to, version: sql`${paymentOrders.version} + 1`, updatedAt: now })
-    .where(and(eq(paymentOrders.accountId, row.accountId), eq(paymentOrders.livemode, row.livemode), eq(paymentOrders.id, row.id)))
-    .returning();
+  const updated = await updateOwnRow(tx, paymentOrders, row, { ...changes, status: to, updatedAt: now }, true);
   await recordEvent(tx, ctx, paymentOrderEventType(to), paymentOrderView(updated!), now);
   return updated!;
 }
@@ -217,8 +213,7 @@ export function paymentOrderEventType(status: PaymentOrderStatus): EventType {
 }
 
 export async function lockPaymentOrder(tx: Executor, ctx: RequestContext, uuid: string): Promise<Row | undefined> {
-  const [row] = await tx.select().from(paymentOrders).where(ownRow(ctx, PAYMENT_ORDERS, uuid)).for('update');
-  return row;
+  return selectOwnRow(tx, ctx, PAYMENT_ORDERS, uuid, true);
 }
 
 export async function cancelPaymentOrder(db: Db, ctx: RequestContext, id: string, now = new Date()): Promise<Outcome> {

@@ -6,6 +6,7 @@
 // summary and what a merchant-initiated request cites (the network transaction id).
 import { paymentMethodStates } from '../payment-methods/state.js';
 import { and, eq, isNull } from 'drizzle-orm';
+import { selectOwnRow } from '../../kernel/tenant.js';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods, payments } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
@@ -46,9 +47,7 @@ const PARAM = 'payment_method.saved_card.id';
 /** The saved method a new payment charges, checked for this use: 404, 422 payment_method_detached, not active, on session only. */
 export async function usableSavedCard(db: Db, ctx: RequestContext, id: string, offSession: OffSessionReason | null): Promise<PaymentMethodRow> {
   const uuid = parseId('pm', id);
-  const [row] = uuid
-    ? await db.select().from(paymentMethods).where(and(eq(paymentMethods.accountId, ctx.accountId), eq(paymentMethods.livemode, ctx.livemode), eq(paymentMethods.id, uuid)))
-    : [];
+  const row = uuid ? await selectOwnRow(db, ctx, { table: paymentMethods }, uuid) : undefined;
   if (!row) throw new ApiError('resource_missing', { param: PARAM, message: `No such payment method: '${id.slice(0, 64)}'.` });
   if (paymentMethodStates.is(row.status, 'erased')) throw new ApiError('payment_method_detached', { param: PARAM, message: `The payment method ${id} is detached: its card data is erased; save the card again.` });
   if (!paymentMethodStates.is(row.status, 'chargeable') || row.vaultRecordId === null) throw new ApiError('payment_method_not_active', { param: PARAM, message: `The payment method ${id} is ${row.status}; only an active one can be charged.` });

@@ -6,6 +6,7 @@
 import { resolveThroughTestControl } from '../test-controls.js';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../storage/db.js';
+import { insertRow } from '../../storage/prepared.js';
 import { paymentOrders, payments } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
@@ -137,7 +138,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       }
       const cascade = debited ? null : planPaymentCascade(routing, order, method.type);
       if (saved) {
-        const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), ranked, input.metadata ?? {}, now, returnUrl, cascade)).returning();
+        const row = await insertRow(tx, payments, newPaymentRow(rt, ctx, order, captureMethod, savedCardPaymentMethod(saved, offSession), ranked, input.metadata ?? {}, now, returnUrl, cascade), true);
         await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
         return row!;
       }
@@ -146,7 +147,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       if (save) paymentMethod.setup = await sealForSaving(tx, rt, ctx, save, card);
       // Kept for the worker's replay where it may send again; a card being saved is kept already.
       else if (!debited && routeReplaysSends(routing, route)) Object.assign(paymentMethod, await keepInFlight(tx, rt, ctx, card));
-      const [row] = await tx.insert(payments).values(newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, ranked, input.metadata ?? {}, now, returnUrl, cascade)).returning();
+      const row = await insertRow(tx, payments, newPaymentRow(rt, ctx, order, captureMethod, paymentMethod, ranked, input.metadata ?? {}, now, returnUrl, cascade), true);
       await transitionPaymentOrder(tx, ctx, order, 'processing', 'pay', now);
       return row!;
     },
