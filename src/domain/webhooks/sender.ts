@@ -2,10 +2,15 @@
 // failure like any non-2xx), keep-alive connections, and — in guarded mode — the SSRF check on
 // every address the name resolves to, inside the connection's own lookup, so the address checked
 // is the address connected to.
+//
+// The client is undici's Agent rather than node:http, whose request objects were most of a
+// delivery's CPU in the worker (docs/benchmarks.md). Its connector hands `lookup` to
+// net/tls.connect, where node:http's agent put it too, so the guard still runs in the connection's
+// own lookup. Its own timers are off or bound to the deadline, so that every way of running out of
+// time ends as the same 'timeout'.
 import dns from 'node:dns';
-import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
+import { Agent, type Dispatcher } from 'undici';
 import { hostOf, isForbiddenAddress, PRIVATE_DESTINATION } from './ssrf.js';
 
 export interface LookupAddress {
@@ -71,7 +76,10 @@ function classify(err: NodeJS.ErrnoException): { errorCode: SendErrorCode; error
   const code = err.code ?? '';
   if (err instanceof ForbiddenDestination) return { errorCode: 'destination_forbidden', errorMessage: err.message };
   if (code === 'ECONNREFUSED') return { errorCode: 'connection_refused', errorMessage: 'The connection was refused.' };
-  if (code === 'ECONNRESET' || code === 'EPIPE') return { errorCode: 'connection_reset', errorMessage: 'The connection was reset before a response arrived.' };
+  // UND_ERR_SOCKET: undici's name for the peer closing the connection before the answer was complete.
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') {
+    return { errorCode: 'connection_reset', errorMessage: 'The connection was reset before a response arrived.' };
+  }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ENODATA') return { errorCode: 'dns_failure', errorMessage: `The host name could not be resolved (${code}).` };
   if (code.startsWith('ERR_TLS') || code.includes('CERT') || code.startsWith('ERR_SSL') || /SSL|TLS/.test(code)) {
     return { errorCode: 'tls_error', errorMessage: `TLS failed (${code}).` };
@@ -79,14 +87,11 @@ function classify(err: NodeJS.ErrnoException): { errorCode: SendErrorCode; error
   return { errorCode: 'connection_error', errorMessage: `The request failed (${code || err.name}).` };
 }
 
+const MAX_DRAINED_BYTES = 1024 * 1024;
+
 export function createSender(opts: { maxSockets?: number; resolver?: Resolver } = {}): Sender {
   const resolver = opts.resolver ?? systemResolver;
-  const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 256, maxFreeSockets: opts.maxSockets ?? 256, scheduling: 'lifo' as const };
-  // Separate pools, so a connection opened without the guard is never reused by a guarded request.
-  const agents = {
-    guarded: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
-    open: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
-  };
+  const connections = opts.maxSockets ?? 256;
 
   function lookupFor(guarded: boolean): net.LookupFunction {
     return (hostname, options, callback) => {
@@ -110,7 +115,26 @@ export function createSender(opts: { maxSockets?: number; resolver?: Resolver } 
       );
     };
   }
-  const lookups = { guarded: lookupFor(true), open: lookupFor(false) };
+
+  // Separate pools, so a connection opened without the guard is never reused by a guarded request;
+  // and one per deadline, because a connection attempt is given up at its request's deadline (as
+  // node:http's request destroyed its socket), not at undici's own 10 s.
+  const agents = new Map<string, Agent>();
+  function agentFor(guarded: boolean, timeoutMs: number): Agent {
+    const key = `${guarded}/${timeoutMs}`;
+    let agent = agents.get(key);
+    if (!agent) {
+      agent = new Agent({
+        connections,
+        pipelining: 1,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connect: { lookup: lookupFor(guarded), timeout: timeoutMs },
+      });
+      agents.set(key, agent);
+    }
+    return agent;
+  }
 
   function send(request: SendRequest): Promise<SendResult> {
     const started = performance.now();
@@ -134,35 +158,32 @@ export function createSender(opts: { maxSockets?: number; resolver?: Resolver } 
     if (request.guarded && net.isIP(host) && isForbiddenAddress(host)) {
       return Promise.resolve(fail('destination_forbidden', `${host} is ${PRIVATE_DESTINATION}.`));
     }
-    const pool = request.guarded ? agents.guarded : agents.open;
-    const module = url.protocol === 'https:' ? https : http;
-    const agent = url.protocol === 'https:' ? pool.https : pool.http;
-    const body = Buffer.from(request.body, 'utf8');
+    const timedOut = () => fail('timeout', `No response within ${request.timeoutMs} ms.`);
 
     return new Promise<SendResult>((resolve) => {
       let settled = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      let drainTimer: NodeJS.Timeout | undefined;
+      let received = 0;
       const finish = (result: SendResult) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         resolve(result);
       };
-      const req = module.request(
-        url,
-        {
-          method: 'POST',
-          agent,
-          lookup: request.guarded ? lookups.guarded : lookups.open,
-          headers: {
-            ...request.headers,
-            'content-type': 'application/json',
-            'content-length': String(body.length),
-            'user-agent': 'payment-orchestrator-webhooks/1',
-          },
+      const timer = setTimeout(() => {
+        finish(timedOut());
+        // Not yet on a connection: onRequestStart gives it up before a byte is written.
+        controller?.abort(new Error('deadline'));
+      }, request.timeoutMs);
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (settled) c.abort(new Error('deadline'));
         },
-        (res) => {
-          const statusCode = res.statusCode ?? 0;
-          const retryAfter = res.headers['retry-after'];
+        onResponseStart(c, statusCode, headers) {
+          if (statusCode < 200) return;
+          const retryAfter = headers['retry-after'];
           finish({
             statusCode,
             retryAfterS: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
@@ -172,35 +193,46 @@ export function createSender(opts: { maxSockets?: number; resolver?: Resolver } 
           });
           // The answer is known; the body is read and thrown away so the connection can be reused,
           // but never for longer than the deadline nor beyond 1 MiB.
-          let received = 0;
-          const drainTimer = setTimeout(() => res.destroy(), request.timeoutMs).unref();
-          res.on('data', (chunk: Buffer) => {
-            received += chunk.length;
-            if (received > 1024 * 1024) res.destroy();
-          });
-          res.on('close', () => clearTimeout(drainTimer));
-          res.on('error', () => {});
+          drainTimer = setTimeout(() => c.abort(new Error('drain deadline')), request.timeoutMs).unref();
         },
-      );
-      const timer = setTimeout(() => {
-        finish(fail('timeout', `No response within ${request.timeoutMs} ms.`));
-        req.destroy();
-      }, request.timeoutMs);
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        const { errorCode, errorMessage } = classify(err);
-        finish(fail(errorCode, errorMessage));
-      });
-      req.end(body);
+        onResponseData(c, chunk) {
+          received += chunk.length;
+          if (received > MAX_DRAINED_BYTES) c.abort(new Error('body too large'));
+        },
+        onResponseEnd() {
+          clearTimeout(drainTimer);
+        },
+        onResponseError(_c, err) {
+          clearTimeout(drainTimer);
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'UND_ERR_CONNECT_TIMEOUT') return finish(timedOut());
+          const { errorCode, errorMessage } = classify(err as NodeJS.ErrnoException);
+          finish(fail(errorCode, errorMessage));
+        },
+      };
+      try {
+        agentFor(request.guarded, request.timeoutMs).dispatch(
+          {
+            origin: url.origin,
+            path: url.pathname + url.search,
+            method: 'POST',
+            headers: { ...request.headers, 'content-type': 'application/json', 'user-agent': 'payment-orchestrator-webhooks/1' },
+            body: request.body,
+          },
+          handler,
+        );
+      } catch (err) {
+        // Rejected before it was queued (e.g. a header value undici refuses).
+        finish(fail('connection_error', `The request failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).name}).`));
+      }
     });
   }
 
   return {
     send,
     close() {
-      for (const pool of Object.values(agents)) {
-        pool.http.destroy();
-        pool.https.destroy();
-      }
+      for (const agent of agents.values()) void agent.destroy().catch(() => undefined);
+      agents.clear();
     },
   };
 }
