@@ -89,6 +89,131 @@ function classify(err: NodeJS.ErrnoException): { errorCode: SendErrorCode; error
 
 const MAX_DRAINED_BYTES = 1024 * 1024;
 
+function failure(started: number, errorCode: SendErrorCode, errorMessage: string): SendResult {
+  return { statusCode: null, retryAfterS: null, durationMs: Math.round(performance.now() - started), errorCode, errorMessage };
+}
+
+// One request's handler. A class, and timers given their object as an argument, because a backlog
+// sends thousands of requests a second and closures made per request were a visible share of it.
+class Exchange implements Dispatcher.DispatchHandler {
+  private settled = false;
+  private controller: Dispatcher.DispatchController | undefined;
+  private readonly deadline: NodeJS.Timeout;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private received = 0;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly resolve: (result: SendResult) => void,
+  ) {
+    this.deadline = setTimeout(onDeadline, timeoutMs, this);
+  }
+
+  finish(result: SendResult) {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.deadline);
+    this.resolve(result);
+  }
+
+  fail(errorCode: SendErrorCode, errorMessage: string) {
+    this.finish(failure(this.started, errorCode, errorMessage));
+  }
+
+  timedOut() {
+    this.fail('timeout', `No response within ${this.timeoutMs} ms.`);
+    // Not yet on a connection: onRequestStart gives it up before a byte is written.
+    this.controller?.abort(new Error('deadline'));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController) {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error('deadline'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>) {
+    if (statusCode < 200) return;
+    const retryAfter = headers['retry-after'];
+    this.finish({
+      statusCode,
+      retryAfterS: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+      durationMs: Math.round(performance.now() - this.started),
+      errorCode: null,
+      errorMessage: null,
+    });
+    // The answer is known; the body is read and thrown away so the connection can be reused,
+    // but never for longer than the deadline nor beyond 1 MiB.
+    this.drainTimer = setTimeout(stopDraining, this.timeoutMs, controller).unref();
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer) {
+    this.received += chunk.length;
+    if (this.received > MAX_DRAINED_BYTES) controller.abort(new Error('body too large'));
+  }
+
+  onResponseEnd() {
+    clearTimeout(this.drainTimer);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error) {
+    clearTimeout(this.drainTimer);
+    if ((err as NodeJS.ErrnoException).code === 'UND_ERR_CONNECT_TIMEOUT') return this.timedOut();
+    const { errorCode, errorMessage } = classify(err as NodeJS.ErrnoException);
+    this.fail(errorCode, errorMessage);
+  }
+}
+
+function onDeadline(exchange: Exchange) {
+  exchange.timedOut();
+}
+
+function stopDraining(controller: Dispatcher.DispatchController) {
+  controller.abort(new Error('drain deadline'));
+}
+
+interface Target {
+  origin: string;
+  path: string;
+  host: string;
+  /** An address literal, which no lookup will check. */
+  literal: boolean;
+  /** Credentials in the URL, sent as node:http sent them (stored endpoints refuse them; `listen --forward-to` may carry them). */
+  headers: Record<string, string>;
+}
+
+// A backlog sends to the same few URLs over and over: each is parsed once. Bounded: dropped whole
+// when full.
+const TARGETS_CAP = 10_000;
+const targets = new Map<string, Target | { invalid: string }>();
+
+function targetOf(raw: string): Target | { invalid: string } {
+  let target = targets.get(raw);
+  if (!target) {
+    target = parseTarget(raw);
+    if (targets.size >= TARGETS_CAP) targets.clear();
+    targets.set(raw, target);
+  }
+  return target;
+}
+
+function parseTarget(raw: string): Target | { invalid: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { invalid: 'The endpoint URL is not valid.' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { invalid: 'The endpoint URL must be http or https.' };
+  const host = hostOf(url);
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'payment-orchestrator-webhooks/1' };
+  if (url.username || url.password) {
+    const auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(auth).toString('base64')}`;
+  }
+  return { origin: url.origin, path: url.pathname + url.search, host, literal: net.isIP(host) !== 0, headers };
+}
+
 export function createSender(opts: { maxSockets?: number; resolver?: Resolver } = {}): Sender {
   const resolver = opts.resolver ?? systemResolver;
   const connections = opts.maxSockets ?? 256;
@@ -137,93 +262,28 @@ export function createSender(opts: { maxSockets?: number; resolver?: Resolver } 
   }
 
   function send(request: SendRequest): Promise<SendResult> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    const fail = (errorCode: SendErrorCode, errorMessage: string): SendResult => ({
-      statusCode: null,
-      retryAfterS: null,
-      durationMs: elapsed(),
-      errorCode,
-      errorMessage,
-    });
-    let url: URL;
-    try {
-      url = new URL(request.url);
-    } catch {
-      return Promise.resolve(fail('invalid_url', 'The endpoint URL is not valid.'));
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve(fail('invalid_url', 'The endpoint URL must be http or https.'));
-    const host = hostOf(url);
+    const target = targetOf(request.url);
+    if ('invalid' in target) return Promise.resolve(failure(performance.now(), 'invalid_url', target.invalid));
     // An address literal never goes through the lookup, so it is checked here.
-    if (request.guarded && net.isIP(host) && isForbiddenAddress(host)) {
-      return Promise.resolve(fail('destination_forbidden', `${host} is ${PRIVATE_DESTINATION}.`));
+    if (request.guarded && target.literal && isForbiddenAddress(target.host)) {
+      return Promise.resolve(failure(performance.now(), 'destination_forbidden', `${target.host} is ${PRIVATE_DESTINATION}.`));
     }
-    const timedOut = () => fail('timeout', `No response within ${request.timeoutMs} ms.`);
-
     return new Promise<SendResult>((resolve) => {
-      let settled = false;
-      let controller: Dispatcher.DispatchController | undefined;
-      let drainTimer: NodeJS.Timeout | undefined;
-      let received = 0;
-      const finish = (result: SendResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(result);
-      };
-      const timer = setTimeout(() => {
-        finish(timedOut());
-        // Not yet on a connection: onRequestStart gives it up before a byte is written.
-        controller?.abort(new Error('deadline'));
-      }, request.timeoutMs);
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c) {
-          controller = c;
-          if (settled) c.abort(new Error('deadline'));
-        },
-        onResponseStart(c, statusCode, headers) {
-          if (statusCode < 200) return;
-          const retryAfter = headers['retry-after'];
-          finish({
-            statusCode,
-            retryAfterS: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-            durationMs: elapsed(),
-            errorCode: null,
-            errorMessage: null,
-          });
-          // The answer is known; the body is read and thrown away so the connection can be reused,
-          // but never for longer than the deadline nor beyond 1 MiB.
-          drainTimer = setTimeout(() => c.abort(new Error('drain deadline')), request.timeoutMs).unref();
-        },
-        onResponseData(c, chunk) {
-          received += chunk.length;
-          if (received > MAX_DRAINED_BYTES) c.abort(new Error('body too large'));
-        },
-        onResponseEnd() {
-          clearTimeout(drainTimer);
-        },
-        onResponseError(_c, err) {
-          clearTimeout(drainTimer);
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'UND_ERR_CONNECT_TIMEOUT') return finish(timedOut());
-          const { errorCode, errorMessage } = classify(err as NodeJS.ErrnoException);
-          finish(fail(errorCode, errorMessage));
-        },
-      };
+      const exchange = new Exchange(request.timeoutMs, resolve);
       try {
         agentFor(request.guarded, request.timeoutMs).dispatch(
           {
-            origin: url.origin,
-            path: url.pathname + url.search,
+            origin: target.origin,
+            path: target.path,
             method: 'POST',
-            headers: { ...request.headers, 'content-type': 'application/json', 'user-agent': 'payment-orchestrator-webhooks/1' },
+            headers: { ...request.headers, ...target.headers },
             body: request.body,
           },
-          handler,
+          exchange,
         );
       } catch (err) {
         // Rejected before it was queued (e.g. a header value undici refuses).
-        finish(fail('connection_error', `The request failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).name}).`));
+        exchange.fail('connection_error', `The request failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).name}).`);
       }
     });
   }
