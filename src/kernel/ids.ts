@@ -65,6 +65,11 @@ export function uuidText(b: Buffer): string {
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
 
+/** A new id's UUID alone, for rows whose public id is never shown when made (no TypeID to encode). */
+export function newUuid(): string {
+  return uuidText(uuidV7Bytes());
+}
+
 export function newId(prefix: IdPrefix): { id: string; uuid: string } {
   const bytes = uuidV7Bytes();
   return { id: fromUUIDBytes(prefix, bytes) as string, uuid: uuidText(bytes) };

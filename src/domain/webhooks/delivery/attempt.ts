@@ -2,7 +2,7 @@
 // transaction. What happened is returned, not stored: step 4 records a batch at once.
 import type { WebhookConfig } from '../../../config.js';
 import type { Encryptor } from '../../../kernel/encryption.js';
-import { newId } from '../../../kernel/ids.js';
+import { newUuid } from '../../../kernel/ids.js';
 import { eventView } from '../../../events/service.js';
 import { isGuarded } from '../destinations.js';
 import { signingSecrets } from '../service.js';
@@ -85,5 +85,5 @@ export async function attemptDelivery(deps: AttemptDeps, claimed: ClaimedDeliver
     // Our side failed (e.g. the secret's encryption key is not configured): nothing was sent.
     result = { statusCode: null, retryAfterS: null, durationMs: 0, errorCode: 'signing_failed', errorMessage: (err as Error).message };
   }
-  return { kind: 'attempt', claimed, attemptId: newId('wda').uuid, url: endpoint.url, result, startedAt, finishedAt: deps.now() };
+  return { kind: 'attempt', claimed, attemptId: newUuid(), url: endpoint.url, result, startedAt, finishedAt: deps.now() };
 }
