@@ -62,7 +62,13 @@ export interface OneStatement<Row extends MovementRow, Request> {
   finish: FinishAtOnce;
 }
 
+/**
+ * A request's new movement as its resource's admit rule describes it: its kind (the descriptor:
+ * calls, transitions with their effects, view) and how it is admitted, sent and resumed. A route
+ * hands it to `runMovement`, which runs everything else.
+ */
 export interface NewMovement<Row extends MovementRow, Request> {
+  kind: AnyKind;
   /** Reads and checks before phase 1 (routing, a mandate), then the admission; run only when nothing was committed yet. */
   plan(): Promise<Admission<Row, Request>>;
   /** What a resumed retry sends again, rebuilt from the stored row and what the retry carries. */
@@ -71,14 +77,9 @@ export interface NewMovement<Row extends MovementRow, Request> {
   oneStatement?(): Promise<OneStatement<Row, Request> | undefined>;
 }
 
-/** Runs a request that starts a movement of `kind`, all three phases, and answers it. */
-export async function runMovement<Row extends MovementRow, Request>(
-  db: Db,
-  rt: Runtime,
-  kind: AnyKind,
-  ctx: RequestContext,
-  movement: NewMovement<Row, Request>,
-): Promise<Outcome> {
+/** Runs a request that starts a movement, all three phases, and answers it. */
+export async function runMovement<Row extends MovementRow, Request>(db: Db, rt: Runtime, ctx: RequestContext, movement: NewMovement<Row, Request>): Promise<Outcome> {
+  const { kind } = movement;
   const fast = await movement.oneStatement?.();
   if (fast) return sendAndFinish(db, rt, kind, ctx, fast.row, fast.request, { fresh: true, finishAtOnce: fast.finish });
   const replay = await claimDeferred(ctx);

@@ -8,7 +8,8 @@ import type { Row } from '../support/helpers.js';
 import { CARDS, cardMethod, newOrder, pay } from '../support/payments.js';
 import { claimKey, fingerprint } from '../../src/idempotency/store.js';
 import type { RequestContext } from '../../src/kernel/context.js';
-import { createPayment } from '../../src/domain/payments/service.js';
+import { newPayment } from '../../src/domain/payments/service.js';
+import { runMovement } from '../../src/movement/engine.js';
 import { AT_ONCE_STATEMENTS, finishSucceededAtOnce } from '../../src/domain/payments/one-statement.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { checkLedger } from '../../src/ledger/check.js';
@@ -95,7 +96,7 @@ describe('the one-statement card payment', () => {
     });
     expect(claim.kind).toBe('owner');
     ctx.idempotency = (claim as { claim: RequestContext['idempotency'] }).claim;
-    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(() => createPayment(h.db, h.service.payments, ctx, input));
+    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(() => runMovement(h.db, h.service.payments, ctx, newPayment(h.db, h.service.payments, ctx, input)));
     expect(outcome.status).toBe(201);
     expect(sentByGeneral).toEqual([]);
     const generalPayment = JSON.parse(outcome.body);

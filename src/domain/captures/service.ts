@@ -11,7 +11,7 @@ import { ApiError } from '../../kernel/errors.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
 import { lockRow } from '../../movement/apply.js';
-import { runMovement } from '../../movement/engine.js';
+import type { NewMovement } from '../../movement/engine.js';
 import { resendCheckAt } from '../../movement/saga.js';
 import type { CaptureRequest } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
@@ -34,9 +34,11 @@ import { testHelpersOnly } from '../../ledger/balance.js';
 import { resolveThroughTestControl } from '../test-controls.js';
 import { captureStates } from './state.js';
 
-export function capturePayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: CapturePaymentBody): Promise<Outcome> {
+/** POST /v1/payments/{id}/capture as the engine runs it (runMovement): a capture of an authorised payment, its admit rule and what it sends. */
+export function newCapture(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: CapturePaymentBody): NewMovement<CaptureRow, CaptureRequest> {
   const paymentUuid = parseId('pay', id);
-  return runMovement<CaptureRow, CaptureRequest>(db, rt, captureKind, ctx, {
+  return {
+    kind: captureKind,
     resend: (row) => captureRequest(db, row),
     plan: async () => {
       const routing = await routingFor(db, rt, ctx);
@@ -50,7 +52,7 @@ export function capturePayment(db: Db, rt: Runtime, ctx: RequestContext, id: str
         request: (row) => captureRequest(db, row),
       };
     },
-  });
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 // The hosted checkout (docs/checkout-and-dashboard.md): a customer's browser, holding only an order's checkout token,
 // pays that order by card. The token finds the order (and nothing else); from there every step is
-// the API's own: the payment is created by createPayment under the order's account and mode, with
+// the API's own: the payment is created as POST /v1/payments creates it (newPayment) under the order's account and mode, with
 // an Idempotency-Key of the form's own (so a form sent twice pays once and shows the same answer),
 // routed, recorded and announced exactly as POST /v1/payments does.
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
@@ -14,7 +14,8 @@ import { claimKey, fingerprint, keepOrReleaseKey } from '../../idempotency/store
 import type { CardDetails } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
-import { createPayment } from '../payments/service.js';
+import { newPayment } from '../payments/service.js';
+import { runMovement } from '../../movement/engine.js';
 import { redactCardForFingerprint } from '../payments/cards.js';
 import type { PaymentRow } from '../payments/transitions.js';
 import type { CreatePaymentBody, PaymentView } from '../payments/schema.js';
@@ -92,7 +93,7 @@ export interface CheckoutForm {
 }
 
 /**
- * Pays the checkout's order with the form's card through createPayment. `attempt` is the form's random id:
+ * Pays the checkout's order with the form's card as POST /v1/payments does. `attempt` is the form's random id:
  * the same form sent again (a double click, a reload of the POST) replays the first answer; the
  * payment's return_url is the checkout itself, so a customer action comes back to it. The card is
  * saved for the order's customer only when the order asks for it and the customer ticked the box.
@@ -124,7 +125,7 @@ export async function payCheckout(db: Db, rt: Runtime, settings: CheckoutSetting
   ctx.idempotency = claim.claim;
   let outcome: Outcome;
   try {
-    outcome = await createPayment(db, rt, ctx, input);
+    outcome = await runMovement(db, rt, ctx, newPayment(db, rt, ctx, input));
   } catch (err) {
     await settleKey(db, ctx, err);
     throw err;

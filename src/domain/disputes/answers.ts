@@ -16,7 +16,7 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
 import { newOwnedRow } from '../../kernel/tenant.js';
 import { lockRow } from '../../movement/apply.js';
-import { runMovement } from '../../movement/engine.js';
+import { runMovement, type NewMovement } from '../../movement/engine.js';
 import { resendCheckAt } from '../../movement/saga.js';
 import type { DisputeResponseRequest } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
@@ -31,7 +31,7 @@ type Answer = { action: 'submit' | 'accept'; evidence?: DisputeEvidenceBody['evi
 
 /** POST /v1/disputes/{id}/evidence: saved, and sent with `submit: true`. The answer is the dispute. */
 export async function answerWithEvidence(db: Db, rt: Runtime, ctx: RequestContext, id: string, body: DisputeEvidenceBody): Promise<Outcome> {
-  if (body.submit) return sendAnswer(db, rt, ctx, id, { action: 'submit', evidence: body.evidence, defenseReason: body.defense_reason });
+  if (body.submit) return runMovement(db, rt, ctx, answerOf(db, rt, ctx, id, { action: 'submit', evidence: body.evidence, defenseReason: body.defense_reason }));
   const uuid = parseId('dp', id);
   const saved = uuid
     ? await db.transaction(async (tx) => {
@@ -44,22 +44,23 @@ export async function answerWithEvidence(db: Db, rt: Runtime, ctx: RequestContex
   return saved ?? Promise.reject(await missingDispute(db, ctx, id));
 }
 
-/** POST /v1/disputes/{id}/accept: the merchant gives the dispute up; the answer is the dispute (accepted). */
-export function acceptDispute(db: Db, rt: Runtime, ctx: RequestContext, id: string): Promise<Outcome> {
-  return sendAnswer(db, rt, ctx, id, { action: 'accept' });
+/** POST /v1/disputes/{id}/accept as the engine runs it (runMovement): the merchant gives the dispute up; the answer is the dispute (accepted). */
+export function newAcceptance(db: Db, rt: Runtime, ctx: RequestContext, id: string): NewMovement<ResponseRow, DisputeResponseRequest> {
+  return answerOf(db, rt, ctx, id, { action: 'accept' });
 }
 
-function sendAnswer(db: Db, rt: Runtime, ctx: RequestContext, id: string, answer: Answer): Promise<Outcome> {
+function answerOf(db: Db, rt: Runtime, ctx: RequestContext, id: string, answer: Answer): NewMovement<ResponseRow, DisputeResponseRequest> {
   const uuid = parseId('dp', id);
   const request = async (row: ResponseRow) => responseRequest(row);
-  return runMovement<ResponseRow, DisputeResponseRequest>(db, rt, responseKind, ctx, {
+  return {
+    kind: responseKind,
     resend: request,
     plan: async () => ({
       admit: async (tx, now) => (uuid ? admitAnswer(tx, rt, ctx, uuid, answer, now) : undefined),
       missing: () => missingDispute(db, ctx, id),
       request,
     }),
-  });
+  };
 }
 
 async function missingDispute(db: Db, ctx: RequestContext, id: string): Promise<ApiError> {

@@ -28,7 +28,7 @@ import type { MandateScheme, MandateSetupRequest } from '../../connectors/types.
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
 import { abandonAfterMs } from '../../movement/saga.js';
-import { runMovement } from '../../movement/engine.js';
+import type { NewMovement } from '../../movement/engine.js';
 import { applyState } from '../../movement/apply.js';
 import { resolveThroughTestControl } from '../test-controls.js';
 import { accountFingerprintKey } from '../beneficiaries/service.js';
@@ -105,9 +105,11 @@ function setupRequest(row: MandateRow, secret: string): MandateSetupRequest {
 
 // ---- create ------------------------------------------------------------------------------------
 
-export function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: CreateMandateBody): Promise<Outcome> {
+/** POST /v1/mandates as the engine runs it (runMovement): the input checked at once, then the mandate's admit rule and what it sends. */
+export function newMandate(db: Db, rt: Runtime, ctx: RequestContext, input: CreateMandateBody): NewMovement<MandateRow, MandateSetupRequest> {
   const account = validateMandateInput(input);
-  return runMovement<MandateRow, MandateSetupRequest>(db, rt, mandateKind, ctx, {
+  return {
+    kind: mandateKind,
     // The account number is read back from its sealed column, never from logs or the idempotency record.
     resend: async (row) => setupRequest(row, openBankAccountSecret(rt.encryptor, row.bankSecretEncrypted, row.id)),
     plan: async () => {
@@ -127,7 +129,7 @@ export function createMandate(db: Db, rt: Runtime, ctx: RequestContext, input: C
         request: (row) => setupRequest(row, account.secret),
       };
     },
-  });
+  };
 }
 
 /** The admit rule of a mandate: no parent to lock, the mandate inserted pending with its account number sealed. */

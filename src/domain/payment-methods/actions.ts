@@ -18,7 +18,6 @@ import { sameSecret } from '../payments/actions.js';
 import { verificationKind } from './kind.js';
 import type { PaymentMethodRow } from './service.js';
 import { paymentMethodStates } from './state.js';
-import { eraseFailedCard } from './verification.js';
 
 /** Where the merchant's page gets the customer back: its return_url with the method's id appended. */
 function merchantReturn(row: PaymentMethodRow): string {
@@ -43,8 +42,7 @@ export async function returnFromVerification(db: Db, rt: Runtime, id: string, to
     'payment_method.complete_action',
   );
   if (!('skipped' in guarded) && guarded.result.kind !== 'error' && guarded.result.kind !== 'not_found') {
-    const after = await applyState<PaymentMethodRow>(db, rt, verificationKind, ctx, row.id, connector, guarded.result);
-    if (after && paymentMethodStates.is(after.status, 'refused')) await eraseFailedCard(db, rt, ctx, row.id);
+    await applyState<PaymentMethodRow>(db, rt, verificationKind, ctx, row.id, connector, guarded.result);
   }
   return merchantReturn(row);
 }

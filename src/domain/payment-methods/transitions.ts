@@ -4,6 +4,7 @@
 // announces nothing: a declined card saves nothing usable.
 import type { ReportRules } from '../../movement/report.js';
 import { unbookedFailure } from '../../movement/kind.js';
+import { eraseRecord } from '../../vault/vault.js';
 import { paymentMethods } from '../../storage/schema.js';
 import { paymentMethodView, type PaymentMethodRow } from './service.js';
 import { paymentMethodStates, type PaymentMethodStatus } from './state.js';
@@ -41,7 +42,14 @@ export const VERIFICATION_RULES: ReportRules<PaymentMethodRow, PaymentMethodStat
         : update.kind === 'requires_action'
           ? { nextAction: update.action }
           : update.kind === 'failed'
-            ? { nextAction: null }
+            ? { nextAction: null, vaultRecordId: null }
             : undefined,
   }),
+  // A refused card is erased with the verification's failure, however it was learnt (the request,
+  // the customer's return from 3-D Secure, the worker's check): nothing unusable stays sealed.
+  effects: {
+    async failed(tx, _ctx, row, _now, before) {
+      if (before.vaultRecordId) await eraseRecord(tx, row, before.vaultRecordId);
+    },
+  },
 };

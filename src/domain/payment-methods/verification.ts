@@ -7,16 +7,15 @@
 // usable). A retry with the same Idempotency-Key resumes a request interrupted between phases.
 // docs/customers.md tells the whole story.
 import crypto from 'node:crypto';
-import { and, eq } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods } from '../../storage/schema.js';
-import { newId, parseId, toPublicId } from '../../kernel/ids.js';
+import { newId, toPublicId } from '../../kernel/ids.js';
 import { ApiError } from '../../kernel/errors.js';
 import { idParam } from '../../kernel/pagination.js';
-import type { Outcome, RequestContext } from '../../kernel/context.js';
+import type { RequestContext } from '../../kernel/context.js';
 import type { CardDetails, CardVerificationRequest } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
-import { runMovement } from '../../movement/engine.js';
+import type { NewMovement } from '../../movement/engine.js';
 import { abandonAfterMs } from '../../movement/saga.js';
 import { onlySimulated, routingFor, type Routing } from '../routing/targets.js';
 import { planMovementRoute } from '../routing/planner.js';
@@ -26,7 +25,7 @@ import { lockCustomerForUse } from '../customers/store.js';
 import { customerUrl } from '../../kernel/customer-urls.js';
 import type { CreatePaymentMethodBody } from './schema.js';
 import type { PaymentMethodRow } from './service.js';
-import { paymentMethodStates, type PaymentMethodUsage } from './state.js';
+import type { PaymentMethodUsage } from './state.js';
 import { verificationKind } from './kind.js';
 
 /** The currency a verification defaults to when the request names none. */
@@ -71,13 +70,15 @@ function verificationRequest(rt: Runtime, row: PaymentMethodRow, card: CardDetai
   return row.actionToken === null ? request : { ...request, returnUrl: verificationReturnUrl(rt.publicUrl(), row) };
 }
 
-export async function createPaymentMethod(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentMethodBody): Promise<Outcome> {
+/** POST /v1/payment-methods as the engine runs it (runMovement): the card checked at once, then the verification's admit rule and what it sends. */
+export function newPaymentMethod(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentMethodBody): NewMovement<PaymentMethodRow, CardVerificationRequest> {
   const customerId = idParam('cus', 'customer', input.customer);
   const card: CardDetails = { number: input.card.number, expMonth: input.card.exp_month, expYear: input.card.exp_year, cvc: input.card.cvc };
   const resuming = ctx.idempotency?.recoveryPoint !== undefined;
   validateCard(card, ctx.livemode, rt.now(), { resuming, param: 'card' });
   const returnUrl = input.return_url === undefined ? null : customerUrl(input.return_url, 'return_url', ctx.livemode);
-  const outcome = await runMovement<PaymentMethodRow, CardVerificationRequest>(db, rt, verificationKind, ctx, {
+  return {
+    kind: verificationKind,
     // The retry carries the same card (its Idempotency-Key fingerprint covers it): the CVC is never kept to send again.
     resend: async (row) => verificationRequest(rt, row, card),
     plan: async () => {
@@ -91,9 +92,7 @@ export async function createPaymentMethod(db: Db, rt: Runtime, ctx: RequestConte
         request: (row) => verificationRequest(rt, row, card),
       };
     },
-  });
-  await eraseIfFailed(db, rt, ctx, outcome);
-  return outcome;
+  };
 }
 
 interface PendingInput {
@@ -148,20 +147,3 @@ async function insertPending(tx: Executor, rt: Runtime, ctx: RequestContext, inp
  * record is erased once the failure is recorded. Best effort after the answer is stored; a
  * method left failed with its record (a crash here) still has it erased when detached.
  */
-async function eraseIfFailed(db: Db, rt: Runtime, ctx: RequestContext, outcome: Outcome): Promise<void> {
-  if (outcome.status !== 201 || outcome.replayed) return;
-  const view = JSON.parse(outcome.body) as { id?: string; status?: string };
-  const uuid = paymentMethodStates.is(view.status ?? '', 'refused') && view.id ? parseId('pm', view.id) : undefined;
-  if (uuid) await eraseFailedCard(db, rt, ctx, uuid);
-}
-
-/** Erases the sealed card of a method whose verification failed (here, or on the customer's return from 3-D Secure). */
-export async function eraseFailedCard(db: Db, rt: Runtime, ctx: Pick<RequestContext, 'accountId' | 'livemode'>, uuid: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    const own = and(eq(paymentMethods.accountId, ctx.accountId), eq(paymentMethods.livemode, ctx.livemode), eq(paymentMethods.id, uuid));
-    const [row] = await tx.select().from(paymentMethods).where(own).for('update');
-    if (!row?.vaultRecordId || !paymentMethodStates.is(row.status, 'refused')) return;
-    await rt.vault.erase(tx, ctx, row.vaultRecordId);
-    await tx.update(paymentMethods).set({ vaultRecordId: null }).where(own);
-  });
-}

@@ -52,7 +52,7 @@ import { keepInFlight } from './in-flight.js';
 import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, usableSavedCard } from './saved-cards.js';
 import { applyState } from '../../movement/apply.js';
 import { askStatus } from '../../movement/calls.js';
-import { runMovement, type Admission } from '../../movement/engine.js';
+import type { Admission, NewMovement } from '../../movement/engine.js';
 import { paymentStates, type PaymentStatus } from './state.js';
 import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod } from '../mandates/debits.js';
 import { loadMandate } from '../mandates/service.js';
@@ -60,8 +60,10 @@ import { loadMandate } from '../mandates/service.js';
 
 const PAYMENTS: Resource<typeof payments> = { table: payments, prefix: 'pay', name: 'payment' };
 
-export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): Promise<Outcome> {
-  return runMovement<PaymentRow, ChargeRequest>(db, rt, paymentKind, ctx, {
+/** POST /v1/payments as the engine runs it (runMovement): a payment of an open order, its admit rule and what it sends. */
+export function newPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): NewMovement<PaymentRow, ChargeRequest> {
+  return {
+    kind: paymentKind,
     oneStatement: async () => {
       const atOnce = await tryCreateCardPaymentAtOnce(db, rt, ctx, input);
       if (!atOnce) return undefined;
@@ -87,7 +89,7 @@ export function createPayment(db: Db, rt: Runtime, ctx: RequestContext, input: C
       return chargeRequest(row, charged, rt.publicUrl());
     },
     plan: () => planPayment(db, rt, ctx, input),
-  });
+  };
 }
 
 /** The fresh path of a payment: its method and return URL checked, routing read, then its admit rule. */

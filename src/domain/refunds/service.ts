@@ -14,7 +14,7 @@ import type { Db, Executor } from '../../storage/db.js';
 import { payments, refunds } from '../../storage/schema.js';
 import { parseId } from '../../kernel/ids.js';
 import { ApiError, invalidState } from '../../kernel/errors.js';
-import type { Outcome, RequestContext } from '../../kernel/context.js';
+import type { RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
 import { idParam } from '../../kernel/pagination.js';
 import { newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
@@ -29,15 +29,17 @@ import { refundView } from './transitions.js';
 import { refundKind, refundRequest } from './kind.js';
 import type { RefundRow } from './transitions.js';
 import type { RefundRequest } from '../../connectors/types.js';
-import { runMovement } from '../../movement/engine.js';
+import type { NewMovement } from '../../movement/engine.js';
 import { resendCheckAt } from '../../movement/saga.js';
 import { planted } from '../../kernel/plants.js';
 import { assertNotDisputed } from '../disputes/service.js';
 
 const REFUNDS: Resource<typeof refunds> = { table: refunds, prefix: 'ref', name: 'refund' };
 
-export function createRefund(db: Db, rt: Runtime, ctx: RequestContext, input: CreateRefundBody): Promise<Outcome> {
-  return runMovement<RefundRow, RefundRequest>(db, rt, refundKind, ctx, {
+/** POST /v1/refunds as the engine runs it (runMovement): a refund of a captured payment, its admit rule and what it sends. */
+export function newRefund(db: Db, rt: Runtime, ctx: RequestContext, input: CreateRefundBody): NewMovement<RefundRow, RefundRequest> {
+  return {
+    kind: refundKind,
     resend: (row) => refundRequest(db, row),
     plan: async () => {
       const paymentUuid = parseId('pay', input.payment);
@@ -50,7 +52,7 @@ export function createRefund(db: Db, rt: Runtime, ctx: RequestContext, input: Cr
         request: (row) => refundRequest(db, row),
       };
     },
-  });
+  };
 }
 
 /**

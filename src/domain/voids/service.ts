@@ -16,7 +16,7 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { notFound } from '../../kernel/lookup.js';
 import { newOwnedRow } from '../../kernel/tenant.js';
 import { lockRow } from '../../movement/apply.js';
-import { runMovement } from '../../movement/engine.js';
+import { runMovement, type NewMovement } from '../../movement/engine.js';
 import { resendCheckAt } from '../../movement/saga.js';
 import type { CancelAuthorizationRequest } from '../../connectors/types.js';
 import type { Runtime } from '../../runtime.js';
@@ -30,10 +30,13 @@ import type { VoidRow } from './transitions.js';
 import type { CancelPaymentBody } from './schema.js';
 import type { CancellationReason } from './state.js';
 
-/** POST /v1/payments/{id}/cancel: the answer is the payment (canceled, or still requires_capture while the processor confirms). */
-export function cancelPayment(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: CancelPaymentBody): Promise<Outcome> {
+/**
+ * POST /v1/payments/{id}/cancel as the engine runs it (runMovement): a void of the payment's
+ * authorisation; the answer is the payment (canceled, or still requires_capture while the processor confirms).
+ */
+export function newVoid(db: Db, rt: Runtime, ctx: RequestContext, id: string, input: CancelPaymentBody): NewMovement<VoidRow, CancelAuthorizationRequest> {
   const paymentUuid = parseId('pay', id);
-  return voidPayment(db, rt, ctx, paymentUuid, (input.cancellation_reason as CancellationReason | undefined) ?? 'requested_by_customer', async () => {
+  return voidOf(db, rt, ctx, paymentUuid, (input.cancellation_reason as CancellationReason | undefined) ?? 'requested_by_customer', async () => {
     const missing = await notFound(db, ctx, payments, paymentUuid, 'payment', id);
     return new ApiError('resource_missing', { param: 'id', message: missing.message });
   });
@@ -45,18 +48,26 @@ export function cancelPayment(db: Db, rt: Runtime, ctx: RequestContext, id: stri
  */
 export function voidWithoutKey(db: Db, rt: Runtime, ctx: RequestContext, paymentUuid: string, reason: CancellationReason): Promise<Outcome> {
   const keyless: RequestContext = { ...ctx, idempotency: undefined, deferredIdempotency: undefined };
-  return voidPayment(db, rt, keyless, paymentUuid, reason, async () => new Error(`payment ${paymentUuid} vanished before its void`));
+  return runMovement(db, rt, keyless, voidOf(db, rt, keyless, paymentUuid, reason, async () => new Error(`payment ${paymentUuid} vanished before its void`)));
 }
 
-function voidPayment(db: Db, rt: Runtime, ctx: RequestContext, paymentUuid: string | undefined, reason: CancellationReason, missing: () => Promise<Error>): Promise<Outcome> {
-  return runMovement<VoidRow, CancelAuthorizationRequest>(db, rt, voidKind, ctx, {
+function voidOf(
+  db: Db,
+  rt: Runtime,
+  ctx: RequestContext,
+  paymentUuid: string | undefined,
+  reason: CancellationReason,
+  missing: () => Promise<Error>,
+): NewMovement<VoidRow, CancelAuthorizationRequest> {
+  return {
+    kind: voidKind,
     resend: (row) => voidRequestOf(db, row),
     plan: async () => ({
       admit: async (tx, now) => (paymentUuid ? admitVoid(tx, rt, ctx, paymentUuid, reason, now) : undefined),
       missing,
       request: (row) => voidRequestOf(db, row),
     }),
-  });
+  };
 }
 
 /**

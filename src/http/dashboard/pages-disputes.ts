@@ -1,9 +1,10 @@
 // Dashboard pages of disputes: the list (by status), and a dispute with its deadline, its money,
 // its evidence form (save, or save and submit to the processor), accepting it, and its events —
 // the same calls as POST /v1/disputes/{id}/evidence and /accept (src/domain/disputes/answers.ts).
+import { runMovement } from '../../movement/engine.js';
 import type { App } from '../types.js';
 import { listDisputes, retrieveDispute } from '../../domain/disputes/service.js';
-import { acceptDispute, answerWithEvidence } from '../../domain/disputes/answers.js';
+import { newAcceptance, answerWithEvidence } from '../../domain/disputes/answers.js';
 import { DisputeEvidenceBody, EVIDENCE_FIELDS, ListDisputesQuery, type DisputeView } from '../../domain/disputes/schema.js';
 import { DISPUTE_STATUSES, disputeStates } from '../../domain/disputes/state.js';
 import { listEvents } from '../../events/service.js';
@@ -77,7 +78,7 @@ export function registerDisputePages(app: App, deps: DashboardDeps) {
 
   app.post('/dashboard/disputes/:id/accept', async (req, reply) => {
     const { id } = req.params as { id: string };
-    await act(deps, req, formOf(req.body).idem, {}, () => acceptDispute(db, rt, req.ctx, id));
+    await act(deps, req, formOf(req.body).idem, {}, () => runMovement(db, rt, req.ctx, newAcceptance(db, rt, req.ctx, id)));
     return reply.redirect(`/dashboard/disputes/${id}?notice=accepted`, 303);
   });
 }

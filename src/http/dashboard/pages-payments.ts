@@ -1,17 +1,18 @@
 // Dashboard pages of payment orders and payments: lists with filters, an order with its payments,
 // a payment with its attempts, captures, refunds and events, and the actions on them (refund,
 // capture or void an authorisation, cancel, and in test mode resolving a pending payment).
+import { runMovement } from '../../movement/engine.js';
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../types.js';
-import { cancelOrderVoidingFirst, cancelPayment } from '../../domain/voids/service.js';
+import { cancelOrderVoidingFirst, newVoid } from '../../domain/voids/service.js';
 import { listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
 import { listPayments, resolveTestPayment, retrievePayment } from '../../domain/payments/service.js';
-import { createRefund, listRefunds } from '../../domain/refunds/service.js';
+import { newRefund, listRefunds } from '../../domain/refunds/service.js';
 import { listEvents } from '../../events/service.js';
 import { ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import { ListPaymentsQuery, ResolvePaymentBody, type PaymentView } from '../../domain/payments/schema.js';
 import { CreateRefundBody, REFUND_REASONS } from '../../domain/refunds/schema.js';
-import { capturePayment } from '../../domain/captures/service.js';
+import { newCapture } from '../../domain/captures/service.js';
 import { CapturePaymentBody } from '../../domain/captures/schema.js';
 import { PAYMENT_ORDER_STATUSES } from '../../domain/payment-orders/state.js';
 import { PAYMENT_STATUSES } from '../../domain/payments/state.js';
@@ -130,7 +131,7 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
       ...(form.amount ? { amount: parseMoney(form.amount, payment.currency) } : {}),
       ...(form.reason ? { reason: form.reason } : {}),
     });
-    await act(deps, req, form.idem, input, () => createRefund(db, rt, req.ctx, input));
+    await act(deps, req, form.idem, input, () => runMovement(db, rt, req.ctx, newRefund(db, rt, req.ctx, input)));
     return reply.redirect(`/dashboard/payments/${payment.id}?notice=refunded`, 303);
   });
 
@@ -142,13 +143,13 @@ export function registerPaymentPages(app: App, deps: DashboardDeps) {
       ...(form.amount ? { amount: parseMoney(form.amount, payment.currency) } : {}),
       final_capture: form.final_capture !== 'false',
     });
-    await act(deps, req, form.idem, input, () => capturePayment(db, rt, req.ctx, payment.id, input));
+    await act(deps, req, form.idem, input, () => runMovement(db, rt, req.ctx, newCapture(db, rt, req.ctx, payment.id, input)));
     return reply.redirect(`/dashboard/payments/${payment.id}?notice=captured`, 303);
   });
 
   app.post('/dashboard/payments/:id/cancel', async (req, reply) => {
     const { id } = req.params as { id: string };
-    await act(deps, req, formOf(req.body).idem, {}, () => cancelPayment(db, rt, req.ctx, id, {}));
+    await act(deps, req, formOf(req.body).idem, {}, () => runMovement(db, rt, req.ctx, newVoid(db, rt, req.ctx, id, {})));
     return reply.redirect(`/dashboard/payments/${id}?notice=voided`, 303);
   });
 

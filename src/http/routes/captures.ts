@@ -1,13 +1,14 @@
 // HTTP surface of captures and voids: taking a manual payment's authorised money, or releasing it (docs/authorise-and-capture.md).
+import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
 import { CancelPaymentBody } from '../../domain/voids/schema.js';
-import { cancelPayment } from '../../domain/voids/service.js';
+import { newVoid } from '../../domain/voids/service.js';
 import { CapturePaymentBody, ListCapturesQuery } from '../../domain/captures/schema.js';
-import { capturePayment, listCaptures, retrieveCapture } from '../../domain/captures/service.js';
+import { newCapture, listCaptures, retrieveCapture } from '../../domain/captures/service.js';
 import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
 
@@ -34,7 +35,7 @@ export function registerCaptureRoutes(app: App, db: Db, rt: Runtime) {
         },
       },
     },
-    async (req, reply) => sendOutcome(reply, await capturePayment(db, rt, req.ctx, req.params.id, req.body)),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newCapture(db, rt, req.ctx, req.params.id, req.body))),
   );
 
   app.post<{ Params: { id: string }; Body: CancelPaymentBody }>(
@@ -54,7 +55,7 @@ export function registerCaptureRoutes(app: App, db: Db, rt: Runtime) {
         response: { 200: Type.Ref('Payment'), ...errorResponses('resource_missing', 'invalid_state') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await cancelPayment(db, rt, req.ctx, req.params.id, req.body ?? {})),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newVoid(db, rt, req.ctx, req.params.id, req.body ?? {}))),
   );
 
   registerReadRoutes(app, {

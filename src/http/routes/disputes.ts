@@ -1,5 +1,6 @@
 // HTTP surface of disputes: cardholders' chargebacks as the processors report them, and the
 // merchant's answers to them (docs/disputes.md).
+import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
@@ -7,7 +8,7 @@ import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
 import { DisputeEvidenceBody, ListDisputesQuery } from '../../domain/disputes/schema.js';
 import { listDisputes, retrieveDispute } from '../../domain/disputes/service.js';
-import { acceptDispute, answerWithEvidence } from '../../domain/disputes/answers.js';
+import { newAcceptance, answerWithEvidence } from '../../domain/disputes/answers.js';
 import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
 
@@ -54,7 +55,7 @@ export function registerDisputeRoutes(app: App, db: Db, rt: Runtime) {
         response: { 200: Type.Ref('Dispute'), ...errorResponses('resource_missing', 'invalid_state', 'dispute_response_refused') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await acceptDispute(db, rt, req.ctx, req.params.id)),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newAcceptance(db, rt, req.ctx, req.params.id))),
   );
 
   registerReadRoutes(app, {

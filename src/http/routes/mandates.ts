@@ -1,4 +1,5 @@
 // HTTP surface of mandates and their test helper: validate, call one service function, shape the answer.
+import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
@@ -8,7 +9,7 @@ import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters 
 import { addSharedSchema } from '../validation.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
 import {
-  createMandate,
+  newMandate,
   listMandates,
   resolveTestMandate,
   retrieveMandate,
@@ -45,7 +46,7 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Runt
         response: { 201: MandateRef, ...errorResponses('resource_missing', 'routing_no_match', 'processor_unavailable') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createMandate(db, rt, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newMandate(db, rt, req.ctx, req.body))),
   );
 
   registerReadRoutes(app, {

@@ -1,12 +1,13 @@
 // HTTP surface of saved payment methods: save a card without paying (verified by a zero-amount
 // authorisation, src/domain/payment-methods/verification.ts), read, update and detach.
+import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentMethodBody, ListPaymentMethodsQuery, UpdatePaymentMethodBody } from '../../domain/payment-methods/schema.js';
-import { createPaymentMethod } from '../../domain/payment-methods/verification.js';
+import { newPaymentMethod } from '../../domain/payment-methods/verification.js';
 import { returnFromVerification } from '../../domain/payment-methods/actions.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import { detachPaymentMethod, listPaymentMethods, retrievePaymentMethod, updatePaymentMethod } from '../../domain/payment-methods/service.js';
@@ -39,7 +40,7 @@ export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
         response: { 201: PaymentMethodRef, ...errorResponses('resource_missing', 'routing_no_match', 'processor_unavailable') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPaymentMethod(db, rt, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newPaymentMethod(db, rt, req.ctx, req.body))),
   );
 
   app.register(async (scope) => {

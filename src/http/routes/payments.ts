@@ -1,11 +1,13 @@
-// HTTP surface of payments: validate, call one service function, shape the answer.
+// HTTP surface of payments: validate, call one service function (a new payment: the engine with
+// the payment's admit rule), shape the answer.
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { errorResponses, IdempotencyHeader, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
-import { createPayment, listPayments, retrievePayment } from '../../domain/payments/service.js';
+import { listPayments, newPayment, retrievePayment } from '../../domain/payments/service.js';
+import { runMovement } from '../../movement/engine.js';
 import type { Config } from '../../config.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import type { Runtime } from '../../runtime.js';
@@ -34,7 +36,7 @@ export function registerPaymentRoutes(app: App, db: Db, rt: Runtime, config: Con
         response: { 201: PaymentRef, ...errorResponses('resource_missing', 'order_not_payable', 'routing_no_match', 'amount_above_limit', 'mandate_not_active', 'currency_mismatch', 'processor_unavailable') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createPayment(db, rt, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newPayment(db, rt, req.ctx, req.body))),
   );
 
   app.get(

@@ -1,11 +1,12 @@
 // HTTP surface of refunds.
+import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
 import { CreateRefundBody, ListRefundsQuery } from '../../domain/refunds/schema.js';
-import { createRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
+import { newRefund, listRefunds, retrieveRefund } from '../../domain/refunds/service.js';
 import type { Runtime } from '../../runtime.js';
 import { registerReadRoutes } from './reads.js';
 
@@ -27,7 +28,7 @@ export function registerRefundRoutes(app: App, db: Db, rt: Runtime) {
         response: { 201: RefundRef, ...errorResponses('resource_missing', 'invalid_state', 'amount_above_refundable', 'insufficient_balance', 'charge_disputed') },
       },
     },
-    async (req, reply) => sendOutcome(reply, await createRefund(db, rt, req.ctx, req.body)),
+    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newRefund(db, rt, req.ctx, req.body))),
   );
 
   registerReadRoutes(app, {
