@@ -1,5 +1,4 @@
 // HTTP surface of mandates and their test helper: validate, call one service function, shape the answer.
-import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import { sendOutcome } from '../types.js';
@@ -8,13 +7,8 @@ import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { addSharedSchema } from '../validation.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
-import {
-  newMandate,
-  listMandates,
-  resolveTestMandate,
-  retrieveMandate,
-  revokeMandate,
-} from '../../domain/mandates/service.js';
+import { listMandates, newMandate, resolveTestMandate, retrieveMandate, revokeMandate } from '../../domain/mandates/service.js';
+import { runMovement } from '../../movement/engine.js';
 import type { Runtime } from '../../runtime.js';
 import { redactBankAccountForFingerprint, registerBankAccountSchemas } from './bank-account-schemas.js';
 import { registerReadRoutes } from './reads.js';

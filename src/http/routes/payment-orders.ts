@@ -9,11 +9,7 @@ import { registerReadRoutes } from './reads.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
 import { CreatePaymentOrderBody, ListPaymentOrdersQuery } from '../../domain/payment-orders/schema.js';
 import { cancelOrderVoidingFirst } from '../../domain/voids/service.js';
-import {
-  createPaymentOrder,
-  listPaymentOrders,
-  retrievePaymentOrder,
-} from '../../domain/payment-orders/service.js';
+import { createPaymentOrder, listPaymentOrders, retrievePaymentOrder } from '../../domain/payment-orders/service.js';
 
 const PaymentOrderRef = Type.Ref('PaymentOrder');
 const tags = ['payment orders'];
