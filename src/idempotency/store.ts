@@ -7,7 +7,8 @@
 // back instead of acting twice.
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { Db, Executor } from '../storage/db.js';
+import { rowsOf, type Db, type Executor } from '../storage/db.js';
+import { deleteBatch } from '../storage/trim.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Encryptor } from '../kernel/encryption.js';
 import type { IdempotencyClaim, Outcome, RequestContext } from '../kernel/context.js';
@@ -41,8 +42,6 @@ interface Settings {
 const SEALED_PREFIX = 'sealed:';
 const sealContext = (accountId: string, livemode: boolean, key: string) => `idempotency:${accountId}:${livemode}:${key}`;
 
-type Row = Record<string, unknown>;
-const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 
 export async function claimKey(db: Db, ctx: RequestContext, key: string, print: string, settings: Settings): Promise<ClaimResult> {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -173,14 +172,7 @@ export async function releaseKey(db: Db, ctx: RequestContext): Promise<void> {
 }
 
 export async function sweepExpiredKeys(db: Db, batch = 1000): Promise<number> {
-  const deleted = rowsOf(
-    await db.execute(sql`
-      DELETE FROM idempotency_keys
-      WHERE (account_id, livemode, key) IN (
-        SELECT account_id, livemode, key FROM idempotency_keys WHERE expires_at <= now() LIMIT ${batch})
-      RETURNING 1 AS ok`),
-  );
-  return deleted.length;
+  return deleteBatch(db, sql`idempotency_keys`, ['account_id', 'livemode', 'key'], sql`expires_at <= now()`, batch);
 }
 
 /**

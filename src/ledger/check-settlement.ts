@@ -3,7 +3,7 @@
 // moved to available at most once — one settlement entry for a closed row that had money left,
 // none otherwise.
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../storage/db.js';
+import { rowsOf, type Db } from '../storage/db.js';
 
 export interface SettlementMismatch {
   account_id: string;
@@ -15,8 +15,6 @@ export interface SettlementMismatch {
   found: number;
 }
 
-type Row = Record<string, unknown>;
-const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 
 export async function checkSettlements(db: Db, scope: (column: string) => SQL): Promise<SettlementMismatch[]> {
   const pending = rowsOf(

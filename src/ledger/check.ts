@@ -6,7 +6,7 @@
 // back; a dispute's funds are withdrawn once more than reinstated while they are out), and that pending money matches its open settlements, each moved to available at most
 // once (check-settlement.ts). Used by `npm run cli -- ledger check` and by the tests.
 import { sql } from 'drizzle-orm';
-import type { Db } from '../storage/db.js';
+import { rowsOf, type Db } from '../storage/db.js';
 import { toPublicId } from '../kernel/ids.js';
 import { SOURCE_PREFIXES } from './balance.js';
 import { checkSettlements, type SettlementMismatch } from './check-settlement.js';
@@ -30,8 +30,6 @@ export interface LedgerCheckReport {
   settlementMismatches: SettlementMismatch[];
 }
 
-type Row = Record<string, unknown>;
-const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 
 export async function checkLedger(db: Db, opts: { accountId?: string } = {}): Promise<LedgerCheckReport> {
   const scope = (column: string) => (opts.accountId ? sql`${sql.raw(column)} = ${opts.accountId}` : sql`true`);

@@ -19,6 +19,7 @@ import { parseId, toPublicId } from '../kernel/ids.js';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import type { Runtime } from '../runtime.js';
 import type { Db, Tx } from '../storage/db.js';
+import { deleteBatch } from '../storage/trim.js';
 import { connectorWebhookEvents } from '../storage/schema.js';
 import { applyState } from './apply.js';
 import { publicIdOfReference, referenceOf, type AnyKind } from './kind.js';
@@ -220,10 +221,5 @@ async function applyOnce(
  */
 export async function sweepAppliedEvents(db: Db, now: Date, retentionDays: number, batch = 1000): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
-  const result = await db.execute(sql`
-    DELETE FROM connector_webhook_events
-    WHERE (account_id, connector, event_id) IN (
-      SELECT account_id, connector, event_id FROM connector_webhook_events WHERE received_at < ${cutoff}::timestamptz LIMIT ${batch})
-    RETURNING 1 AS ok`);
-  return (result as unknown as { rows: unknown[] }).rows.length;
+  return deleteBatch(db, sql`connector_webhook_events`, ['account_id', 'connector', 'event_id'], sql`received_at < ${cutoff}::timestamptz`, batch);
 }

@@ -18,6 +18,9 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
 export type Executor = Db | Tx;
 
+/** The rows of a raw statement's result (`db.execute(sql…)`), which drizzle types loosely. */
+export const rowsOf = <R = Record<string, unknown>>(result: unknown): R[] => (result as { rows: R[] }).rows;
+
 export interface Database {
   db: Db;
   kind: 'postgres' | 'pglite';

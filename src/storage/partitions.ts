@@ -13,7 +13,8 @@
 // connector_webhook_events, webhook_deliveries' fan-out key) stay unpartitioned with one global
 // key, trimmed (where they are) by batched deletes.
 import { sql } from 'drizzle-orm';
-import type { Db, Executor } from './db.js';
+import { rowsOf, type Db, type Executor } from './db.js';
+import { deleteBatch } from './trim.js';
 import { isDatabaseError } from './errors.js';
 
 export type Period = 'month' | 'day';
@@ -38,8 +39,6 @@ const PARTITION_LOCK = 72707002;
 const LOCK_TIMEOUT = '2s';
 const LOCK_NOT_AVAILABLE = '55P03';
 
-type Row = Record<string, unknown>;
-const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 const asDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 
 /** The start of `at`'s period, `offset` periods on (UTC). */
@@ -177,11 +176,6 @@ export async function dropPartitionsBefore(db: Db, table: PartitionedTable, cuto
     });
   }
   const fallback = sql.identifier(`${table}_default`);
-  gone += rowsOf(
-    await db.execute(sql`
-      DELETE FROM ${fallback} WHERE (account_id, id) IN (
-        SELECT account_id, id FROM ${fallback} WHERE created_at < ${cutoff.toISOString()}::timestamptz LIMIT ${batch})
-      RETURNING 1 AS ok`),
-  ).length;
+  gone += await deleteBatch(db, sql`${fallback}`, ['account_id', 'id'], sql`created_at < ${cutoff.toISOString()}::timestamptz`, batch);
   return gone;
 }

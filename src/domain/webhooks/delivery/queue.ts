@@ -2,11 +2,9 @@
 // deliveries are leased to one worker. Each is one statement, so no transaction spans a batch.
 import crypto from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../../../storage/db.js';
+import { rowsOf, type Db } from '../../../storage/db.js';
 import type { events } from '../../../storage/schema.js';
 
-type Row = Record<string, unknown>;
-const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 const asDate = (value: unknown): Date | null => (value === null || value === undefined ? null : value instanceof Date ? value : new Date(String(value)));
 
 // --- 1. dispatch ---------------------------------------------------------------------------------

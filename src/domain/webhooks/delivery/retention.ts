@@ -7,10 +7,9 @@
 // on the endpoint row, so forgetting old attempts cannot disable or re-enable anything.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../../storage/db.js';
+import { deleteBatch } from '../../../storage/trim.js';
 import { dropPartitionsBefore } from '../../../storage/partitions.js';
 
-type Row = Record<string, unknown>;
-const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
 
 export async function sweepWebhookHistory(
   db: Db,
@@ -20,13 +19,6 @@ export async function sweepWebhookHistory(
 ): Promise<{ attempts: number; deliveries: number }> {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000).toISOString();
   const attempts = await dropPartitionsBefore(db, 'webhook_attempts', new Date(cutoff), batch);
-  const deliveries = rowsOf(
-    await db.execute(sql`
-      DELETE FROM webhook_deliveries
-      WHERE (account_id, id) IN (
-        SELECT account_id, id FROM webhook_deliveries
-        WHERE status <> 'pending' AND updated_at < ${cutoff}::timestamptz LIMIT ${batch})
-      RETURNING 1 AS ok`),
-  ).length;
+  const deliveries = await deleteBatch(db, sql`webhook_deliveries`, ['account_id', 'id'], sql`status <> 'pending' AND updated_at < ${cutoff}::timestamptz`, batch);
   return { attempts, deliveries };
 }
