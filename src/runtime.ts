@@ -8,7 +8,7 @@ import type { CallDeps, Owner } from './connectors/router.js';
 import { createEncryptor, type Encryptor } from './kernel/encryption.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { connectorAccountSource } from './connectors/account-credentials.js';
-import type { RoutingCacheEntry, RoutingStatsEntry } from './connectors/routing-rules.js';
+import type { RoutingCacheEntry, RoutingStatsEntry } from './storage/routing-rules.js';
 import { createVault, type Vault } from './vault/vault.js';
 
 export interface Runtime {

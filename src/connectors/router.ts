@@ -20,7 +20,7 @@ import {
   type PaymentMethodType,
 } from './types.js';
 import type { DeclineType } from '../kernel/decline-types.js';
-import type { CascadeRule, RoutingStrategy } from './routing-rules.js';
+import type { CascadeRule, RoutingStrategy } from '../storage/routing-rules.js';
 
 export interface RoutingRule {
   name?: string;

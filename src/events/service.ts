@@ -8,7 +8,7 @@ import { insertRow } from '../storage/prepared.js';
 import { newId, toPublicId } from '../kernel/ids.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { ListParams, Page } from '../kernel/pagination.js';
-import { listPage, loadOne, type Resource } from '../kernel/tenant.js';
+import { listPage, loadOne, type Resource } from '../storage/tenant.js';
 import type { EventType } from './types.js';
 import { planted } from '../kernel/plants.js';
 

@@ -7,7 +7,7 @@ import { ApiError } from '../kernel/errors.js';
 import { respond } from '../idempotency/store.js';
 import type { Outcome, RequestContext } from '../kernel/context.js';
 import type { Page } from '../kernel/pagination.js';
-import { listPage, type Resource } from '../kernel/tenant.js';
+import { listPage, type Resource } from '../storage/tenant.js';
 import { pendingByDate, settlementDates } from './settlement.js';
 import { MERCHANT_BALANCES, testFunding, type EntryType, type MerchantBalance } from './journal.js';
 import type { BalanceTransactionView, BalanceView, FundBalanceBody, ListBalanceTransactionsQuery } from './schema.js';

@@ -8,7 +8,7 @@ import type { Outcome, RequestContext } from '../kernel/context.js';
 import { respond } from '../idempotency/store.js';
 import type { Runtime } from '../runtime.js';
 import type { Db, Executor } from '../storage/db.js';
-import { selectOwnRow } from '../kernel/tenant.js';
+import { selectOwnRow } from '../storage/tenant.js';
 import type { AnyKind } from './kind.js';
 import type { MovementRow, MovementTable } from './row.js';
 import { applyReport, type ReportedUpdate } from './report.js';

@@ -12,7 +12,7 @@ import { recordEvent } from '../events/service.js';
 import type { EventObject, EventStatus, EventType } from '../events/types.js';
 import type { Executor } from '../storage/db.js';
 import type { MovementRow, MovementTable } from './row.js';
-import { updateOwnRow } from '../kernel/tenant.js';
+import { updateOwnRow } from '../storage/tenant.js';
 
 /**
  * What moves with a status change: `row` as it now stands, `before` as it stood (a charge-back is

@@ -5,7 +5,7 @@
 // on a migrated database (docs/operations.md#distributing-by-account-citus).
 import { sql } from 'drizzle-orm';
 import { DECLINE_TYPES } from '../kernel/decline-types.js';
-import type { RoutingExplanation, StoredCascade } from '../connectors/routing-rules.js';
+import type { RoutingExplanation, StoredCascade } from './routing-rules.js';
 import {
   type AnyPgColumn,
   bigint,

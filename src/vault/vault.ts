@@ -3,7 +3,7 @@
 // (a payment, a verification), and every unsealing leaves an audit row in the same transaction;
 // erasing a record destroys its data key (crypto-shredding). Nothing else reads vault_records.
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
-import { selectOwnRow } from '../kernel/tenant.js';
+import { selectOwnRow } from '../storage/tenant.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { EncryptionKey } from '../kernel/encryption.js';
 import { newId, parseId } from '../kernel/ids.js';

@@ -18,7 +18,7 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, type Resource, tenantReads } from '../../storage/tenant.js';
 import type { Runtime } from '../../runtime.js';
 import type { BeneficiaryView, CreateBeneficiaryBody, ListBeneficiariesQuery, UpdateBeneficiaryBody } from './schema.js';
 import { beneficiaryStates, type BeneficiaryStatus } from './state.js';

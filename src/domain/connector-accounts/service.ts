@@ -12,7 +12,7 @@ import { catalogueEntry, checkCredentials, webhookSecretField, CATALOGUE, type C
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { ApiError } from '../../kernel/errors.js';
 import { newId } from '../../kernel/ids.js';
-import { changeOne, tenantReads, type Resource } from '../../kernel/tenant.js';
+import { changeOne, tenantReads, type Resource } from '../../storage/tenant.js';
 import { respond } from '../../idempotency/store.js';
 import type { Runtime } from '../../runtime.js';
 import type { Db, Tx } from '../../storage/db.js';

@@ -12,7 +12,7 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, newOwnedRow, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, newOwnedRow, tenantReads } from '../../storage/tenant.js';
 import { detachPaymentMethodsOf } from '../payment-methods/service.js';
 import type { Vault } from '../../vault/vault.js';
 import type { CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from './schema.js';

@@ -6,7 +6,7 @@ import type { Executor } from '../../storage/db.js';
 import { customers } from '../../storage/schema.js';
 import { toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
-import { ownRow, type Resource } from '../../kernel/tenant.js';
+import { ownRow, type Resource } from '../../storage/tenant.js';
 import type { CustomerView } from './schema.js';
 
 export type CustomerRow = typeof customers.$inferSelect;

@@ -7,7 +7,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { DisputeReport } from '../../connectors/disputes.js';
 import { systemContext } from '../../events/service.js';
 import { recordEvent } from '../../events/service.js';
-import { newOwnedRow } from '../../kernel/tenant.js';
+import { newOwnedRow } from '../../storage/tenant.js';
 import type { DisputeApplier } from '../../movement/inbound.js';
 import type { Executor } from '../../storage/db.js';
 import { disputes, payments } from '../../storage/schema.js';

@@ -7,7 +7,7 @@ import { disputes } from '../../storage/schema.js';
 import { ApiError } from '../../kernel/errors.js';
 import { toPublicId } from '../../kernel/ids.js';
 import { idParam } from '../../kernel/pagination.js';
-import { type Resource, tenantReads } from '../../kernel/tenant.js';
+import { type Resource, tenantReads } from '../../storage/tenant.js';
 import type { ListDisputesQuery } from './schema.js';
 import { disputeStates, DISPUTE_STATUSES, type DisputeStatus } from './state.js';
 import { disputeView } from './transitions.js';

@@ -20,7 +20,7 @@ import {
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Page } from '../../kernel/pagination.js';
-import { changeOne, listPage, loadOne, type Resource } from '../../kernel/tenant.js';
+import { changeOne, listPage, loadOne, type Resource } from '../../storage/tenant.js';
 import { routingFor } from '../routing/targets.js';
 import { planMovementRoute } from '../routing/planner.js';
 import { callConnector } from '../../connectors/router.js';

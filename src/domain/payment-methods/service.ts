@@ -12,7 +12,7 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, newOwnedRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, newOwnedRow, type Resource, tenantReads } from '../../storage/tenant.js';
 import type { CardSummary } from '../payments/cards.js';
 import { lockCustomerForUse } from '../customers/store.js';
 import type { CardFunding, ListPaymentMethodsQuery, PaymentMethodView, UpdatePaymentMethodBody } from './schema.js';

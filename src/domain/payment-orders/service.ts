@@ -9,7 +9,7 @@ import { claimDeferred, respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent, systemContext } from '../../events/service.js';
 import type { EventType } from '../../events/types.js';
-import { changeOne, loadOne, selectOwnRow, updateOwnRow, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { changeOne, loadOne, selectOwnRow, updateOwnRow, type Resource, tenantReads } from '../../storage/tenant.js';
 import { CUSTOMERS, lockCustomerForUse } from '../customers/store.js';
 import type { CreatePaymentOrderBody, ListPaymentOrdersQuery, PaymentOrderView } from './schema.js';
 import { NEW_ORDER_STATUS, paymentOrderStates, type PaymentOrderStatus } from './state.js';

@@ -13,7 +13,7 @@
 // its reference (the payment's `reference` and `route` below), and sends only if none holds it.
 // The rule's cascade is frozen on the payment when it is created: a change of rules never changes
 // where a payment in flight may go.
-import type { CascadeRule, StoredCascade } from '../../connectors/routing-rules.js';
+import type { CascadeRule, StoredCascade } from '../../storage/routing-rules.js';
 import type { ChargeRequest, ChargeState } from '../../connectors/types.js';
 import type { Attempt } from '../../connectors/router.js';
 import { toPublicId } from '../../kernel/ids.js';

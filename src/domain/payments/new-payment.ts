@@ -12,7 +12,7 @@ import type { Routing } from '../routing/targets.js';
 import { cascadeOf, planExplainedRoute } from '../routing/planner.js';
 import { segmentOutcomes, type SegmentOutcomes } from '../routing/stats.js';
 import type { Ranked } from '../routing/strategy.js';
-import type { CascadeRule } from '../../connectors/routing-rules.js';
+import type { CascadeRule } from '../../storage/routing-rules.js';
 import { attemptFields, callsOf } from './cascade.js';
 import type { PaymentOrderRow } from '../payment-orders/service.js';
 import type { MandateRow } from '../mandates/transitions.js';

@@ -6,7 +6,7 @@
 // summary and what a merchant-initiated request cites (the network transaction id).
 import { paymentMethodStates } from '../payment-methods/state.js';
 import { and, eq, isNull } from 'drizzle-orm';
-import { selectOwnRow } from '../../kernel/tenant.js';
+import { selectOwnRow } from '../../storage/tenant.js';
 import type { Db, Executor } from '../../storage/db.js';
 import { paymentMethods, payments } from '../../storage/schema.js';
 import { parseId, toPublicId } from '../../kernel/ids.js';

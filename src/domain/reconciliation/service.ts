@@ -12,7 +12,7 @@ import { ApiError } from '../../kernel/errors.js';
 import { newId, toPublicId } from '../../kernel/ids.js';
 import type { RequestContext } from '../../kernel/context.js';
 import { idParam } from '../../kernel/pagination.js';
-import { loadOne, type Resource, tenantReads } from '../../kernel/tenant.js';
+import { loadOne, type Resource, tenantReads } from '../../storage/tenant.js';
 import { respond } from '../../idempotency/store.js';
 import { recordEvent } from '../../events/service.js';
 import { processorFeeBooked } from '../../ledger/journal.js';

@@ -9,9 +9,9 @@ import { toPublicId } from '../../kernel/ids.js';
 import type { Runtime } from '../../runtime.js';
 import type { Db, Executor } from '../../storage/db.js';
 import { connectorAccounts, routingConfigs } from '../../storage/schema.js';
-import type { AccountRef, RoutingCacheEntry, StoredRule } from '../../connectors/routing-rules.js';
+import type { AccountRef, RoutingCacheEntry, StoredRule } from '../../storage/routing-rules.js';
 
-export type { AccountRef, RoutingCacheEntry, StoredChoice, StoredRule } from '../../connectors/routing-rules.js';
+export type { AccountRef, RoutingCacheEntry, StoredChoice, StoredRule } from '../../storage/routing-rules.js';
 
 const cacheKey = (ctx: Pick<RequestContext, 'accountId' | 'livemode'>) => `${ctx.accountId}:${ctx.livemode}`;
 

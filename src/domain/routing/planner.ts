@@ -6,7 +6,7 @@
 // connectors whose processor cannot take its amount, and a payout without a matching rule goes to
 // the mode's default connectors able to pay out.
 import { ruleMatches } from '../../connectors/router.js';
-import type { CascadeRule } from '../../connectors/routing-rules.js';
+import type { CascadeRule } from '../../storage/routing-rules.js';
 import { ApiError } from '../../kernel/errors.js';
 import type { Runtime } from '../../runtime.js';
 import { rankCandidates, type Outcomes, type Ranked, type SkipReason } from './strategy.js';

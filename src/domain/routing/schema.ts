@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { Currency, Timestamp } from '../../kernel/schemas.js';
 import { MAX_AMOUNT } from '../../kernel/currencies.js';
-import { ROUTING_STRATEGIES, SKIP_REASONS } from '../../connectors/routing-rules.js';
+import { ROUTING_STRATEGIES, SKIP_REASONS } from '../../storage/routing-rules.js';
 import { DECLINE_TYPES } from '../../kernel/decline-types.js';
 
 const ConnectorChoice = Type.Object(

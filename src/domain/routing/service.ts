@@ -7,13 +7,13 @@ import type { Db, Tx } from '../../storage/db.js';
 import { connectorAccounts, routingConfigs } from '../../storage/schema.js';
 import { ApiError } from '../../kernel/errors.js';
 import { parseId } from '../../kernel/ids.js';
-import { notFound } from '../../kernel/lookup.js';
+import { notFound } from '../../storage/lookup.js';
 import type { RequestContext } from '../../kernel/context.js';
 import type { Runtime } from '../../runtime.js';
 import { accountRefs, forgetRouting, loadRoutingEntry, type AccountRef, type RoutingCacheEntry, type StoredChoice, type StoredRule } from './cache.js';
 import { builtInTargets, choiceKey, defaultRuleTargets, routeLengthLimit, unusableBecause, usableTargets } from './targets.js';
 import type { PutRoutingBody, RoutingView } from './schema.js';
-import type { CascadeRule, RoutingStrategy } from '../../connectors/routing-rules.js';
+import type { CascadeRule, RoutingStrategy } from '../../storage/routing-rules.js';
 import { CASCADABLE, NEVER_CASCADED } from '../../connectors/declines.js';
 
 type ChoiceView = RoutingView['rules'][number]['connectors'][number];

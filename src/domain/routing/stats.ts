@@ -13,11 +13,11 @@ import type { RequestContext } from '../../kernel/context.js';
 import type { Runtime } from '../../runtime.js';
 import type { Executor } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
-import type { SegmentOutcomes } from '../../connectors/routing-rules.js';
+import type { SegmentOutcomes } from '../../storage/routing-rules.js';
 import type { Outcomes } from './strategy.js';
 import type { RoutingStatsView } from './schema.js';
 
-export type { SegmentOutcomes } from '../../connectors/routing-rules.js';
+export type { SegmentOutcomes } from '../../storage/routing-rules.js';
 
 /** How far back the window reaches. */
 export const WINDOW_MS = 60 * 60 * 1000;

@@ -11,9 +11,9 @@
 // an outage — is tried again and wins its traffic back if it now approves. It needs no randomness,
 // so the same figures give the same order (the backtest and the tests rely on that).
 import { orderConnectors, strategyOf, type RoutingRule } from '../../connectors/router.js';
-import type { Candidate, RoutingExplanation, SkipReason } from '../../connectors/routing-rules.js';
+import type { Candidate, RoutingExplanation, SkipReason } from '../../storage/routing-rules.js';
 
-export { SKIP_REASONS, type Candidate, type RoutingExplanation, type SkipReason } from '../../connectors/routing-rules.js';
+export { SKIP_REASONS, type Candidate, type RoutingExplanation, type SkipReason } from '../../storage/routing-rules.js';
 
 /** Reasons a connector is left out of the route; a connector whose breaker is open stays in it (last), as the send may find it half-open. */
 const LEFT_OUT: ReadonlySet<SkipReason> = new Set(['currency_not_supported', 'amount_limit', 'capability_missing', 'already_declined']);

@@ -9,7 +9,7 @@ import { ApiError, invalidState } from '../../kernel/errors.js';
 import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { ListParams, Page } from '../../kernel/pagination.js';
-import { findOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
+import { findOne, listPage, loadOne, ownRows, type Resource } from '../../storage/tenant.js';
 import { EVENTS } from '../../events/service.js';
 import { WEBHOOK_ENDPOINTS } from './service.js';
 import type { ListAttemptsQuery, RedeliverBody, WebhookDeliveryAttemptView } from './schema.js';

@@ -15,7 +15,7 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import { recordEvent } from '../../events/service.js';
 import { checkEventPatterns } from '../../events/types.js';
 import type { Page } from '../../kernel/pagination.js';
-import { changeOne, listPage, loadOne, ownRows, type Resource } from '../../kernel/tenant.js';
+import { changeOne, listPage, loadOne, ownRows, type Resource } from '../../storage/tenant.js';
 import { newWebhookSecret } from './signing.js';
 import type { Sender } from './sender.js';
 import { checkUrl } from './destinations.js';

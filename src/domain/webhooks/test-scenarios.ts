@@ -12,7 +12,7 @@ import { respond } from '../../idempotency/store.js';
 import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { EventView } from '../../events/service.js';
 import { signedHeaders, SECRET_PREFIX } from './signing.js';
-import { loadOne } from '../../kernel/tenant.js';
+import { loadOne } from '../../storage/tenant.js';
 import { isGuarded } from './destinations.js';
 import { recordEvidence } from '../accounts/integration.js';
 import { signingSecrets, WEBHOOK_ENDPOINTS, type WebhookSettings } from './service.js';

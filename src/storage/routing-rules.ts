@@ -1,6 +1,6 @@
-// The shapes routing rules are stored and cached in (src/domain/routing/cache.ts), beside the
-// router that calls through them, so that the runtime, which holds the cache, depends on nothing
-// of the routing service.
+// The shapes routing rules are stored and cached in (src/domain/routing/cache.ts), with the schema
+// whose columns hold them: the router that calls through them (src/connectors/router.ts) and the
+// runtime, which holds the cache, read them from here and depend on nothing of the routing service.
 import type { DeclineType } from '../kernel/decline-types.js';
 
 /**

@@ -9,13 +9,13 @@
 //   return changeOne(db, ctx, PAYOUTS, id, async (tx, row) => respond(tx, ctx, 200, …)); // locked row, or 404
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Db, Executor, Tx } from '../storage/db.js';
-import { columnsOf, encodedValues, placeholdersOf, prepared, ShapedStatements, type Preparable } from '../storage/prepared.js';
-import type { RequestContext } from './context.js';
-import { ApiError } from './errors.js';
-import { newId, parseId, type IdPrefix } from './ids.js';
+import type { Db, Executor, Tx } from './db.js';
+import { columnsOf, encodedValues, placeholdersOf, prepared, ShapedStatements, type Preparable } from './prepared.js';
+import type { RequestContext } from '../kernel/context.js';
+import { ApiError } from '../kernel/errors.js';
+import { newId, parseId, type IdPrefix } from '../kernel/ids.js';
 import { notFound } from './lookup.js';
-import { planPage, toPage, type ListParams, type Page } from './pagination.js';
+import { planPage, toPage, type ListParams, type Page } from '../kernel/pagination.js';
 
 /** A table of rows owned by one account in one mode, each with its own id. */
 export interface OwnedTable extends PgTable {

@@ -3,9 +3,9 @@
 // integrator a puzzle (as Stripe does), since it reveals nothing they do not own.
 import { and, eq } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import type { Db } from '../storage/db.js';
-import { ApiError } from './errors.js';
-import type { RequestContext } from './context.js';
+import type { Db } from './db.js';
+import { ApiError } from '../kernel/errors.js';
+import type { RequestContext } from '../kernel/context.js';
 
 interface TenantTable extends PgTable {
   accountId: PgColumn;
