@@ -25,7 +25,7 @@ import { cpuMeter, meanCpu, ownBackends, type CpuUsage } from './lib/cpu.js';
 import { loadDetails, round, roundAll, summarise } from './lib/stats.js';
 import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
 
-import { ORDER_BODY, PGBENCH_SCRIPT, PGBENCH_TRANSACTION_SCRIPT, TARGET_P99_MS, TARGET_RATIO, sampleStoredRequest } from './orders-scripts.js';
+import { ORDER_BODY, PGBENCH_SCRIPT, PGBENCH_TRANSACTION_SCRIPT, TARGET_NODE_SHARE, TARGET_P99_MS, TARGET_RATIO, sampleStoredRequest } from './orders-scripts.js';
 
 interface Tenant {
   accountUuid: string;
@@ -221,18 +221,20 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const pooledOk = pooled ? (pooled.statuses['201'] ?? 0) : 0;
     const pooledNon201 = pooled ? pooled.requests - pooledOk + pooled.errors + pooled.timeouts : 0;
     const pooledLatency = pooled ? summarise(pooled.latencies) : undefined;
+    const svcCpu = meanCpu(serviceCpu);
+    const pgCpu = meanCpu(pgbenchCpu);
+    const nodeShare = (svcCpu.processCores ?? NaN) / (svcCpu.postgresCores ?? NaN);
     const checks: Check[] = [
       { name: 'ratio service / pgbench (equivalent transaction)', target: `>= ${TARGET_RATIO}`, actual: fmt(ratio, 3), pass: ratio >= TARGET_RATIO },
       { name: 'service p99 latency', target: `< ${TARGET_P99_MS} ms`, actual: `${fmt(latency.p99)} ms`, pass: latency.p99 < TARGET_P99_MS },
       { name: 'non-201 responses and errors', target: '0', actual: String(non201), pass: non201 === 0 },
       { name: 'non-201 responses and errors through PgBouncer', target: '0', actual: pooled ? String(pooledNon201) : 'not run', pass: pooledNon201 === 0 },
+      { name: 'node cpu / postgres cpu per order', target: `<= ${TARGET_NODE_SHARE}`, actual: fmt(nodeShare, 2), pass: nodeShare <= TARGET_NODE_SHARE },
       { name: 'orders stored vs. 201 answers', target: `${created}..${created + slack}`, actual: String(stored), pass: stored >= created && stored <= created + slack },
     ];
     const statusText = Object.entries(statuses)
       .map(([code, n]) => `${code}×${n}`)
       .join(' ');
-    const svcCpu = meanCpu(serviceCpu);
-    const pgCpu = meanCpu(pgbenchCpu);
     const notes = [
       `cpu, service phase: ${describeCpu(svcCpu)}`,
       `cpu, pgbench phase: ${describeCpu(pgCpu)}`,
@@ -260,6 +262,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
         { label: 'pgbench tps, same statement', value: fmt(tps) },
         { label: '  p50 / p99', value: `${fmt(pgLatency.p50, 2)} / ${fmt(pgLatency.p99, 2)} ms` },
         { label: 'ratio service / same stmt', value: fmt(sameStatementRatio, 3) },
+        { label: 'node cpu / postgres cpu per order', value: fmt(nodeShare, 2), target: `<= ${TARGET_NODE_SHARE}`, pass: checks[4]!.pass },
         ...(pooled
           ? [
               { label: 'through PgBouncer: orders/s', value: fmt(pooledOk / pooled.durationS) },

@@ -36,7 +36,7 @@ import { postJson } from './lib/trace.js';
 import { CARDS_PER_CUSTOMER, CUSTOMERS, SAVED_CHARGE_PREFIX, SAVED_PGBENCH_FIRST_RUN, saveCards, savedCardScenario, savedCardScript } from './payments-saved.js';
 import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
 
-export { TARGET_P99_MS, TARGET_RATIO } from './lib/payment-scenario.js';
+export { TARGET_NODE_SHARE, TARGET_P99_MS, TARGET_RATIO } from './lib/payment-scenario.js';
 const ORDER_PUBLIC = publicIdOfOrder('ord');
 const PAY_PUBLIC = publicIdOfOrder('pay');
 

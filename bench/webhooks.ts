@@ -31,7 +31,9 @@ import { round, summarise } from './lib/stats.js';
 import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
 
 export const TARGET_P50_MS = 50;
-export const TARGET_DELIVERIES_PER_S = 2000;
+/** Issue 29's target: at least 5,000 deliveries/s, or 0.4× the receiver's own ceiling. */
+export const TARGET_DELIVERIES_PER_S = 5000;
+export const TARGET_CEILING_RATIO = 0.4;
 
 const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 const nowMs = () => performance.timeOrigin + performance.now();
@@ -278,7 +280,12 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
     const duplicates = throughput.requests - backlog;
     const checks: Check[] = [
       { name: 'commit → first attempt p50', target: `< ${TARGET_P50_MS} ms`, actual: `${fmt(latency.p50, 2)} ms`, pass: latency.p50 < TARGET_P50_MS },
-      { name: 'deliveries/s', target: `>= ${TARGET_DELIVERIES_PER_S}`, actual: fmt(throughput.deliveriesPerS), pass: throughput.deliveriesPerS >= TARGET_DELIVERIES_PER_S },
+      {
+        name: 'deliveries/s',
+        target: `>= ${TARGET_DELIVERIES_PER_S} or ${TARGET_CEILING_RATIO}× the ceiling`,
+        actual: `${fmt(throughput.deliveriesPerS)} (${fmt(ratio, 3)}×)`,
+        pass: throughput.deliveriesPerS >= TARGET_DELIVERIES_PER_S || ratio >= TARGET_CEILING_RATIO,
+      },
       { name: 'invalid signatures', target: '0', actual: String(throughput.invalid + ceilingReport.invalid), pass: throughput.invalid + ceilingReport.invalid === 0 },
     ];
     return {
@@ -287,7 +294,7 @@ async function run(opts: BenchOptions): Promise<BenchResult> {
       rows: [
         { label: 'commit → first attempt p50', value: `${fmt(latency.p50, 2)} ms`, target: `< ${TARGET_P50_MS} ms`, pass: checks[0]!.pass },
         { label: 'commit → first attempt p99', value: `${fmt(latency.p99, 2)} ms` },
-        { label: 'deliveries/s (backlog)', value: fmt(throughput.deliveriesPerS), target: `>= ${TARGET_DELIVERIES_PER_S}`, pass: checks[1]!.pass },
+        { label: 'deliveries/s (backlog)', value: fmt(throughput.deliveriesPerS), target: `>= ${TARGET_DELIVERIES_PER_S} or ${TARGET_CEILING_RATIO}×`, pass: checks[1]!.pass },
         { label: 'receiver ceiling req/s (autocannon)', value: fmt(ceiling.okPerS) },
         { label: 'ratio deliveries / ceiling', value: fmt(ratio, 3) },
         { label: 'backlog sent / recorded', value: `${fmt(throughput.elapsedMs / 1000, 2)} s / ${fmt(throughput.recordedMs / 1000, 2)} s` },

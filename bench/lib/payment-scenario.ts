@@ -9,7 +9,9 @@ import type { LoadResult } from './payment-load.js';
 import type { BenchOptions, BenchResult, Check } from './types.js';
 
 export const TARGET_P99_MS = 25;
-export const TARGET_RATIO = 0.5;
+/** Issue 29's targets: payments at least 0.8× pgbench on the same statements, node's CPU per payment at most 0.3× PostgreSQL's. */
+export const TARGET_RATIO = 0.8;
+export const TARGET_NODE_SHARE = 0.3;
 
 export interface Scenario {
   /** Short name in the rows and logs, e.g. `typed card`. */
@@ -106,6 +108,7 @@ export function figures(label: string, m: Measured, script: string): Figures {
     { name: `${label}: ratio service / pgbench`, target: `>= ${TARGET_RATIO}`, actual: fmt(ratio, 3), pass: ratio >= TARGET_RATIO },
     // No answer at all is a failure too (a service that hangs answers nothing wrong).
     { name: `${label}: non-201 responses and errors`, target: '0 (and some 201)', actual: String(non201), pass: non201 === 0 && ok > 0 },
+    { name: `${label}: node cpu / postgres cpu per payment`, target: `<= ${TARGET_NODE_SHARE}`, actual: fmt(nodeMs / postgresMs, 2), pass: nodeMs / postgresMs <= TARGET_NODE_SHARE },
   ];
   const statusText = Object.entries(statuses).map(([c, n]) => `${c}×${n}`).join(' ');
   return {
@@ -116,6 +119,7 @@ export function figures(label: string, m: Measured, script: string): Figures {
       { label: `${label}: pgbench p50 / p99`, value: `${fmt(pgLatency.p50, 2)} / ${fmt(pgLatency.p99, 2)} ms` },
       { label: `${label}: ratio service / pgbench`, value: fmt(ratio, 3), target: `>= ${TARGET_RATIO}`, pass: checks[1]!.pass },
       { label: `${label}: cpu per payment`, value: `node ${fmt(nodeMs, 2)} ms, pg ${fmt(postgresMs, 2)} ms; pgbench's pg ${fmt(pgbenchPostgresMs, 2)} ms` },
+      { label: `${label}: node cpu / postgres cpu`, value: fmt(nodeMs / postgresMs, 2), target: `<= ${TARGET_NODE_SHARE}`, pass: checks[3]!.pass },
       { label: `${label}: responses`, value: `${statusText || 'none'}${errors ? ` errors×${errors}` : ''}`, target: 'all 201', pass: checks[2]!.pass },
     ],
     checks,

@@ -42,26 +42,37 @@ export function prepared<V extends Record<string, unknown>, R>(build: (db: Execu
 }
 
 /**
- * The statements written once per set of columns (an insert, an update of some columns): each
- * column's value is a bare parameter, encoded here as drizzle encodes a value (a date as text,
- * jsonb as JSON) and NULL left NULL, which drizzle's own placeholders would encode too (JSON
- * `null` for a jsonb column, a crash for a date).
+ * The statements written once per table and shape: a set of columns for an insert or an update,
+ * or a read's condition and lock. A shape is a list of keys, each compared as a Map compares
+ * (strings by value, a condition by identity). Each column's value is a bare parameter, encoded
+ * here as drizzle encodes a value (a date as text, jsonb as JSON) and NULL left NULL, which
+ * drizzle's own placeholders would encode too (JSON `null` for a jsonb column, a crash for a date).
  */
 export class ShapedStatements {
-  private readonly byTable = new WeakMap<PgTable, Map<string, (db: Executor, values: Record<string, unknown>) => Promise<unknown>>>();
+  private readonly byTable = new WeakMap<PgTable, Shapes>();
 
   /** The statement `build` makes for `table` and `shape`, built once. */
-  statement(table: PgTable, shape: string, build: (db: Executor) => Preparable<unknown>) {
-    let shapes = this.byTable.get(table);
-    if (!shapes) this.byTable.set(table, (shapes = new Map()));
-    let run = shapes.get(shape);
+  statement(table: PgTable, shape: readonly unknown[], build: (db: Executor) => Preparable<unknown>) {
+    let level = this.byTable.get(table);
+    if (!level) this.byTable.set(table, (level = new Map()));
+    for (const key of shape) {
+      let next = level.get(key) as Shapes | undefined;
+      if (!next) level.set(key, (next = new Map()));
+      level = next;
+    }
+    let run = level.get(BUILT) as Run | undefined;
     if (!run) {
       refuseComputedColumns(table);
-      shapes.set(shape, (run = prepared(build)));
+      level.set(BUILT, (run = prepared(build)));
     }
     return run;
   }
 }
+
+type Run = (db: Executor, values: Record<string, unknown>) => Promise<unknown>;
+/** One level of a table's shapes: a key to the next level, or BUILT to the statement of the shape that ends here. */
+type Shapes = Map<unknown, Shapes | Run>;
+const BUILT = Symbol('built');
 
 /**
  * The columns of `table` that `row` gives a value (drizzle ignores other keys, and so does this),
@@ -100,7 +111,7 @@ export async function insertRow<T extends PgTable>(db: Executor, table: T, row: 
     const insert = db.insert(table).values(row as never);
     return returning ? ((await insert.returning()) as T['$inferSelect'][])[0] : void (await insert);
   }
-  const insert = inserts.statement(table, `${returning}:${columns.join(',')}`, (tx) => {
+  const insert = inserts.statement(table, [returning, ...columns], (tx) => {
     const statement = tx.insert(table).values(placeholdersOf(columns) as never);
     return (returning ? statement.returning() : statement) as Preparable<unknown>;
   });

@@ -10,7 +10,7 @@
 import { and, eq, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { Db, Executor, Tx } from './db.js';
-import { columnsOf, encodedValues, placeholdersOf, prepared, ShapedStatements, type Preparable } from './prepared.js';
+import { columnsOf, encodedValues, placeholdersOf, ShapedStatements, type Preparable } from './prepared.js';
 import type { RequestContext } from '../kernel/context.js';
 import { ApiError } from '../kernel/errors.js';
 import { newId, parseId, type IdPrefix } from '../kernel/ids.js';
@@ -55,26 +55,15 @@ export function ownRow<T extends TenantTable>(ctx: Pick<RequestContext, 'account
   return and(eq(table.accountId, ctx.accountId), eq(table.livemode, ctx.livemode), eq(table.id, uuid), resource.visible)!;
 }
 
-type OwnRowRead = (db: Executor, values: { accountId: string; livemode: boolean; id: string }) => Promise<unknown[]>;
-const ownRowReads = new WeakMap<PgTable, Map<SQL | undefined, [OwnRowRead, OwnRowRead]>>();
+/** A row's key as the built statements bind it: its account, its mode when given, its id. */
+type RowKey = { accountId: string; livemode?: boolean; id: string };
+const keyColumns = (key: RowKey) => (key.livemode === undefined ? ['accountId', 'id'] : ['accountId', 'livemode', 'id']);
+const byKey = (table: OwnedTable, columns: readonly string[]) => {
+  const bound = placeholdersOf(columns, 'key_');
+  return and(...columns.map((k) => eq(table[k as 'id'], bound[k])));
+};
 
-function ownRowRead(table: OwnedTable, visible: SQL | undefined, lock: boolean): OwnRowRead {
-  let byVisible = ownRowReads.get(table);
-  if (!byVisible) ownRowReads.set(table, (byVisible = new Map()));
-  let reads = byVisible.get(visible);
-  if (!reads) {
-    const read = (forUpdate: boolean): OwnRowRead =>
-      prepared((db) => {
-        const query = db
-          .select()
-          .from(table as PgTable)
-          .where(and(eq(table.accountId, sql.placeholder('accountId')), eq(table.livemode, sql.placeholder('livemode')), eq(table.id, sql.placeholder('id')), visible));
-        return forUpdate ? query.for('update') : query;
-      });
-    byVisible.set(visible, (reads = [read(false), read(true)]));
-  }
-  return reads[lock ? 1 : 0];
-}
+const ownRowReads = new ShapedStatements();
 
 /**
  * The caller's row with this UUID if the API shows it (`ownRow`), FOR UPDATE when `lock`: the
@@ -87,7 +76,17 @@ export async function selectOwnRow<T extends OwnedTable>(
   uuid: string,
   lock = false,
 ): Promise<RowOf<T> | undefined> {
-  const [row] = await ownRowRead(resource.table, resource.visible, lock)(db, { accountId: ctx.accountId, livemode: ctx.livemode, id: uuid });
+  const { table, visible } = resource;
+  const key = { accountId: ctx.accountId, livemode: ctx.livemode, id: uuid };
+  const where = keyColumns(key);
+  const read = ownRowReads.statement(table, [visible, lock], (tx) => {
+    const query = tx
+      .select()
+      .from(table as PgTable)
+      .where(and(byKey(table, where), visible));
+    return (lock ? query.for('update') : query) as Preparable<unknown[]>;
+  });
+  const [row] = (await read(db, encodedValues(table, key, where, 'key_'))) as unknown[];
   return row as RowOf<T> | undefined;
 }
 
@@ -101,27 +100,26 @@ const ownRowWrites = new ShapedStatements();
 export async function updateOwnRow<T extends OwnedTable & { version: PgColumn }>(
   db: Executor,
   table: T,
-  key: { accountId: string; livemode?: boolean; id: string },
+  key: RowKey,
   set: Record<string, unknown>,
   bump: boolean,
 ): Promise<RowOf<T> | undefined> {
   const { columns, sqlValued } = columnsOf(table, set);
-  const where = key.livemode === undefined ? ['accountId', 'id'] : ['accountId', 'livemode', 'id'];
+  const where = keyColumns(key);
   const version = bump ? { version: sql`${table.version} + 1` } : {};
-  const byKey = (values: Record<string, unknown>) => and(...where.map((k) => eq(table[k as 'id'], values[k])));
   if (sqlValued) {
     const rows = (await db
       .update(table as OwnedTable)
       .set({ ...set, ...version } as never)
-      .where(byKey(key))
+      .where(and(...where.map((k) => eq(table[k as 'id'], key[k as keyof RowKey]))))
       .returning()) as unknown[];
     return rows[0] as RowOf<T> | undefined;
   }
-  const write = ownRowWrites.statement(table, `${bump}:${where.join(',')}:${columns.join(',')}`, (tx) =>
+  const write = ownRowWrites.statement(table, [bump, ...where, '|', ...columns], (tx) =>
     tx
       .update(table as OwnedTable)
       .set({ ...placeholdersOf(columns, 'set_'), ...version } as never)
-      .where(byKey(placeholdersOf(where, 'key_')))
+      .where(byKey(table, where))
       .returning() as Preparable<unknown[]>,
   );
   const values = encodedValues(table, set, columns, 'set_', encodedValues(table, key, where, 'key_'));
