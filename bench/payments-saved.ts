@@ -43,10 +43,8 @@ export const SAVED_CARD_STATEMENTS = [
   'insert events',
   'update idempotency_keys',
   'commit',
-  'begin',
-  'select vault_records',
-  'insert vault_unsealings',
-  'commit',
+  // The card unsealed and its audit row written by one statement (src/vault/vault.ts).
+  'with vault_records',
   // The card-network reattempt check of an off-session payment (src/domain/payments/reattempts.ts):
   // a read of the card's recent declines, without a lock; a card with none (as here) is no reattempt.
   'select card_reattempts',

@@ -22,6 +22,11 @@ export interface Preparable<R> {
 // database and the checked-out connection for a transaction; a prepared query copies it.
 type WithSession = { session: { client: unknown; constructor: object } };
 
+/** The connection `db` runs its statements on: the pool (or PGlite) for a database, the transaction's own for a transaction. */
+export function connectionOf(db: Executor): unknown {
+  return (db as unknown as WithSession).session.client;
+}
+
 /**
  * A statement built by `build` once per driver and run with `values` on whatever executor is
  * given: `run(tx, { accountId, id })`.
@@ -36,7 +41,7 @@ export function prepared<V extends Record<string, unknown>, R>(build: (db: Execu
       byDriver.set(session.constructor, statement);
     }
     const onThisConnection = Object.create(statement) as Built<R> & { client: unknown };
-    onThisConnection.client = session.client;
+    onThisConnection.client = connectionOf(db);
     return onThisConnection.execute(values);
   };
 }

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Executor } from './db.js';
+import { connectionOf } from './prepared.js';
 
 export interface RawStatement {
   /** Unique per distinct text: PostgreSQL refuses a known name with other text. */
@@ -13,12 +14,13 @@ export interface RawStatement {
   text: string;
 }
 
+/** Runs `statement` where `db` runs its own: on the pool for a database, on the transaction's connection inside one. */
 export async function rawQuery<R extends Record<string, unknown>>(db: Executor, statement: RawStatement, values: unknown[]): Promise<R[]> {
-  const client = (db as unknown as { $client: pg.Pool | PGlite }).$client;
-  if (client instanceof pg.Pool) {
+  const client = connectionOf(db);
+  if (client instanceof pg.Pool || client instanceof pg.Client) {
     const result = await client.query<R>({ name: statement.name, text: statement.text, values });
     return result.rows;
   }
-  const result = await (client as PGlite).query<R>(statement.text, values);
+  const result = await (client as Pick<PGlite, 'query'>).query<R>(statement.text, values);
   return result.rows;
 }

@@ -1,9 +1,10 @@
 // The card vault (docs/vault.md): the one way card numbers and expiry dates are kept and read
 // back. A card is sealed into a record of one account and mode; it is unsealed only for a movement
-// (a payment, a verification), and every unsealing leaves an audit row in the same transaction;
-// erasing a record destroys its data key (crypto-shredding). Nothing else reads vault_records.
+// (a payment, a verification), and every unsealing leaves an audit row, written by the very
+// statement that reads the sealed card; erasing a record destroys its data key (crypto-shredding).
+// Nothing else reads vault_records.
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
-import { selectOwnRow } from '../storage/tenant.js';
+import { rawQuery, type RawStatement } from '../storage/raw.js';
 import type { RequestContext } from '../kernel/context.js';
 import type { EncryptionKey } from '../kernel/encryption.js';
 import { newId, parseId } from '../kernel/ids.js';
@@ -33,7 +34,7 @@ export interface Vault {
   seal(tx: Executor, ctx: Tenancy, card: VaultCard, purpose: VaultPurpose): Promise<string>;
   /**
    * The card of a record of this account and mode, recording the unsealing for `movement` in the
-   * same transaction (so run it in the transaction that records the movement's call). Throws
+   * same statement (inside a caller's transaction, a rollback takes both back). Throws
    * VaultError: record_missing, record_erased, key_unavailable, key_mismatch, input_invalid.
    */
   unseal(tx: Executor, ctx: Tenancy, recordId: string, movement: VaultMovement): Promise<VaultCard>;
@@ -59,6 +60,27 @@ function recordKey(ctx: Tenancy, recordId: string): RecordKey {
   if (!id) throw new VaultError('record_missing', `no vault record ${JSON.stringify(recordId.slice(0, 40))} (not a vr_ id)`);
   return { accountId: ctx.accountId, livemode: ctx.livemode, id };
 }
+
+/**
+ * A record's sealed card and the audit row of its unsealing, in one statement: no sealed card
+ * leaves the database without the row naming its movement. An erased record gets no row.
+ */
+const UNSEAL: RawStatement = {
+  name: 'vault_unseal_v1',
+  text: `WITH record AS (
+  SELECT key_id, wrapped_key, sealed_card FROM vault_records WHERE account_id = $1 AND livemode = $2 AND id = $3
+), audit AS (
+  INSERT INTO vault_unsealings (account_id, livemode, record_id, movement_type, movement_id, unsealed_at)
+  SELECT $1, $2, $3, $4::text, $5::text, clock_timestamp() FROM record
+  WHERE key_id IS NOT NULL AND wrapped_key IS NOT NULL AND sealed_card IS NOT NULL
+  RETURNING id
+)
+SELECT key_id, wrapped_key, sealed_card, (SELECT id FROM audit) AS audit_id FROM record`,
+};
+/** Takes back the audit row of a card that did not open (an unknown or wrong key): nothing was unsealed. */
+const FORGET_UNSEALING: RawStatement = { name: 'vault_forget_unsealing_v1', text: 'DELETE FROM vault_unsealings WHERE account_id = $1 AND id = $2' };
+
+type Unsealed = { key_id: string | null; wrapped_key: string | null; sealed_card: string | null; audit_id: string | number | null };
 
 const ownRecord = (r: RecordKey) => and(eq(vaultRecords.accountId, r.accountId), eq(vaultRecords.livemode, r.livemode), eq(vaultRecords.id, r.id));
 
@@ -98,18 +120,17 @@ export function createVault(keys: readonly EncryptionKey[]): Vault {
         throw new VaultError('input_invalid', 'a card is unsealed only for a movement: { type: a lower-case name, id: its public id }');
       }
       const record = recordKey(ctx, recordId);
-      const row = await selectOwnRow(tx, record, { table: vaultRecords }, record.id);
+      const [row] = await rawQuery<Unsealed>(tx, UNSEAL, [record.accountId, record.livemode, record.id, movement.type, movement.id]);
       if (!row) throw new VaultError('record_missing', `no vault record ${recordId} for this account and mode`);
-      if (row.keyId === null || row.wrappedKey === null || row.sealedCard === null) {
+      if (row.audit_id === null || row.key_id === null || row.wrapped_key === null || row.sealed_card === null) {
         throw new VaultError('record_erased', `vault record ${recordId} was erased; its card cannot be recovered`);
       }
-      const card = sealing.open(record, { keyId: row.keyId, wrappedKey: row.wrappedKey, sealedCard: row.sealedCard });
-      await tx.insert(vaultUnsealings).values({
-        accountId: ctx.accountId, livemode: ctx.livemode, recordId: record.id, movementType: movement.type, movementId: movement.id,
-        // The moment of this unsealing, not of its transaction's start: several in one transaction stay in order.
-        unsealedAt: sql`clock_timestamp()`,
-      });
-      return card;
+      try {
+        return sealing.open(record, { keyId: row.key_id, wrappedKey: row.wrapped_key, sealedCard: row.sealed_card });
+      } catch (err) {
+        await rawQuery(tx, FORGET_UNSEALING, [record.accountId, row.audit_id]);
+        throw err;
+      }
     },
 
     erase: eraseRecord,

@@ -1,8 +1,8 @@
 // Paying with a saved card (docs/customers.md): on session (the customer present, optionally
 // giving the CVC again) or off session (merchant-initiated, `off_session: true`). The method is
 // checked before the payment is created; its card stays sealed in the vault until phase 2, when it
-// is unsealed — with its audit row naming the payment — only to build the processor request, in a
-// short transaction of its own (none is held across the call). The payment keeps the method's
+// is unsealed — with its audit row naming the payment, written by the same statement — only to
+// build the processor request (no transaction is held across the call). The payment keeps the method's
 // summary and what a merchant-initiated request cites (the network transaction id).
 import { paymentMethodStates } from '../payment-methods/state.js';
 import { and, eq, isNull } from 'drizzle-orm';
@@ -84,9 +84,9 @@ export function savedCardUseOf(row: Pick<PaymentRow, 'paymentMethod'>): SavedCar
   return row.paymentMethod.saved_card as SavedCardUse | undefined;
 }
 
-/** The card of `record` unsealed for this payment, its audit row committed in a transaction of its own, closed before any call. */
+/** The card of `record` unsealed for this payment, its audit row committed by the same statement, before any call. */
 export function unsealForPayment(db: Db, rt: Pick<Runtime, 'vault'>, ctx: Tenancy, row: Pick<PaymentRow, 'id'>, record: string): Promise<VaultCard> {
-  return db.transaction((tx) => rt.vault.unseal(tx, ctx, record, { type: 'payment', id: toPublicId('pay', row.id) }));
+  return rt.vault.unseal(db, ctx, record, { type: 'payment', id: toPublicId('pay', row.id) });
 }
 
 /** Phase 2: the saved card unsealed for this payment, with the CVC given again if any, and the merchant-initiated fields. */
