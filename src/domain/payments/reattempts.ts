@@ -11,12 +11,13 @@
 // Past a limit the payment fails retry_limit_reached and nobody is called. The checks and the
 // records of one card run one after the other (a transaction-level advisory lock on the card), so
 // two payments of the card at once cannot both take the last reattempt.
-import { and, eq, gte } from 'drizzle-orm';
+import { and, eq, gte, sql } from 'drizzle-orm';
 import { ADVISED_WAITS } from '../../connectors/declines.js';
 import type { DeclineType } from '../../kernel/decline-types.js';
 import type { Tenancy } from '../../vault/vault.js';
 import type { Db, Executor } from '../../storage/db.js';
 import { lockTenantKey } from '../../storage/locks.js';
+import { prepared } from '../../storage/prepared.js';
 import { cardReattempts, type payments } from '../../storage/schema.js';
 
 type PaymentRow = typeof payments.$inferSelect;
@@ -111,6 +112,23 @@ export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, pa
   return undefined;
 }
 
+/** One recent decline of the card, if any: the read every off-session payment makes, built once (values given encoded). */
+const recentDecline = prepared((db) =>
+  db
+    .select({ kind: cardReattempts.kind })
+    .from(cardReattempts)
+    .where(
+      and(
+        eq(cardReattempts.accountId, sql.placeholder('accountId')),
+        eq(cardReattempts.livemode, sql.placeholder('livemode')),
+        eq(cardReattempts.cardFingerprint, sql.placeholder('fingerprint')),
+        eq(cardReattempts.kind, 'declined'),
+        gte(cardReattempts.createdAt, sql.placeholder('since')),
+      ),
+    )
+    .limit(1),
+);
+
 /**
  * An off-session payment's reattempt check: a read without the lock first, as most cards have no
  * recent decline and then nothing is counted; only a card with one takes the lock and a reattempt.
@@ -118,11 +136,7 @@ export async function takeReattempt(tx: Executor, ctx: Tenancy, key: CardKey, pa
  * recorded without it); the lock only orders the reattempts counted.
  */
 export async function takeOffSessionReattempt(db: Db, ctx: Tenancy, key: CardKey, paymentId: string, now: Date): Promise<string | undefined> {
-  const [declined] = await db
-    .select({ kind: cardReattempts.kind })
-    .from(cardReattempts)
-    .where(and(card(ctx, key), eq(cardReattempts.kind, 'declined'), gte(cardReattempts.createdAt, new Date(now.getTime() - MEMORY_MS))))
-    .limit(1);
+  const [declined] = await recentDecline(db, { accountId: ctx.accountId, livemode: ctx.livemode, fingerprint: key.fingerprint, since: new Date(now.getTime() - MEMORY_MS).toISOString() });
   if (!declined) return undefined;
   return db.transaction((tx) => takeReattempt(tx, ctx, key, paymentId, now, false));
 }

@@ -2,8 +2,9 @@
 // set-pricing / set-settlement) and as bookings read them. A row per method (card, mandate,
 // payout) and currency, '' being the method's default for every currency; the currency's own row
 // wins, field by field. No row at all means the defaults: no fee, T+0.
-import { and, eq, getTableName, inArray } from 'drizzle-orm';
+import { and, eq, getTableName, inArray, sql } from 'drizzle-orm';
 import type { Executor } from '../../storage/db.js';
+import { prepared } from '../../storage/prepared.js';
 import { accountTerms } from '../../storage/schema.js';
 import { feeFor, availableOn, type FeeSchedule } from '../../ledger/fees.js';
 import type { PaymentBooking } from '../../ledger/settlement.js';
@@ -64,12 +65,23 @@ export function setSettlement(db: Executor, accountUuid: string, input: { method
   return upsert(db, accountUuid, input.method, input.currency ?? '', { settlementDays: input.days });
 }
 
-/** The account's terms for one method and currency: its currency's row over the method's default row, field by field. */
-export async function termsFor(db: Executor, accountUuid: string, method: TermsMethod, currency: string): Promise<ResolvedTerms> {
-  const rows = await db
+/** An account's rows for one method: its currency's and the default (`''`). Every booking reads them, so it is built once. */
+const readTerms = prepared((db) =>
+  db
     .select()
     .from(accountTerms)
-    .where(and(eq(accountTerms.accountId, accountUuid), eq(accountTerms.method, method), inArray(accountTerms.currency, ['', currency])));
+    .where(
+      and(
+        eq(accountTerms.accountId, sql.placeholder('accountUuid')),
+        eq(accountTerms.method, sql.placeholder('method')),
+        inArray(accountTerms.currency, ['', sql.placeholder('currency')]),
+      ),
+    ),
+);
+
+/** The account's terms for one method and currency: its currency's row over the method's default row, field by field. */
+export async function termsFor(db: Executor, accountUuid: string, method: TermsMethod, currency: string): Promise<ResolvedTerms> {
+  const rows = await readTerms(db, { accountUuid, method, currency });
   const own = rows.find((r) => r.currency === currency);
   const fallback = rows.find((r) => r.currency === '');
   const pricing = own?.feeBps != null ? own : fallback?.feeBps != null ? fallback : undefined;
