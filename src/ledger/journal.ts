@@ -1,5 +1,6 @@
 // The double-entry journal: the one place that writes it (besides the one-statement payment
-// finish, which takes its lines from settlement.ts and its balance changes from here). Every
+// finish, which takes its lines from settlement.ts, its balance changes from here and its SQL
+// from journal-sql.ts, as postJournalEntry does). Every
 // movement of money is an entry whose signed lines (debit positive, credit negative) sum to zero;
 // this function refuses any other, and a deferred constraint trigger checks it again at commit
 // (migration 0002), so not even hand-written SQL can leave an unbalanced entry behind. The journal
@@ -12,6 +13,8 @@
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../storage/db.js';
+import { rawQuery, type RawStatement } from '../storage/raw.js';
+import { journalWrites } from './journal-sql.js';
 import { newId } from '../kernel/ids.js';
 
 /**
@@ -106,8 +109,7 @@ export interface BalanceChange {
 /**
  * Checks an entry's lines and works out what it adds to the balances: one row per ledger account,
  * each on a random slot, in a fixed order so that concurrent postings lock slots in the same
- * order and cannot deadlock. Used by postJournalEntry and by the one-statement payment finish
- * (src/domain/payments/one-statement.ts), the only other writer of the journal.
+ * order and cannot deadlock. Used by postJournalEntry and by the one-statement payment finish.
  */
 export function balanceChanges(lines: readonly JournalLine[], randomSlot = defaultSlot): BalanceChange[] {
   assertBalanced(lines);
@@ -119,30 +121,47 @@ export function balanceChanges(lines: readonly JournalLine[], randomSlot = defau
     .sort((a, b) => (a.ledgerAccount < b.ledgerAccount ? -1 : a.ledgerAccount > b.ledgerAccount ? 1 : a.slot - b.slot));
 }
 
+const POST_ENTRY: RawStatement = {
+  name: 'journal_post_entry_v1',
+  text: `WITH ${journalWrites({
+    account: '$1::uuid',
+    livemode: '$2::boolean',
+    id: '$3::uuid',
+    type: '$4::text',
+    currency: '$5::text',
+    sourceType: '$6::text',
+    sourceId: '$7::uuid',
+    description: '$8::text',
+    createdAt: '$9::timestamptz',
+    lineAccounts: '$10',
+    lineAmounts: '$11',
+    balanceAccounts: '$12',
+    balanceSlots: '$13',
+    balanceAmounts: '$14',
+  })}
+SELECT 1 AS posted`,
+};
+
 /** Posts one entry, its lines and the balance changes in a single statement of the caller's transaction. */
 export async function postJournalEntry(tx: Executor, input: JournalEntryInput, randomSlot = defaultSlot): Promise<string> {
-  const balanceRows = balanceChanges(input.lines, randomSlot);
+  const balances = balanceChanges(input.lines, randomSlot);
   const uuid = input.id ?? newId('txn').uuid;
-  const lineValues = input.lines.map(
-    (line, i) => sql`(${input.accountId}::uuid, ${uuid}::uuid, ${i + 1}::int, ${input.livemode}::boolean, ${line.ledgerAccount}::text, ${line.amount}::bigint)`,
-  );
-  const balanceValues = balanceRows.map(
-    (row) =>
-      sql`(${input.accountId}::uuid, ${input.livemode}::boolean, ${row.ledgerAccount}::text, ${input.currency}::text, ${row.slot}::int, ${row.amount}::bigint)`,
-  );
-  await tx.execute(sql`
-    WITH entry AS (
-      INSERT INTO journal_entries (account_id, id, livemode, type, currency, source_type, source_id, description, created_at)
-      VALUES (${input.accountId}, ${uuid}, ${input.livemode}, ${input.type}, ${input.currency}, ${input.source?.type ?? null}, ${input.source?.id ?? null},
-              ${input.description ?? null}, ${input.createdAt.toISOString()})
-    ), lines AS (
-      INSERT INTO journal_lines (account_id, entry_id, line_no, livemode, ledger_account, amount)
-      VALUES ${sql.join(lineValues, sql`, `)}
-    )
-    INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, slot, balance)
-    VALUES ${sql.join(balanceValues, sql`, `)}
-    ON CONFLICT (account_id, livemode, ledger_account, currency, slot)
-    DO UPDATE SET balance = ledger_balances.balance + excluded.balance`);
+  await rawQuery(tx, POST_ENTRY, [
+    input.accountId,
+    input.livemode,
+    uuid,
+    input.type,
+    input.currency,
+    input.source?.type ?? null,
+    input.source?.id ?? null,
+    input.description ?? null,
+    input.createdAt.toISOString(),
+    input.lines.map((l) => l.ledgerAccount),
+    input.lines.map((l) => l.amount),
+    balances.map((b) => b.ledgerAccount),
+    balances.map((b) => b.slot),
+    balances.map((b) => b.amount),
+  ]);
   return uuid;
 }
 

@@ -27,6 +27,7 @@ import type { Outcome, RequestContext } from '../../kernel/context.js';
 import type { Attempt } from '../../connectors/router.js';
 import type { CardDetails } from '../../connectors/types.js';
 import { balanceChanges, type EntryType, type JournalEntryInput } from '../../ledger/journal.js';
+import { journalWrites } from '../../ledger/journal-sql.js';
 import { paymentBookingLines } from '../../ledger/settlement.js';
 import { bookingUnder, DEFAULT_TERMS, noTermsSql } from '../terms/service.js';
 import { sqlStatus, sqlStatusIn } from '../../kernel/state-machine.js';
@@ -109,17 +110,10 @@ const FINISH_SUCCEEDED: RawStatement = {
   UPDATE payment_orders SET status = ${sqlStatus(ORDER_PAID.to)}, amount_paid = amount_paid + $11, version = version + 1, updated_at = $8
   FROM pay WHERE account_id = $1 AND livemode = $2 AND id = $9 AND ${sqlStatusIn([ORDER_PAID.from])} AND version = $10
   RETURNING 1
-), entry AS (
-  INSERT INTO journal_entries (account_id, id, livemode, type, currency, source_type, source_id, description, created_at)
-  SELECT $1, $12, $2, '${'payment' satisfies EntryType}', $13, '${'payment' satisfies JournalSource}', $3, NULL, $8 FROM ord
-), lines AS (
-  INSERT INTO journal_lines (account_id, entry_id, line_no, livemode, ledger_account, amount)
-  SELECT $1, $12, l.line_no, $2, l.ledger_account, l.amount FROM ord, unnest($14::text[], $15::bigint[]) WITH ORDINALITY AS l(ledger_account, amount, line_no)
-), balances AS (
-  INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, slot, balance)
-  SELECT $1, $2, b.ledger_account, $13, b.slot, b.amount FROM ord, unnest($16::text[], $17::int[], $18::bigint[]) AS b(ledger_account, slot, amount)
-  ON CONFLICT (account_id, livemode, ledger_account, currency, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
-), ev AS (
+), ${journalWrites({
+    account: '$1', livemode: '$2', id: '$12', type: `'${'payment' satisfies EntryType}'`, currency: '$13', sourceType: `'${'payment' satisfies JournalSource}'`, sourceId: '$3',
+    description: 'NULL', createdAt: '$8', lineAccounts: '$14', lineAmounts: '$15', balanceAccounts: '$16', balanceSlots: '$17', balanceAmounts: '$18', after: 'ord',
+  })}, ev AS (
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
   SELECT $1, e.id, $2, e.type, e.object_id, e.data, $25, $26, $8
   FROM ord, (VALUES ($19::uuid, $20::text, $21::text, $22::jsonb), ($23::uuid, '${statusEvent<'payment', PaymentStatus>('payment', PAYMENT_SUCCEEDS.to)}', $24::text, $27::jsonb)) AS e(id, type, object_id, data)
