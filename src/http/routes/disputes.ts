@@ -1,8 +1,8 @@
 // HTTP surface of disputes: cardholders' chargebacks as the processors report them, and the
 // merchant's answers to them (docs/disputes.md).
-import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
+import { registerMovementRoute } from './movements.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader } from '../../kernel/schemas.js';
@@ -38,25 +38,20 @@ export function registerDisputeRoutes(app: App, db: Db, rt: Runtime) {
     async (req, reply) => sendOutcome(reply, await answerWithEvidence(db, rt, req.ctx, req.params.id, req.body)),
   );
 
-  app.post<{ Params: { id: string } }>(
-    '/v1/disputes/:id/accept',
-    {
-      config: { idempotency: 'required' },
-      preValidation: bodyOptional,
-      schema: {
-        tags,
-        operationId: 'acceptDispute',
-        summary: 'Accept a dispute',
-        description:
-          'Gives the dispute up at the processor (Stripe: close; Adyen: acceptDispute) while it waits for an answer: it becomes accepted (dispute.closed) and its funds stay out of the balance. A processor\'s refusal answers 422 dispute_response_refused, the dispute unchanged.',
-        params,
-        body: Type.Object({}, { additionalProperties: false }),
-        headers: IdempotencyHeader(true),
-        response: { 200: Type.Ref('Dispute'), ...errorResponses('resource_missing', 'invalid_state', 'dispute_response_refused') },
-      },
-    },
-    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newAcceptance(db, rt, req.ctx, req.params.id))),
-  );
+  registerMovementRoute(app, db, rt, {
+    path: '/v1/disputes/:id/accept',
+    bodyOptional: true,
+    tags,
+    operationId: 'acceptDispute',
+    summary: 'Accept a dispute',
+    description:
+      'Gives the dispute up at the processor (Stripe: close; Adyen: acceptDispute) while it waits for an answer: it becomes accepted (dispute.closed) and its funds stay out of the balance. A processor\'s refusal answers 422 dispute_response_refused, the dispute unchanged.',
+    params,
+    body: Type.Object({}, { additionalProperties: false }),
+    answer: [200, 'Dispute'],
+    errors: ['resource_missing', 'invalid_state', 'dispute_response_refused'],
+    start: (ctx, _body, p) => newAcceptance(db, rt, ctx, p.id),
+  });
 
   registerReadRoutes(app, {
     path: '/v1/disputes', tags, schema: 'Dispute', names: ['dispute', 'disputes'], idExample: 'dp_01jd8x3v0pe7wbz0m4k6f2n9qa',

@@ -8,7 +8,7 @@ import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters 
 import { addSharedSchema } from '../validation.js';
 import { CreateMandateBody, ListMandatesQuery, Mandate, ResolveMandateBody } from '../../domain/mandates/schema.js';
 import { listMandates, newMandate, resolveTestMandate, retrieveMandate, revokeMandate } from '../../domain/mandates/service.js';
-import { runMovement } from '../../movement/engine.js';
+import { registerMovementRoute } from './movements.js';
 import type { Runtime } from '../../runtime.js';
 import { redactBankAccountForFingerprint, registerBankAccountSchemas } from './bank-account-schemas.js';
 import { registerReadRoutes } from './reads.js';
@@ -22,26 +22,22 @@ export function registerMandateRoutes(app: App, db: Db, config: Config, rt: Runt
   app.addSchema(Mandate);
   addSharedSchema(Mandate);
 
-  app.post(
-    '/v1/mandates',
-    {
-      config: { idempotency: 'required', idempotencyFingerprint: redactBankAccountForFingerprint(rt.config.cardFingerprintKey) },
-      schema: {
-        tags,
-        operationId: 'createMandate',
-        summary: "Register a mandate to debit a customer's bank account",
-        description:
-          "Validates the account and its fit with the scheme, registers the mandate with the customer's bank through a connector " +
-          'and answers 201 with the mandate as it stands: `active`, `failed` (a refusal is not an HTTP error) or `pending` (the bank ' +
-          'answers later, reported by webhook). The IBAN or account number is encrypted at rest and never logged or returned: only ' +
-          '`last4` and a keyed `fingerprint`.',
-        body: CreateMandateBody,
-        headers: IdempotencyHeader(true),
-        response: { 201: MandateRef, ...errorResponses('resource_missing', 'routing_no_match', 'processor_unavailable') },
-      },
-    },
-    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newMandate(db, rt, req.ctx, req.body))),
-  );
+  registerMovementRoute(app, db, rt, {
+    path: '/v1/mandates',
+    config: { idempotencyFingerprint: redactBankAccountForFingerprint(rt.config.cardFingerprintKey) },
+    tags,
+    operationId: 'createMandate',
+    summary: "Register a mandate to debit a customer's bank account",
+    description:
+      "Validates the account and its fit with the scheme, registers the mandate with the customer's bank through a connector " +
+      'and answers 201 with the mandate as it stands: `active`, `failed` (a refusal is not an HTTP error) or `pending` (the bank ' +
+      'answers later, reported by webhook). The IBAN or account number is encrypted at rest and never logged or returned: only ' +
+      '`last4` and a keyed `fingerprint`.',
+    body: CreateMandateBody,
+    answer: [201, 'Mandate'],
+    errors: ['resource_missing', 'routing_no_match', 'processor_unavailable'],
+    start: (ctx, body) => newMandate(db, rt, ctx, body),
+  });
 
   registerReadRoutes(app, {
     path: '/v1/mandates', tags, schema: 'Mandate', names: ['mandate', 'mandates'], idExample: EXAMPLE_ID,

@@ -1,8 +1,8 @@
 // HTTP surface of saved payment methods: save a card without paying (verified by a zero-amount
 // authorisation, src/domain/payment-methods/verification.ts), read, update and detach.
-import { runMovement } from '../../movement/engine.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
+import { registerMovementRoute } from './movements.js';
 import { sendOutcome } from '../types.js';
 import type { Db } from '../../storage/db.js';
 import { bodyOptional, errorResponses, IdempotencyHeader, IdParam, NoParameters } from '../../kernel/schemas.js';
@@ -21,27 +21,23 @@ const PAYMENT_METHOD_ID_EXAMPLE = 'pm_01jd8x3v0pe7wbz0m4k6f2n9qa';
 const PaymentMethodId = IdParam(PAYMENT_METHOD_ID_EXAMPLE);
 
 export function registerPaymentMethodRoutes(app: App, db: Db, rt: Runtime) {
-  app.post(
-    '/v1/payment-methods',
-    {
-      config: { idempotency: 'required', idempotencyDeferred: true, idempotencyFingerprint: redactCardForFingerprint(rt.fingerprintKey) },
-      schema: {
-        tags,
-        operationId: 'createPaymentMethod',
-        summary: 'Save a card for a customer without paying',
-        description:
-          'Verifies the card with a zero-amount authorisation at a connector of the route (routed as a payment of 0 in `currency`) ' +
-          'and answers 201 with the method: `active` (payment_method.attached), `requires_action` with `next_action` (3-D Secure: ' +
-          'send the customer to next_action.url; they come back to return_url and the method is then active or failed), or ' +
-          '`failed` with `failure_code` (nothing usable is saved). The card number is sealed in the vault; the CVC is sent to the ' +
-          'processor and never stored.',
-        body: CreatePaymentMethodBody,
-        headers: IdempotencyHeader(true),
-        response: { 201: PaymentMethodRef, ...errorResponses('resource_missing', 'routing_no_match', 'processor_unavailable') },
-      },
-    },
-    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newPaymentMethod(db, rt, req.ctx, req.body))),
-  );
+  registerMovementRoute(app, db, rt, {
+    path: '/v1/payment-methods',
+    config: { idempotencyDeferred: true, idempotencyFingerprint: redactCardForFingerprint(rt.fingerprintKey) },
+    tags,
+    operationId: 'createPaymentMethod',
+    summary: 'Save a card for a customer without paying',
+    description:
+      'Verifies the card with a zero-amount authorisation at a connector of the route (routed as a payment of 0 in `currency`) ' +
+      'and answers 201 with the method: `active` (payment_method.attached), `requires_action` with `next_action` (3-D Secure: ' +
+      'send the customer to next_action.url; they come back to return_url and the method is then active or failed), or ' +
+      '`failed` with `failure_code` (nothing usable is saved). The card number is sealed in the vault; the CVC is sent to the ' +
+      'processor and never stored.',
+    body: CreatePaymentMethodBody,
+    answer: [201, 'PaymentMethod'],
+    errors: ['resource_missing', 'routing_no_match', 'processor_unavailable'],
+    start: (ctx, body) => newPaymentMethod(db, rt, ctx, body),
+  });
 
   app.register(async (scope) => {
     // Processors may post their form back; its fields are handed to the processor, never read as an outcome.

@@ -2,12 +2,11 @@
 // the payment's admit rule), shape the answer.
 import { Type } from 'typebox';
 import type { App } from '../types.js';
-import { sendOutcome } from '../types.js';
+import { registerMovementRoute } from './movements.js';
 import type { Db } from '../../storage/db.js';
-import { errorResponses, IdempotencyHeader, IdParam, ListOf } from '../../kernel/schemas.js';
+import { errorResponses, IdParam, ListOf } from '../../kernel/schemas.js';
 import { CreatePaymentBody, ListPaymentsQuery, RetrievePaymentQuery } from '../../domain/payments/schema.js';
 import { listPayments, newPayment, retrievePayment } from '../../domain/payments/service.js';
-import { runMovement } from '../../movement/engine.js';
 import type { Config } from '../../config.js';
 import { redactCardForFingerprint } from '../../domain/payments/cards.js';
 import type { Runtime } from '../../runtime.js';
@@ -16,28 +15,24 @@ const PaymentRef = Type.Ref('Payment');
 const tags = ['payments'];
 
 export function registerPaymentRoutes(app: App, db: Db, rt: Runtime, config: Config) {
-  app.post(
-    '/v1/payments',
-    {
-      config: { idempotency: 'required', idempotencyDeferred: true, idempotencyFingerprint: redactCardForFingerprint(rt.config.cardFingerprintKey) },
-      schema: {
-        tags,
-        operationId: 'createPayment',
-        summary: 'Pay an open payment order',
-        description:
-          'Routes the payment to a connector and answers 201 with the payment in whatever state it reached: `succeeded`, `failed` ' +
-          '(a decline is not an HTTP error) or `pending` (the outcome comes later by webhook, `?refresh=true` or the worker). ' +
-          'The card number and CVC are passed to the connector and never stored, logged or returned. ' +
-          'With `payment_method: {type: "mandate", mandate}` the payment is a direct debit against an active mandate of the ' +
-          "order's currency (422 mandate_not_active, currency_mismatch, amount_above_limit otherwise): it is sent to the " +
-          'connector holding the mandate, starts `pending` and settles later (webhook, worker or test helper).',
-        body: CreatePaymentBody,
-        headers: IdempotencyHeader(true),
-        response: { 201: PaymentRef, ...errorResponses('resource_missing', 'order_not_payable', 'routing_no_match', 'amount_above_limit', 'mandate_not_active', 'currency_mismatch', 'processor_unavailable') },
-      },
-    },
-    async (req, reply) => sendOutcome(reply, await runMovement(db, rt, req.ctx, newPayment(db, rt, req.ctx, req.body))),
-  );
+  registerMovementRoute(app, db, rt, {
+    path: '/v1/payments',
+    config: { idempotencyDeferred: true, idempotencyFingerprint: redactCardForFingerprint(rt.config.cardFingerprintKey) },
+    tags,
+    operationId: 'createPayment',
+    summary: 'Pay an open payment order',
+    description:
+      'Routes the payment to a connector and answers 201 with the payment in whatever state it reached: `succeeded`, `failed` ' +
+      '(a decline is not an HTTP error) or `pending` (the outcome comes later by webhook, `?refresh=true` or the worker). ' +
+      'The card number and CVC are passed to the connector and never stored, logged or returned. ' +
+      'With `payment_method: {type: "mandate", mandate}` the payment is a direct debit against an active mandate of the ' +
+      "order's currency (422 mandate_not_active, currency_mismatch, amount_above_limit otherwise): it is sent to the " +
+      'connector holding the mandate, starts `pending` and settles later (webhook, worker or test helper).',
+    body: CreatePaymentBody,
+    answer: [201, 'Payment'],
+    errors: ['resource_missing', 'order_not_payable', 'routing_no_match', 'amount_above_limit', 'mandate_not_active', 'currency_mismatch', 'processor_unavailable'],
+    start: (ctx, body) => newPayment(db, rt, ctx, body),
+  });
 
   app.get(
     '/v1/payments/:id',
