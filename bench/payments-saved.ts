@@ -155,7 +155,7 @@ export async function savedCardScript(adminUrl: string): Promise<BuiltScript & {
       freshPublicId: publicIdOfOrder,
       freshChargeReference: `('${SAVED_CHARGE_PREFIX}' || :r::text)`,
       // The ledger spreads a balance over slots so that payments do not queue on one row.
-      overrides: [{ statement: /INSERT INTO ledger_balances/, params: { 26: ':s1', 32: ':s2' } }],
+      overrides: [{ statement: /INSERT INTO ledger_balances/, params: { 13: "('{' || :s1::text || ',' || :s2::text || '}')" } }],
       preamble: ['\\set n :n + 1', '\\set r random(1, 9000000000000000000)', '\\set k random(1, :ncards)', '\\set s1 random(0, 15)', '\\set s2 random(0, 15)'],
       gsetColumns: ['(:pm_ids::uuid[])[:k] AS pm', '(:vr_ids::uuid[])[:k] AS vr', '(:vr_publics::text[])[:k] AS vr_public', '(:ntids::text[])[:k] AS ntid'],
     });

@@ -144,6 +144,9 @@ export function scriptFromTrace(opts: ScriptOptions): BuiltScript {
     const override = opts.overrides?.find((o) => o.statement.test(s.text));
     if (override) used.add(override);
     const text = s.text.replace(/\s+/g, ' ').trim();
+    const named = new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+    const stale = Object.keys(override?.params ?? {}).filter((k) => !named.has(Number(k)));
+    if (stale.length) throw new Error(`statement ${i + 1} has no $${stale.join(', $')} to override: the service's statement changed (${text.slice(0, 80)})`);
     return `${text.replace(/\$(\d+)/g, (_, n: string) => {
       const k = Number(n);
       if (override?.params[k] !== undefined) return override.params[k]!;
