@@ -38,7 +38,7 @@ export function registerReadRouting(app: App, reads: ReadRouting | undefined, pr
   const closed = new WeakSet<FastifyRequest>();
   app.decorateRequest('identifyWriter', function identifyWriter(this: FastifyRequest, writer: string) {
     this.writer = writer;
-    if (!writes(this)) return;
+    if (!routing.followsWrites || !writes(this)) return;
     writing.add(this);
     routing.writeStarted(writer);
   });
@@ -49,7 +49,7 @@ export function registerReadRouting(app: App, reads: ReadRouting | undefined, pr
   };
   // Without a replica every read is the primary's: no write needs following, and the hot path
   // (payments, orders) carries none of the hooks below.
-  if (!reads) return;
+  if (!routing.followsWrites) return;
   // A write ends when its response is closed and its handler is done, whichever comes last. A
   // client that goes away closes the response early (with no onResponse, nor always an
   // onRequestAbort), while the handler runs on and may commit after a processor call: until it

@@ -22,6 +22,8 @@ import { ApiError } from '../kernel/errors.js';
 export type ReadReason = 'caught_up' | 'own_write' | 'lagging' | 'replica_down' | 'replica_failed' | 'not_probed';
 
 export interface ReadRouting {
+  /** Whether writes are followed at all: false when every read goes to the primary anyway. */
+  readonly followsWrites: boolean;
   /** A request of `writer` that may write has arrived: its reads go to the primary from now on. */
   writeStarted(writer: string): void;
   /** That request has finished: its reads may go to the replica once it has replayed what the primary holds now. */
@@ -33,7 +35,7 @@ export interface ReadRouting {
 
 /** Every read on the primary: no replica configured, or the embedded database. */
 export function primaryReads(primary: Db): ReadRouting {
-  return { writeStarted() {}, writeEnded() {}, read: (_writer, run) => run(primary), close: async () => {} };
+  return { followsWrites: false, writeStarted() {}, writeEnded() {}, read: (_writer, run) => run(primary), close: async () => {} };
 }
 
 export interface ReplicaOptions {
@@ -237,6 +239,7 @@ export function replicaReads(opts: ReplicaOptions): ReadRouting {
   }
 
   return {
+    followsWrites: true,
     writeStarted(name) {
       let writer = writers.get(name);
       if (!writer) {

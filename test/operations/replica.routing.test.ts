@@ -210,6 +210,7 @@ describe('which requests pin their writer to the primary, and until when', () =>
   async function serve() {
     const calls: string[] = [];
     const routing: ReadRouting = {
+      followsWrites: true,
       writeStarted: (w) => calls.push(`started ${w}`),
       writeEnded: (w) => calls.push(`ended ${w}`),
       read: (_w, run) => run(undefined as unknown as Db),
