@@ -17,7 +17,7 @@ export interface JournalWriteParams {
   /** The lines' ledger accounts (text[]) and amounts (bigint[]), in order. */
   lineAccounts: string;
   lineAmounts: string;
-  /** balanceChanges' rows: ledger accounts (text[]), slots (int[]), amounts (bigint[]), in its order. */
+  /** balanceChanges' rows: ledger accounts (text[]), slots (int[]), amounts (bigint[]), upserted in that order (it avoids deadlocks). */
   balanceAccounts: string;
   balanceSlots: string;
   balanceAmounts: string;
@@ -41,7 +41,8 @@ export function journalWrites(p: JournalWriteParams): string {
   SELECT ${p.account}, ${p.id}, l.line_no, ${p.livemode}, l.ledger_account, l.amount FROM ${fromAnd}unnest(${p.lineAccounts}::text[], ${p.lineAmounts}::bigint[]) WITH ORDINALITY AS l(ledger_account, amount, line_no)
 ), balances AS (
   INSERT INTO ledger_balances (account_id, livemode, ledger_account, currency, slot, balance)
-  SELECT ${p.account}, ${p.livemode}, b.ledger_account, ${p.currency}, b.slot, b.amount FROM ${fromAnd}unnest(${p.balanceAccounts}::text[], ${p.balanceSlots}::int[], ${p.balanceAmounts}::bigint[]) AS b(ledger_account, slot, amount)
+  SELECT ${p.account}, ${p.livemode}, b.ledger_account, ${p.currency}, b.slot, b.amount FROM ${fromAnd}unnest(${p.balanceAccounts}::text[], ${p.balanceSlots}::int[], ${p.balanceAmounts}::bigint[]) WITH ORDINALITY AS b(ledger_account, slot, amount, n)
+  ORDER BY b.n
   ON CONFLICT (account_id, livemode, ledger_account, currency, slot) DO UPDATE SET balance = ledger_balances.balance + excluded.balance
 )`;
 }

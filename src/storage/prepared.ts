@@ -56,6 +56,9 @@ export function prepared<V extends Record<string, unknown>, R>(build: (db: Execu
 export class ShapedStatements {
   private readonly byTable = new WeakMap<PgTable, Shapes>();
 
+  /** `writes`: inserts or updates, which refuse a table whose columns drizzle computes per row. */
+  constructor(private readonly kind: 'reads' | 'writes') {}
+
   /** The statement `build` makes for `table` and `shape`, built once. */
   statement(table: PgTable, shape: readonly unknown[], build: (db: Executor) => Preparable<unknown>) {
     let level = this.byTable.get(table);
@@ -67,7 +70,7 @@ export class ShapedStatements {
     }
     let run = level.get(BUILT) as Run | undefined;
     if (!run) {
-      refuseComputedColumns(table);
+      if (this.kind === 'writes') refuseComputedColumns(table);
       level.set(BUILT, (run = prepared(build)));
     }
     return run;
@@ -104,7 +107,7 @@ export function encodedValues(table: PgTable, row: Record<string, unknown>, colu
   return into;
 }
 
-const inserts = new ShapedStatements();
+const inserts = new ShapedStatements('writes');
 
 /**
  * Inserts one row of `table` (answering it when `returning`), the statement for each set of

@@ -63,7 +63,8 @@ const byKey = (table: OwnedTable, columns: readonly string[]) => {
   return and(...columns.map((k) => eq(table[k as 'id'], bound[k])));
 };
 
-const ownRowReads = new ShapedStatements();
+const OWN_ROW_KEY = ['accountId', 'livemode', 'id'] as const;
+const ownRowReads = new ShapedStatements('reads');
 
 /**
  * The caller's row with this UUID if the API shows it (`ownRow`), FOR UPDATE when `lock`: the
@@ -78,7 +79,8 @@ export async function selectOwnRow<T extends OwnedTable>(
 ): Promise<RowOf<T> | undefined> {
   const { table, visible } = resource;
   const key = { accountId: ctx.accountId, livemode: ctx.livemode, id: uuid };
-  const where = keyColumns(key);
+  // Always the three columns: a mode left out by a loose caller must find nothing, never drop the condition.
+  const where = OWN_ROW_KEY;
   const read = ownRowReads.statement(table, [visible, lock], (tx) => {
     const query = tx
       .select()
@@ -90,7 +92,7 @@ export async function selectOwnRow<T extends OwnedTable>(
   return row as RowOf<T> | undefined;
 }
 
-const ownRowWrites = new ShapedStatements();
+const ownRowWrites = new ShapedStatements('writes');
 
 /**
  * Writes `set` on the row with this key (its account and id, and its mode when given), a new

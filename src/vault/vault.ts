@@ -63,24 +63,24 @@ function recordKey(ctx: Tenancy, recordId: string): RecordKey {
 
 /**
  * A record's sealed card and the audit row of its unsealing, in one statement: no sealed card
- * leaves the database without the row naming its movement. An erased record gets no row.
+ * leaves the database without the row naming its movement. An erased record, or one sealed under
+ * a key this process does not hold ($6, the configured key ids), gets no row: nothing can open it.
+ * The log is append-only: a card that then does not open all the same (another key under the same
+ * id, a moved ciphertext) keeps its row, the trace of that attempt.
  */
 const UNSEAL: RawStatement = {
-  name: 'vault_unseal_v1',
+  name: 'vault_unseal_v2',
   text: `WITH record AS (
   SELECT key_id, wrapped_key, sealed_card FROM vault_records WHERE account_id = $1 AND livemode = $2 AND id = $3
 ), audit AS (
   INSERT INTO vault_unsealings (account_id, livemode, record_id, movement_type, movement_id, unsealed_at)
   SELECT $1, $2, $3, $4::text, $5::text, clock_timestamp() FROM record
-  WHERE key_id IS NOT NULL AND wrapped_key IS NOT NULL AND sealed_card IS NOT NULL
-  RETURNING id
+  WHERE key_id = ANY($6::text[]) AND wrapped_key IS NOT NULL AND sealed_card IS NOT NULL
 )
-SELECT key_id, wrapped_key, sealed_card, (SELECT id FROM audit) AS audit_id FROM record`,
+SELECT key_id, wrapped_key, sealed_card FROM record`,
 };
-/** Takes back the audit row of a card that did not open (an unknown or wrong key): nothing was unsealed. */
-const FORGET_UNSEALING: RawStatement = { name: 'vault_forget_unsealing_v1', text: 'DELETE FROM vault_unsealings WHERE account_id = $1 AND id = $2' };
 
-type Unsealed = { key_id: string | null; wrapped_key: string | null; sealed_card: string | null; audit_id: string | number | null };
+type Unsealed = { key_id: string | null; wrapped_key: string | null; sealed_card: string | null };
 
 const ownRecord = (r: RecordKey) => and(eq(vaultRecords.accountId, r.accountId), eq(vaultRecords.livemode, r.livemode), eq(vaultRecords.id, r.id));
 
@@ -103,6 +103,7 @@ export async function eraseRecord(tx: Executor, ctx: Tenancy, recordId: string):
 
 export function createVault(keys: readonly EncryptionKey[]): Vault {
   const sealing = createSealing(keys);
+  const keyIds = keys.map((k) => k.id);
   return {
     activeKeyId: sealing.activeKeyId,
 
@@ -120,17 +121,13 @@ export function createVault(keys: readonly EncryptionKey[]): Vault {
         throw new VaultError('input_invalid', 'a card is unsealed only for a movement: { type: a lower-case name, id: its public id }');
       }
       const record = recordKey(ctx, recordId);
-      const [row] = await rawQuery<Unsealed>(tx, UNSEAL, [record.accountId, record.livemode, record.id, movement.type, movement.id]);
+      const [row] = await rawQuery<Unsealed>(tx, UNSEAL, [record.accountId, record.livemode, record.id, movement.type, movement.id, keyIds]);
       if (!row) throw new VaultError('record_missing', `no vault record ${recordId} for this account and mode`);
-      if (row.audit_id === null || row.key_id === null || row.wrapped_key === null || row.sealed_card === null) {
+      if (row.key_id === null || row.wrapped_key === null || row.sealed_card === null) {
         throw new VaultError('record_erased', `vault record ${recordId} was erased; its card cannot be recovered`);
       }
-      try {
-        return sealing.open(record, { keyId: row.key_id, wrappedKey: row.wrapped_key, sealedCard: row.sealed_card });
-      } catch (err) {
-        await rawQuery(tx, FORGET_UNSEALING, [record.accountId, row.audit_id]);
-        throw err;
-      }
+      // A key not held throws key_unavailable here, and the statement wrote no row for it.
+      return sealing.open(record, { keyId: row.key_id, wrappedKey: row.wrapped_key, sealedCard: row.sealed_card });
     },
 
     erase: eraseRecord,

@@ -105,9 +105,12 @@ describe('seal, unseal, erase', () => {
     const id = await vault.seal(h.db, ctx, CARD, 'payment_method');
     const err = await refused(createVault([kek('k1')]).unseal(h.db, ctx, id, payment('pay_x')), 'key_mismatch');
     expect(err.message).not.toContain(CARD.number);
-    const missing = await refused(createVault([kek('k2')]).unseal(h.db, ctx, id, payment('pay_x')), 'key_unavailable');
+    // The sealed card was read for pay_x and did not open: the append-only log keeps that attempt.
+    expect((await listUnsealings(h.db, { recordUuid: parseId('vr', id) })).map((u) => u.movement)).toEqual([{ type: 'payment', id: 'pay_x' }]);
+    const missing = await refused(createVault([kek('k2')]).unseal(h.db, ctx, id, payment('pay_y')), 'key_unavailable');
     expect(missing.message).toContain('VAULT_KEYS');
-    expect(await listUnsealings(h.db, { recordUuid: parseId('vr', id) })).toEqual([]);
+    // A key this process does not hold opens nothing, so nothing is read and no row is written.
+    expect(await listUnsealings(h.db, { recordUuid: parseId('vr', id) })).toHaveLength(1);
   });
 
   it('refuses a wrapped key or a ciphertext moved onto another record', async () => {

@@ -99,7 +99,7 @@ RETURNING 1 AS created`,
 };
 
 const FINISH_SUCCEEDED: RawStatement = {
-  name: 'payment_finish_succeeded_v4',
+  name: 'payment_finish_succeeded_v5',
   text: `WITH pay AS (
   UPDATE payments SET status = ${sqlStatus(PAYMENT_SUCCEEDS.to)}, amount_captured = amount, connector = $5, connector_reference = $6, attempts = $7::jsonb, payment_method = $29::jsonb, failure_code = NULL, failure_message = NULL,
                       next_status_check_at = NULL, version = version + 1, updated_at = $8
