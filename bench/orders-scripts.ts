@@ -5,6 +5,7 @@
 import type { BenchDatabase } from './lib/database.js';
 import { ORDER_COLUMNS } from './lib/payment-load.js';
 import { UUID7 } from './lib/pgbench-script.js';
+import { CREATE_ORDER } from '../src/domain/payment-orders/one-statement.js';
 
 /** Issue 29's targets: orders at least as fast as the equivalent transaction, node's CPU per order at most half PostgreSQL's. */
 export const TARGET_RATIO = 1.0;
@@ -24,21 +25,19 @@ export const ORDER_BODY = {
 const KEY = `('bench-' || :client_id::text || '-' || :r::text)`;
 const REQ = `('req_' || :client_id::text || '_' || :r::text)`;
 
+/**
+ * The statement the service sends (CREATE_ORDER), with one order in it: the service puts the
+ * orders of concurrent requests into one (src/storage/coalesce.ts), pgbench's clients each send
+ * their own. Each array placeholder becomes a one-element array of the value pgbench makes up.
+ */
+const ONE_ORDER: string[] = [
+  ':acct', 'false', KEY, ':fingerprint', ':response_body', REQ, '86400', UUID7, ':amount', ':currency', `(:reference || :r::text)`,
+  ':email', ':name', ':description', ':metadata', `now() + interval '1 day'`, 'now()', UUID7, ':object_id', ':data',
+  `(:acct::text || '.' || :r::text)`, `('http://127.0.0.1:3000/checkout/' || :acct::text || '.' || :r::text)`, 'NULL', 'NULL',
+];
+
 export const PGBENCH_SCRIPT = `\\set r random(1, 9000000000000000000)
-WITH claimed AS (
-  INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
-  VALUES (:acct, false, ${KEY}, :fingerprint, 'finished', NULL, 201, :response_body, ${REQ}, now() + make_interval(secs => 86400))
-  ON CONFLICT DO NOTHING
-  RETURNING 1
-), inserted AS (
-  INSERT INTO payment_orders (${ORDER_COLUMNS})
-  SELECT :acct, ${UUID7}, false, 'open', :amount, 0, :currency, :reference || :r::text, :email, :name, :description, :metadata::jsonb,
-         now() + interval '1 day', 1, now(), now() FROM claimed
-  RETURNING 1
-)
-INSERT INTO events ("account_id", "id", "livemode", "type", "object_id", "data", "request_id", "idempotency_key", "created_at")
-SELECT :acct, ${UUID7}, false, 'payment_order.created', :object_id, :data::jsonb, ${REQ}, ${KEY}, now() FROM inserted
-RETURNING 1 AS created;
+${CREATE_ORDER.text.replace(/\$(\d+)::(\w+)\[\]/g, (_, n: string, type: string) => `ARRAY[${ONE_ORDER[Number(n) - 1]!}]::${type}[]`)};
 `;
 
 /**

@@ -10,9 +10,11 @@
 // Per request the service sends one statement (see bench/trace-sql.ts and
 // src/domain/payment-orders/one-statement.ts): a data-modifying CTE inserting the finished
 // idempotency record, the order and its event, as a named prepared statement (parsed and planned
-// once per connection). The pgbench script below sends the same statement with -M prepared by
-// default (BENCH_PGBENCH_PROTOCOL overrides), with time-ordered ids like the service's UUIDv7 and
-// the exact event snapshot and response body the service stored.
+// once per connection). Under load, concurrent requests' orders share one such statement and its
+// commit (src/storage/coalesce.ts). The "same statement" pgbench script sends it with one order
+// per client transaction, with -M prepared by default (BENCH_PGBENCH_PROTOCOL overrides),
+// time-ordered ids like the service's UUIDv7 and the exact event snapshot and response body the
+// service stored.
 import { createAccount, issueKey } from '../src/domain/accounts/service.js';
 import { openPostgres, runMigrations } from '../src/storage/db.js';
 import { checkpoint, createBenchDatabase, type BenchDatabase } from './lib/database.js';

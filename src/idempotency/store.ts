@@ -189,10 +189,19 @@ export function claimDeferred(ctx: RequestContext): Promise<Outcome | undefined>
  * a placeholder (`$n`) or a CTE name in the caller's statement.
  */
 export const fastPathKeySql = {
-  /** A key inserted already finished with its answer; inserts nothing when the key exists. */
-  insertFinished: (p: { account: string; livemode: string; key: string; fingerprint: string; status: number; body: string; requestId: string; retentionS: string }) =>
+  /**
+   * Keys inserted already finished with their answers, one per row of `from` in the order of
+   * `orderBy` (concurrent batches then take the unique index's entries in one order, and cannot
+   * deadlock on each other); inserts nothing for a key that exists.
+   */
+  insertFinished: (
+    from: string,
+    orderBy: string,
+    p: { account: string; livemode: string; key: string; fingerprint: string; status: number; body: string; requestId: string; retentionS: string },
+  ) =>
     `INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, response_status, response_body, request_id, expires_at)
-  VALUES (${p.account}, ${p.livemode}, ${p.key}, ${p.fingerprint}, 'finished', NULL, ${p.status}, ${p.body}, ${p.requestId}, now() + make_interval(secs => ${p.retentionS}::int))
+  SELECT ${p.account}, ${p.livemode}, ${p.key}, ${p.fingerprint}, 'finished', NULL, ${p.status}, ${p.body}, ${p.requestId}, now() + make_interval(secs => ${p.retentionS}::int)
+  FROM ${from} ORDER BY ${orderBy}
   ON CONFLICT DO NOTHING`,
   /** A key claimed (locked by this request) at `recoveryPoint`, once per row of `from`; a key that exists raises a unique violation. */
   insertClaimed: (from: string, p: { account: string; livemode: string; key: string; fingerprint: string; recoveryPoint: string; requestId: string; retentionS: string }) =>

@@ -1,15 +1,19 @@
 // Creating a payment order in one statement: the idempotency record (already finished, holding
 // the answer), the order and its event, inserted by one data-modifying CTE, so one round trip and
-// one commit instead of a claim, a transaction of three statements and its BEGIN and COMMIT.
+// one commit instead of a claim, a transaction of three statements and its BEGIN and COMMIT. Under
+// load, the orders of concurrent requests share the statement and its commit
+// (src/storage/coalesce.ts): it takes its values as arrays, one element per order.
 //
-// The CTE chains the inserts: the order is inserted only if the key was new, the event only if
-// the order was. A key that exists (a retry, a concurrent twin — which waits on the unique index
-// until the first commits — or an expired record not yet swept) inserts nothing and the caller
-// falls back to the general path (claimKey), which replays, refuses or takes over as usual. Every
-// value, the answer included, is computed here first, so the stored answer is exactly the bytes
-// sent.
+// The CTE chains the inserts: an order is inserted only if its key was new, its event only if the
+// order was. A key that exists (a retry, a concurrent twin — which waits on the unique index until
+// the first commits — or an expired record not yet swept) inserts nothing for that order and its
+// caller falls back to the general path (claimKey), which replays, refuses or takes over as usual.
+// Twins never share a batch, so a key is inserted at most once per statement. Every value, the
+// answer included, is computed here first, so the stored answer is exactly the bytes sent.
 import type { Executor } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
+import { coalesce } from '../../storage/coalesce.js';
+import { isDatabaseUnavailable } from '../../kernel/outage.js';
 import { newId } from '../../kernel/ids.js';
 import { fastPathKeySql } from '../../idempotency/store.js';
 import type { paymentOrders } from '../../storage/schema.js';
@@ -28,23 +32,95 @@ export interface DeferredClaim {
 /** The event of a new order, written by both create paths (service.ts and here). */
 export const PAYMENT_ORDER_CREATED = 'payment_order.created' satisfies EventType;
 
-// Built once, at load: the first status from the state table's module, the event type checked
-// against the catalogue at compile time (`satisfies`).
+// The statement takes a batch: each column is an array holding one element per order (see
+// src/storage/coalesce.ts for why concurrent creates share one statement). Built once, at load:
+// the first status from the state table's module, the event type checked against the catalogue at
+// compile time (`satisfies`).
+const BATCH_COLUMNS = [
+  ['account_id', 'uuid'],
+  ['livemode', 'boolean'],
+  ['key', 'text'],
+  ['fingerprint', 'text'],
+  ['body', 'text'],
+  ['request_id', 'text'],
+  ['retention_s', 'int'],
+  ['order_id', 'uuid'],
+  ['amount', 'bigint'],
+  ['currency', 'text'],
+  ['reference', 'text'],
+  ['customer_email', 'text'],
+  ['customer_name', 'text'],
+  ['description', 'text'],
+  ['metadata', 'text'],
+  ['expires_at', 'timestamptz'],
+  ['created_at', 'timestamptz'],
+  ['event_id', 'uuid'],
+  ['object_id', 'text'],
+  ['data', 'text'],
+  ['checkout_token', 'text'],
+  ['checkout_url', 'text'],
+  ['success_url', 'text'],
+  ['cancel_url', 'text'],
+] as const;
+
+type BatchColumn = (typeof BATCH_COLUMNS)[number][0];
+
 export const CREATE_ORDER: RawStatement = {
-  name: 'create_payment_order_v2',
-  text: `WITH claimed AS (
-  ${fastPathKeySql.insertFinished({ account: '$1', livemode: '$2', key: '$3', fingerprint: '$4', status: 201, body: '$5', requestId: '$6', retentionS: '$7' })}
-  RETURNING 1
+  name: 'create_payment_orders_v3',
+  text: `WITH input AS (
+  SELECT * FROM unnest(${BATCH_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+    AS i(${BATCH_COLUMNS.map(([name]) => name).join(', ')})
+), claimed AS (
+  ${fastPathKeySql.insertFinished('input', 'account_id, livemode, key', { account: 'account_id', livemode: 'livemode', key: 'key', fingerprint: 'fingerprint', status: 201, body: 'body', requestId: 'request_id', retentionS: 'retention_s' })}
+  RETURNING account_id, livemode, key
 ), inserted AS (
   INSERT INTO payment_orders (account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name,
                               description, metadata, expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at)
-  SELECT $1, $8, $2, ${sqlStatus(NEW_ORDER_STATUS)}, $9, 0, $10, $11, $12, $13, $14, $15::jsonb, $16, $21, $22, $23, $24, 1, $17, $17 FROM claimed
-  RETURNING 1
+  SELECT i.account_id, i.order_id, i.livemode, ${sqlStatus(NEW_ORDER_STATUS)}, i.amount, 0, i.currency, i.reference, i.customer_email, i.customer_name,
+         i.description, i.metadata::jsonb, i.expires_at, i.checkout_token, i.checkout_url, i.success_url, i.cancel_url, 1, i.created_at, i.created_at
+  FROM input i JOIN claimed c ON c.account_id = i.account_id AND c.livemode = i.livemode AND c.key = i.key
+  RETURNING id
 )
 INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
-SELECT $1, $18, $2, '${PAYMENT_ORDER_CREATED}', $19, $20::jsonb, $6, $3, $17 FROM inserted
-RETURNING 1 AS created`,
+SELECT i.account_id, i.event_id, i.livemode, '${PAYMENT_ORDER_CREATED}', i.object_id, i.data::jsonb, i.request_id, i.key, i.created_at
+FROM input i JOIN inserted o ON o.id = i.order_id
+RETURNING id AS event_id`,
 };
+
+/** One order's values, by column of the batch. */
+type BatchRow = Record<BatchColumn, unknown>;
+
+async function insertBatch(db: Executor, batch: BatchRow[]): Promise<boolean[]> {
+  const rows = await rawQuery<{ event_id: string }>(
+    db,
+    CREATE_ORDER,
+    BATCH_COLUMNS.map(([name]) => batch.map((row) => row[name])),
+  );
+  const created = new Set(rows.map((r) => r.event_id));
+  return batch.map((row) => created.has(row.event_id as string));
+}
+
+// One batching queue per database (the pool): the executor of a transaction is never given here.
+const batching = new WeakMap<Executor, (row: BatchRow) => Promise<boolean>>();
+
+/** Concurrent creates on one pool share a statement; at most this many are in the database at once. */
+export const CREATE_ORDER_BATCHES_IN_FLIGHT = 4;
+export const CREATE_ORDER_BATCH_MAX = 64;
+
+function batchedInsert(db: Executor): (row: BatchRow) => Promise<boolean> {
+  let insert = batching.get(db);
+  if (!insert) {
+    insert = coalesce<BatchRow, boolean>({
+      run: (batch) => insertBatch(db, batch),
+      key: (row) => `${row.account_id as string}\n${String(row.livemode)}\n${row.key as string}`,
+      maxInFlight: CREATE_ORDER_BATCHES_IN_FLIGHT,
+      maxBatch: CREATE_ORDER_BATCH_MAX,
+      everyones: isDatabaseUnavailable,
+    });
+    batching.set(db, insert);
+  }
+  return insert;
+}
 
 /**
  * Stores `row` (a new order), its event and the finished key; `view` is the answer. Undefined when
@@ -58,31 +134,31 @@ export async function createPaymentOrderAtOnce(
   view: PaymentOrderView,
 ): Promise<Outcome | undefined> {
   const body = JSON.stringify(view);
-  const rows = await rawQuery(db, CREATE_ORDER, [
-    ctx.accountId,
-    ctx.livemode,
-    claim.key,
-    claim.fingerprint,
+  const created = await batchedInsert(db)({
+    account_id: ctx.accountId,
+    livemode: ctx.livemode,
+    key: claim.key,
+    fingerprint: claim.fingerprint,
     body,
-    ctx.requestId,
-    claim.retentionS,
-    row.id,
-    row.amount,
-    row.currency,
-    row.reference,
-    row.customerEmail,
-    row.customerName,
-    row.description,
-    JSON.stringify(row.metadata),
-    row.expiresAt.toISOString(),
-    row.createdAt.toISOString(),
-    newId('evt').uuid,
-    view.id,
-    `{"object":${body}}`,
-    row.checkoutToken,
-    row.checkoutUrl,
-    row.successUrl,
-    row.cancelUrl,
-  ]);
-  return rows.length === 1 ? { status: 201, body } : undefined;
+    request_id: ctx.requestId,
+    retention_s: claim.retentionS,
+    order_id: row.id,
+    amount: row.amount,
+    currency: row.currency,
+    reference: row.reference,
+    customer_email: row.customerEmail,
+    customer_name: row.customerName,
+    description: row.description,
+    metadata: JSON.stringify(row.metadata),
+    expires_at: row.expiresAt.toISOString(),
+    created_at: row.createdAt.toISOString(),
+    event_id: newId('evt').uuid,
+    object_id: view.id,
+    data: `{"object":${body}}`,
+    checkout_token: row.checkoutToken,
+    checkout_url: row.checkoutUrl,
+    success_url: row.successUrl,
+    cancel_url: row.cancelUrl,
+  });
+  return created ? { status: 201, body } : undefined;
 }
