@@ -1,11 +1,14 @@
-// Deliveries leased at dispatch: a dispatch hands the worker as many of the new deliveries as it
-// asks for, already leased, and leaves the rest due for a claim. (A worker killed before sending:
-// retries.test.ts.)
+// Deliveries leased at dispatch: a dispatch hands the worker's sender as many of the new deliveries
+// as it has room for, already leased, and leaves the rest due for a claim. A worker that stops hands
+// back what it holds unsent; one whose lease ran short while the delivery waited for a slot hands
+// it back rather than send it under that lease. (A worker killed before sending: retries.test.ts.)
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { parseId } from '../../src/kernel/ids.js';
+import { startDeliveryEngine } from '../../src/domain/webhooks/delivery/engine.js';
 import { claimDeliveries, dispatchEvents } from '../../src/domain/webhooks/delivery/queue.js';
+import { createSender } from '../../src/domain/webhooks/sender.js';
 import { deliverAt, newOrderEvent, subscribedTenant, webhookOptions } from '../support/webhooks.js';
 import { useService, type ServiceFixture } from '../support/fixtures.js';
 
@@ -24,6 +27,23 @@ async function deliveriesOf(endpointId: string) {
     SELECT event_id, status, attempts, lease_id, next_attempt_at <= now() AS due
     FROM webhook_deliveries WHERE endpoint_id = ${parseId('we', endpointId)!}::uuid
     ORDER BY created_at, event_id`) as Promise<{ event_id: string; status: string; attempts: number; lease_id: string | null; due: boolean }[]>;
+}
+
+/** A worker's delivery engine with one slot, on the test's database; its log kept. */
+function oneSlotEngine(now: () => Date = () => new Date()) {
+  const logged: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
+  const at = (level: string) => (fields: Record<string, unknown>, msg: string) => void logged.push({ level, fields, msg });
+  const sender = createSender();
+  const engine = startDeliveryEngine({
+    db: h.db,
+    log: { info: at('info'), warn: at('warn'), error: at('error') } as never,
+    config: { ...options.config, concurrency: 1, pollIntervalMs: 10 },
+    encryptor: options.encryptor,
+    sender,
+    now,
+    random: () => 0.5,
+  });
+  return { engine, logged, close: () => sender.close() };
 }
 
 describe('deliveries leased at dispatch', () => {
@@ -54,5 +74,54 @@ describe('deliveries leased at dispatch', () => {
     // a claim finds only the delivery left due
     const claimed = (await claimDeliveries(h.db, t0, options.config.leaseMs, 1000)).filter((c) => c.endpointId === parseId('we', endpoint.id));
     expect(claimed.map((c) => c.eventId)).toEqual([parseId('evt', events[2].id)]);
+  });
+
+  it('stopping hands back at once the leases held unsent, and at the deadline the attempt in flight', async () => {
+    const { api, receiver, endpoint } = await quietTenant(h);
+    // the first answers at once, which lets the worker lease one delivery ahead of its one slot
+    receiver.answer = (_r, i) => (i === 0 ? { status: 200 } : { status: 200, delayMs: 5000 });
+    for (let i = 0; i < 3; i++) await newOrderEvent(api);
+    const { engine, logged, close } = oneSlotEngine();
+    try {
+      await receiver.waitFor(() => receiver.requests.length === 2);
+      // one delivery in flight, one waiting for the slot: both leased
+      const held = await deliveriesOf(endpoint.id);
+      expect(held.slice(1).map((r) => [r.status, r.lease_id !== null, r.due])).toEqual([
+        ['pending', true, false],
+        ['pending', true, false],
+      ]);
+      await engine.stop(Date.now() + 300);
+    } finally {
+      close();
+      receiver.answer = () => ({ status: 200 });
+    }
+    expect(logged).toContainEqual(expect.objectContaining({ msg: 'shutdown: webhook delivery stopped claiming', fields: { in_flight: 1, not_sent: 1 } }));
+    expect((await deliveriesOf(endpoint.id)).map((r) => [r.status, r.attempts, r.lease_id, r.due])).toEqual([
+      ['succeeded', 1, null, true],
+      ['pending', 0, null, true],
+      ['pending', 0, null, true],
+    ]);
+  });
+
+  it('a delivery whose lease ran short while it waited for a slot is handed back and sent under a new one', async () => {
+    const { api, receiver } = await quietTenant(h);
+    receiver.answer = (_r, i) => (i === 1 ? { status: 200, delayMs: 500 } : { status: 200 });
+    const events = [];
+    for (let i = 0; i < 3; i++) events.push((await newOrderEvent(api)).event);
+    let skewMs = 0;
+    const { engine, logged, close } = oneSlotEngine(() => new Date(Date.now() + skewMs));
+    try {
+      await receiver.waitFor(() => receiver.requests.length === 2);
+      // while the second attempt is in flight, the clock jumps: the third's lease has less left than an attempt may take
+      skewMs = options.config.leaseMs - options.config.timeoutMs;
+      await receiver.waitFor(() => receiver.requests.length === 3);
+      await engine.stop();
+    } finally {
+      close();
+    }
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'warn', fields: { deliveries: 1 } }));
+    expect(events.map((e) => receiver.forEvent(e.id).length)).toEqual([1, 1, 1]);
+    const attempts = (await api.get(`/v1/events/${events[2].id}/deliveries`)).body.data;
+    expect(attempts.map((a: any) => [a.attempt, a.outcome])).toEqual([[1, 'succeeded']]);
   });
 });
