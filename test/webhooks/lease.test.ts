@@ -29,15 +29,15 @@ async function deliveriesOf(endpointId: string) {
     ORDER BY created_at, event_id`) as Promise<{ event_id: string; status: string; attempts: number; lease_id: string | null; due: boolean }[]>;
 }
 
-/** A worker's delivery engine with one slot, on the test's database; its log kept. */
-function oneSlotEngine(now: () => Date = () => new Date()) {
+/** A worker's delivery engine with `concurrency` slots, on the test's database; its log kept. */
+function engineWith(concurrency: number, now: () => Date = () => new Date(), timeoutMs = options.config.timeoutMs) {
   const logged: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
   const at = (level: string) => (fields: Record<string, unknown>, msg: string) => void logged.push({ level, fields, msg });
   const sender = createSender();
   const engine = startDeliveryEngine({
     db: h.db,
     log: { info: at('info'), warn: at('warn'), error: at('error') } as never,
-    config: { ...options.config, concurrency: 1, pollIntervalMs: 10 },
+    config: { ...options.config, concurrency, timeoutMs, leaseMs: timeoutMs + 3000, pollIntervalMs: 10 },
     encryptor: options.encryptor,
     sender,
     now,
@@ -81,7 +81,7 @@ describe('deliveries leased at dispatch', () => {
     // the first answers at once, which lets the worker lease one delivery ahead of its one slot
     receiver.answer = (_r, i) => (i === 0 ? { status: 200 } : { status: 200, delayMs: 5000 });
     for (let i = 0; i < 3; i++) await newOrderEvent(api);
-    const { engine, logged, close } = oneSlotEngine();
+    const { engine, logged, close } = engineWith(1);
     try {
       await receiver.waitFor(() => receiver.requests.length === 2);
       // one delivery in flight, one waiting for the slot: both leased
@@ -109,7 +109,7 @@ describe('deliveries leased at dispatch', () => {
     const events = [];
     for (let i = 0; i < 3; i++) events.push((await newOrderEvent(api)).event);
     let skewMs = 0;
-    const { engine, logged, close } = oneSlotEngine(() => new Date(Date.now() + skewMs));
+    const { engine, logged, close } = engineWith(1, () => new Date(Date.now() + skewMs));
     try {
       await receiver.waitFor(() => receiver.requests.length === 2);
       // while the second attempt is in flight, the clock jumps: the third's lease has less left than an attempt may take
@@ -123,5 +123,21 @@ describe('deliveries leased at dispatch', () => {
     expect(events.map((e) => receiver.forEvent(e.id).length)).toEqual([1, 1, 1]);
     const attempts = (await api.get(`/v1/events/${events[2].id}/deliveries`)).body.data;
     expect(attempts.map((a: any) => [a.attempt, a.outcome])).toEqual([[1, 'succeeded']]);
+  });
+
+  it('fills a free slot at once while slow receivers hold the others, however few are free', async () => {
+    const { api, receiver } = await quietTenant(h);
+    receiver.answer = (_r, i) => (i < 7 ? { status: 200, delayMs: 10_000 } : { status: 200 });
+    for (let i = 0; i < 7; i++) await newOrderEvent(api);
+    const { engine, close } = engineWith(8, undefined, 15_000);
+    try {
+      await receiver.waitFor(() => receiver.requests.length === 7);
+      const { event } = await newOrderEvent(api);
+      await receiver.waitFor(() => receiver.forEvent(event.id).length === 1, 5000);
+    } finally {
+      receiver.answer = () => ({ status: 200 });
+      await engine.stop(Date.now() + 100);
+      close();
+    }
   });
 });

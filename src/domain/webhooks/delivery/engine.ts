@@ -83,7 +83,7 @@ export interface DeliveryEngine {
  * The sender keeps up to `concurrency` attempts in flight, and the two leasing loops keep about as
  * many deliveries again waiting as it completed in the last 100–200 ms (at most batchSize), so
  * that the next batch's round trip does not leave it idle; neither loop leases a handful at a
- * time while the sender is busy. When idle, the dispatcher and claimer look again every
+ * time while the sender is busy, unless slots would otherwise stay idle. When idle, the dispatcher and claimer look again every
  * pollIntervalMs (a cheap index probe), which bounds the latency from commit to first attempt
  * without the commit-serialising cost of NOTIFY in every event-writing transaction.
  */
@@ -109,6 +109,8 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
   const finished = completions();
   /** A statement leasing fewer is not worth its round trip while the sender is busy. */
   const worthLeasing = Math.max(1, Math.floor(Math.min(config.batchSize, config.concurrency) / 4));
+  /** Whether a leasing loop goes now: for a batch worth a statement, or for free slots nothing waits to fill (slow receivers hold the rest). */
+  const mayLease = (free: number) => free >= worthLeasing || (free > 0 && waiting.length === 0 && inFlight.size < config.concurrency);
   /** A leasing loop waits for room: woken when enough is free. */
   let starved = false;
 
@@ -128,7 +130,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
         if (inFlight.size === 0) allDone?.();
         recorderAlarm.wake();
         sendWaiting();
-        if (starved && room() >= worthLeasing) {
+        if (starved && mayLease(room())) {
           starved = false;
           dispatcherAlarm.wake();
           claimerAlarm.wake();
@@ -207,7 +209,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
     'dispatch',
     async () => {
       const free = room();
-      if (free < worthLeasing) return waitForRoom(dispatcherAlarm);
+      if (!mayLease(free)) return waitForRoom(dispatcherAlarm);
       // No more events than the sender has room for (each has a delivery, if any endpoint wants
       // it): a delivery the dispatch cannot lease costs a claim later.
       const limit = Math.min(config.batchSize, free);
@@ -236,7 +238,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
         return released;
       });
       const free = room();
-      if (free < worthLeasing) return waitForRoom(claimerAlarm);
+      if (!mayLease(free)) return waitForRoom(claimerAlarm);
       const limit = Math.min(config.batchSize, free);
       const leaseId = crypto.randomUUID();
       // Sets no room aside: a claim mostly finds nothing during a backlog of new events, and the
