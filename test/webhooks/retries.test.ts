@@ -1,6 +1,7 @@
 // When a delivery fails: retries on the schedule (500, timeout, refused connection, Retry-After,
 // redirects), giving up, endpoints disabled (410 Gone, failing for days) or deleted, and attempts
 // lost in a worker's crash, taken over once their lease runs out.
+import crypto from 'node:crypto';
 import { closedPort } from '../support/sockets.js';
 import { sql } from 'drizzle-orm';
 import { parseId } from '../../src/kernel/ids.js';
@@ -8,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 
 import { deliverAt, newOrderEvent, subscribedTenant, verifies, verify, webhookOptions } from '../support/webhooks.js';
 import { attemptDelivery } from '../../src/domain/webhooks/delivery/attempt.js';
-import { claimDeliveries, dispatchEvents } from '../../src/domain/webhooks/delivery/queue.js';
+import { claimDeliveries, dispatchEvents, type ClaimedDelivery } from '../../src/domain/webhooks/delivery/queue.js';
 import { recordOutcomes } from '../../src/domain/webhooks/delivery/record.js';
 import { createSender } from '../../src/domain/webhooks/sender.js';
 import { useService } from '../support/fixtures.js';
@@ -180,14 +181,22 @@ describe('webhook delivery: failures and retries', () => {
 });
 
 describe('webhook delivery across crashes', () => {
-  it('a lease that runs out makes an attempt lost in a crash due again, without using up a retry', async () => {
+  // A worker leases a delivery either by claiming it once due or as the dispatch creates it.
+  const leaseEverything: Record<string, (t0: Date) => Promise<ClaimedDelivery[]>> = {
+    claimed: async (t0) => {
+      await dispatchEvents(h.db, t0, 1000);
+      return claimDeliveries(h.db, t0, options.config.leaseMs, 1000);
+    },
+    'leased at dispatch': async (t0) => (await dispatchEvents(h.db, t0, 1000, { id: crypto.randomUUID(), ms: options.config.leaseMs, limit: 1000 })).leased,
+  };
+
+  it.each(Object.keys(leaseEverything))('a lease that runs out makes an attempt lost in a crash due again, without using up a retry (%s)', async (how) => {
     const { api, receiver, endpoint } = await subscribedTenant(h);
     const { event } = await newOrderEvent(api);
     const t0 = new Date();
-    await dispatchEvents(h.db, t0, 1000);
-    // a worker claims everything due and dies before sending
-    const claimed = await claimDeliveries(h.db, t0, options.config.leaseMs, 1000);
-    expect(claimed.some((c) => c.eventId && receiver)).toBe(true);
+    // a worker leases everything and dies before sending
+    const leased = await leaseEverything[how]!(t0);
+    expect(leased.map((c) => c.eventId)).toContain(parseId('evt', event.id));
     // while the lease holds, nobody else sends it
     await deliverAt(h.database, options, new Date(t0.getTime() + options.config.leaseMs - 1000));
     expect(receiver.forEvent(event.id)).toHaveLength(0);

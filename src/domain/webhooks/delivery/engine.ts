@@ -1,8 +1,10 @@
-// At-least-once webhook delivery, in three short transactions per batch and never one held across
-// an HTTP call:
+// At-least-once webhook delivery, in short transactions and never one held across an HTTP call:
 //
 //   1. dispatch  — claim undispatched events (FOR UPDATE SKIP LOCKED), create one delivery per
 //                  enabled endpoint subscribed to the type, mark the events dispatched: one statement.
+//                  As many of the new deliveries as the worker's sender has room for are inserted
+//                  already leased to it (as step 2 would) and handed to the sender; the rest are
+//                  inserted due, for any worker's claim.
 //   2. claim     — take due deliveries (SKIP LOCKED) and lease them: next_attempt_at moves to the
 //                  end of the lease and a fencing token (lease_id) is stored. One statement.
 //   3. send      — outside any transaction, signed per Standard Webhooks, with a deadline.
@@ -10,10 +12,12 @@
 //                  next retry) only if the lease is still ours, and endpoint health (410 Gone and
 //                  failing for days disable the endpoint, with an event). One transaction.
 //
-// A worker killed between 2 and 4 loses nothing: its lease runs out and the delivery is due again,
-// without having used up one of its retries (only recorded attempts count). Any number of workers
-// share the queue through SKIP LOCKED; a worker whose lease was taken over cannot record over the
-// newer holder.
+// Leasing at dispatch spares a first attempt the claim's write of the indexed next_attempt_at and
+// a round trip. A worker killed between its lease (1 or 2) and 4 loses nothing: the lease runs out
+// and the delivery is due again, without having used up one of its retries (only recorded
+// attempts count) — a delivery leased at dispatch waits for its lease like one claimed. Any number
+// of workers share the queue through SKIP LOCKED; a worker whose lease was taken over cannot
+// record over the newer holder.
 //
 // Steps 1 and 2 are in queue.ts, 3 in attempt.ts, 4 in record.ts; this file runs them.
 import type { FastifyBaseLogger } from 'fastify';
@@ -24,6 +28,7 @@ import { LONGEST_OUTAGE_BACKOFF_MS, isDatabaseUnavailable } from '../../../kerne
 import { settlesBy } from '../../../kernel/deadline.js';
 import { recordOutcomes, type RecordDeps } from './record.js';
 import type { Metrics } from '../../../metrics/registry.js';
+import { alarm, completions, type Alarm } from './pacing.js';
 
 export interface DeliveryDeps extends AttemptDeps, RecordDeps {
   log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -35,20 +40,23 @@ export interface DeliveryDeps extends AttemptDeps, RecordDeps {
 /**
  * One complete pass, for the periodic worker and for tests with an injected clock: dispatches
  * every pending event, then sends every due delivery (and retries that fall due at once) until
- * nothing is due at `now`.
+ * nothing is due at `now`. A round's batch is first what its dispatches leased, then claims.
  */
 export async function runDeliveryPass(deps: DeliveryDeps): Promise<{ dispatchedEvents: number; attempts: number }> {
+  const { batchSize, leaseMs } = deps.config;
   let dispatchedEvents = 0;
   let attempts = 0;
   for (let round = 0; round < 10_000; round++) {
+    const batch: ClaimedDelivery[] = [];
     for (;;) {
-      const d = await dispatchEvents(deps.db, deps.now(), deps.config.batchSize);
+      const d = await dispatchEvents(deps.db, deps.now(), batchSize, { id: crypto.randomUUID(), ms: leaseMs, limit: batchSize - batch.length });
       dispatchedEvents += d.events;
-      if (d.events < deps.config.batchSize) break;
+      batch.push(...d.leased);
+      if (d.events < batchSize) break;
     }
-    const claimed = await claimDeliveries(deps.db, deps.now(), deps.config.leaseMs, deps.config.batchSize);
-    if (claimed.length === 0) break;
-    const done = await Promise.all(claimed.map((c) => attemptDelivery(deps, c)));
+    if (batch.length < batchSize) batch.push(...(await claimDeliveries(deps.db, deps.now(), leaseMs, batchSize - batch.length)));
+    if (batch.length === 0) break;
+    const done = await Promise.all(batch.map((c) => attemptDelivery(deps, c)));
     await recordOutcomes(deps, done);
     attempts += done.filter((d) => d.kind === 'attempt').length;
   }
@@ -57,69 +65,56 @@ export async function runDeliveryPass(deps: DeliveryDeps): Promise<{ dispatchedE
 
 export interface DeliveryEngine {
   /**
-   * Stops claiming, lets the attempts in flight finish and records them. Those still in flight at
-   * `deadlineMs` (epoch ms) are given up and their leases handed back, so that another worker
-   * sends them at once rather than when the leases run out.
+   * Stops leasing, hands back the leases not yet sent, lets the attempts in flight finish and
+   * records them. Those still in flight at `deadlineMs` (epoch ms) are given up and their leases
+   * handed back too, so that another worker sends them at once rather than when the leases run out.
    */
   stop(deadlineMs?: number): Promise<void>;
   /** What was done since the last call (events dispatched, attempts recorded), for the worker's log. */
   takeCounts(): { dispatchedEvents: number; attempts: number };
 }
 
-/** A promise-based wake-up: sleep(ms) resolves after ms or as soon as wake() is called. */
-function alarm() {
-  let wakeUp: (() => void) | undefined;
-  let pending = false;
-  return {
-    wake() {
-      pending = true;
-      const resolve = wakeUp;
-      wakeUp = undefined;
-      resolve?.();
-    },
-    sleep(ms: number) {
-      if (pending) {
-        pending = false;
-        return Promise.resolve();
-      }
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          wakeUp = undefined;
-          resolve();
-        }, ms);
-        wakeUp = () => {
-          clearTimeout(timer);
-          pending = false;
-          resolve();
-        };
-      });
-    },
-  };
-}
-
 /**
  * The continuous delivery of a worker process: three loops on their own connections, so that no
  * one's round trips wait for another's —
- *   dispatcher  fans committed events out into deliveries, then wakes the claimer;
- *   claimer     keeps up to `concurrency` attempts in flight;
+ *   dispatcher  fans committed events out into deliveries, leasing those the sender has room for;
+ *   claimer     leases due deliveries (retries, and what the dispatcher did not lease);
  *   recorder    records completed attempts in batches as they arrive.
- * When idle, the dispatcher and claimer look again every pollIntervalMs (a cheap index probe),
- * which bounds the latency from commit to first attempt without the commit-serialising cost of
- * NOTIFY in every event-writing transaction.
+ * The sender keeps up to `concurrency` attempts in flight, and the two leasing loops keep about as
+ * many deliveries again waiting as it completed in the last 100–200 ms (at most batchSize), so
+ * that the next batch's round trip does not leave it idle; neither loop leases a handful at a
+ * time while the sender is busy, unless slots would otherwise stay idle. When idle, the dispatcher and claimer look again every
+ * pollIntervalMs (a cheap index probe), which bounds the latency from commit to first attempt
+ * without the commit-serialising cost of NOTIFY in every event-writing transaction.
  */
 export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
   const { config, log } = deps;
   let stopped = false;
   let handedBack = false;
   const inFlight = new Set<ClaimedDelivery>();
+  /** Leased, waiting for a free slot of the sender, oldest first. */
+  const waiting: ClaimedDelivery[] = [];
+  /** Leases to hand back: they waited until too little of them was left for a whole attempt. */
+  const stale: ClaimedDelivery[] = [];
+  /** Room set aside for a dispatch on its way, so that a claim meanwhile does not take it too. */
+  let asked = 0;
   let allDone: (() => void) | undefined;
   const completed: Completed[] = [];
-  /** Lease ids of claims whose answer the database never gave (an outage): given back when it returns. */
+  /** Lease ids of claims and dispatches whose answer the database never gave (an outage): given back when it returns. */
   const lostClaims: string[] = [];
   const counts = { dispatchedEvents: 0, attempts: 0 };
   const dispatcherAlarm = alarm();
   const claimerAlarm = alarm();
   const recorderAlarm = alarm();
+  const finished = completions();
+  /** A statement leasing fewer is not worth its round trip while the sender is busy. */
+  const worthLeasing = Math.max(1, Math.floor(Math.min(config.batchSize, config.concurrency) / 4));
+  /** Whether a leasing loop goes now: for a batch worth a statement, or for free slots nothing waits to fill (slow receivers hold the rest). */
+  const mayLease = (free: number) => free >= worthLeasing || (free > 0 && waiting.length === 0 && inFlight.size < config.concurrency);
+  /** A leasing loop waits for room: woken when enough is free. */
+  let starved = false;
+
+  const room = () => config.concurrency + Math.min(config.batchSize, finished.lately()) - inFlight.size - waiting.length - asked;
 
   const launch = (claimed: ClaimedDelivery) => {
     inFlight.add(claimed);
@@ -131,14 +126,61 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       .catch((err) => log.error({ err }, 'webhook attempt failed unexpectedly; its lease will expire and it will be retried'))
       .finally(() => {
         inFlight.delete(claimed);
+        finished.add();
         if (inFlight.size === 0) allDone?.();
         recorderAlarm.wake();
-        claimerAlarm.wake();
+        sendWaiting();
+        if (starved && mayLease(room())) {
+          starved = false;
+          dispatcherAlarm.wake();
+          claimerAlarm.wake();
+        }
       });
   };
 
+  /** Fills the free slots; a lease that might run out before the attempt's deadline is handed back instead. */
+  const sendWaiting = () => {
+    if (stopped) return;
+    const now = deps.now().getTime();
+    while (inFlight.size < config.concurrency && waiting.length > 0) {
+      const next = waiting.shift()!;
+      if (next.leasedUntilMs - now > config.timeoutMs) launch(next);
+      else stale.push(next);
+    }
+    if (stale.length > 0) claimerAlarm.wake();
+  };
+
+  /** Runs one dispatch or claim, `reserve` of the sender's room set aside for it meanwhile; answers how many it leased. */
+  const lease = async (reserve: number, leaseId: string, statement: () => Promise<ClaimedDelivery[]>) => {
+    asked += reserve;
+    let leased: ClaimedDelivery[];
+    try {
+      leased = await statement();
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) lostClaims.push(leaseId);
+      throw err;
+    } finally {
+      asked -= reserve;
+    }
+    waiting.push(...leased);
+    sendWaiting();
+    return leased.length;
+  };
+
+  /** Hands back what this worker holds but will not send, so that it is due again at once. */
+  const giveBack = async <T>(held: T[], release: (taken: T[]) => Promise<number>) => {
+    if (held.length === 0) return;
+    const taken = held.splice(0);
+    try {
+      await release(taken);
+    } catch (err) {
+      held.push(...taken);
+      throw err;
+    }
+  };
+
   /** Runs `step` until stopped; `step` answers whether to go again at once. */
-  const forever = async (name: string, step: () => Promise<boolean>, idle: ReturnType<typeof alarm>, until: () => boolean) => {
+  const forever = async (name: string, step: () => Promise<boolean>, idle: Alarm, until: () => boolean) => {
     let failures = 0;
     while (!until()) {
       try {
@@ -156,13 +198,31 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
     }
   };
 
+  /** A leasing loop without room enough waits until an attempt's end makes it, or a poll interval. */
+  const waitForRoom = async (loopAlarm: Alarm) => {
+    starved = true;
+    await loopAlarm.sleep(config.pollIntervalMs);
+    return true;
+  };
+
   const dispatcher = forever(
     'dispatch',
     async () => {
-      const dispatched = await dispatchEvents(deps.db, deps.now(), config.batchSize);
+      const free = room();
+      if (!mayLease(free)) return waitForRoom(dispatcherAlarm);
+      // No more events than the sender has room for (each has a delivery, if any endpoint wants
+      // it): a delivery the dispatch cannot lease costs a claim later.
+      const limit = Math.min(config.batchSize, free);
+      const leaseId = crypto.randomUUID();
+      let dispatched = { events: 0, deliveries: 0 };
+      const leased = await lease(free, leaseId, async () => {
+        const d = await dispatchEvents(deps.db, deps.now(), limit, { id: leaseId, ms: config.leaseMs, limit: free });
+        dispatched = d;
+        return d.leased;
+      });
       counts.dispatchedEvents += dispatched.events;
-      if (dispatched.deliveries > 0) claimerAlarm.wake();
-      return dispatched.events === config.batchSize;
+      if (dispatched.deliveries > leased) claimerAlarm.wake();
+      return dispatched.events === limit;
     },
     dispatcherAlarm,
     () => stopped,
@@ -171,25 +231,20 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
   const claimer = forever(
     'claim',
     async () => {
-      const room = Math.min(config.batchSize, config.concurrency - inFlight.size);
-      if (room <= 0) {
-        await claimerAlarm.sleep(config.pollIntervalMs);
-        return true;
-      }
-      if (lostClaims.length > 0) {
-        await releaseLostClaims(deps.db, deps.now(), lostClaims);
-        lostClaims.length = 0;
-      }
+      await giveBack(lostClaims, (ids) => releaseLostClaims(deps.db, deps.now(), ids));
+      await giveBack(stale, async (leases) => {
+        const released = await releaseLeases(deps.db, deps.now(), leases);
+        log.warn({ deliveries: released }, 'webhook leases handed back unsent: they waited until too little of them was left for an attempt');
+        return released;
+      });
+      const free = room();
+      if (!mayLease(free)) return waitForRoom(claimerAlarm);
+      const limit = Math.min(config.batchSize, free);
       const leaseId = crypto.randomUUID();
-      let claimed: ClaimedDelivery[];
-      try {
-        claimed = await claimDeliveries(deps.db, deps.now(), config.leaseMs, room, leaseId);
-      } catch (err) {
-        if (isDatabaseUnavailable(err)) lostClaims.push(leaseId);
-        throw err;
-      }
-      for (const c of claimed) launch(c);
-      return claimed.length === room;
+      // Sets no room aside: a claim mostly finds nothing during a backlog of new events, and the
+      // dispatcher's batch should not shrink for it; what it does find waits at most a batch longer.
+      const claimed = await lease(0, leaseId, () => claimDeliveries(deps.db, deps.now(), config.leaseMs, limit, leaseId));
+      return claimed === limit;
     },
     claimerAlarm,
     () => stopped,
@@ -243,10 +298,14 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       claimerAlarm.wake();
       recorderAlarm.wake();
       await Promise.all([dispatcher, claimer]);
-      log.info({ in_flight: inFlight.size }, 'shutdown: webhook delivery stopped claiming');
+      const held = [...waiting.splice(0), ...stale.splice(0)];
+      log.info({ in_flight: inFlight.size, not_sent: held.length }, 'shutdown: webhook delivery stopped claiming');
       await releaseLostClaims(deps.db, deps.now(), lostClaims).catch(() => undefined);
-      const finished = inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allDone = resolve));
-      if (!(await settlesBy(finished, deadlineMs))) await handBack();
+      await releaseLeases(deps.db, deps.now(), held).catch((err) =>
+        log.error({ err }, `shutdown: could not hand ${held.length} unsent webhook leases back; they are sent again when the leases run out`),
+      );
+      const done = inFlight.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allDone = resolve));
+      if (!(await settlesBy(done, deadlineMs))) await handBack();
       await recorder;
     },
   };
