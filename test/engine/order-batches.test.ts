@@ -40,6 +40,7 @@ describe('the batching queue', () => {
         return batch.map((x) => x * 10);
       },
       key: String,
+      group: () => 'one',
       maxInFlight: 2,
       maxBatch: 5,
     });
@@ -66,33 +67,63 @@ describe('the batching queue', () => {
     expect(mostRunning).toBe(2);
   });
 
-  it('never puts two calls with one key in a batch', async () => {
+  it('never puts two calls with one key in a batch: the later waits for the earlier\'s answer', async () => {
     const batches: string[][] = [];
+    const seen: string[] = [];
     const call = coalesce<string, string>({
-      run: async (batch) => (batches.push(batch), batch),
+      async run(batch) {
+        batches.push(batch);
+        seen.push(`start ${batch.join(' ')}`);
+        await new Promise((r) => setTimeout(r, 5));
+        seen.push(`end ${batch.join(' ')}`);
+        return batch;
+      },
       key: (x) => x.split('#')[0]!,
-      maxInFlight: 1,
+      group: () => 'one',
+      // Slots to spare: only the key holds a#2 back.
+      maxInFlight: 4,
       maxBatch: 10,
     });
     expect(await Promise.all(['a#1', 'b#1', 'a#2', 'c#1', 'a#3'].map(call))).toEqual(['a#1', 'b#1', 'a#2', 'c#1', 'a#3']);
     expect(batches).toEqual([['a#1', 'b#1', 'c#1'], ['a#2'], ['a#3']]);
+    expect(seen).toEqual(['start a#1 b#1 c#1', 'end a#1 b#1 c#1', 'start a#2', 'end a#2', 'start a#3', 'end a#3']);
   });
 
-  it('a failed batch runs each call alone: each gets its own answer or its own error', async () => {
+  it('puts only calls of one group in a batch', async () => {
+    const batches: string[][] = [];
+    const call = coalesce<string, string>({
+      run: async (batch) => (batches.push(batch), batch),
+      key: String,
+      group: (x) => x[0]!,
+      maxInFlight: 1,
+      maxBatch: 10,
+    });
+    await Promise.all(['a1', 'b1', 'a2', 'b2', 'a3'].map(call));
+    expect(batches).toEqual([['a1', 'a2', 'a3'], ['b1', 'b2']]);
+  });
+
+  it('a failed batch runs each call alone, within the limit of batches in flight: each gets its own answer or its own error', async () => {
     const batches: number[][] = [];
+    let running = 0;
+    let mostRunning = 0;
     const call = coalesce<number, number>({
       async run(batch) {
         batches.push(batch);
+        mostRunning = Math.max(mostRunning, ++running);
+        await new Promise((r) => setTimeout(r, 1));
+        running--;
         if (batch.includes(13)) throw new Error(`unlucky ${batch.join(',')}`);
         return batch;
       },
       key: String,
+      group: () => 'one',
       maxInFlight: 1,
       maxBatch: 10,
     });
     const results = await Promise.allSettled([12, 13, 14].map(call));
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([12, 'unlucky 13', 14]);
     expect(batches).toEqual([[12, 13, 14], [12], [13], [14]]);
+    expect(mostRunning).toBe(1);
   });
 
   it('an error that is not one call\'s own (the database is away) goes to every call at once, without running each alone', async () => {
@@ -103,6 +134,7 @@ describe('the batching queue', () => {
         throw Object.assign(new Error('away'), { code: 'ECONNREFUSED' });
       },
       key: String,
+      group: () => 'one',
       maxInFlight: 1,
       maxBatch: 10,
       everyones: isDatabaseUnavailable,

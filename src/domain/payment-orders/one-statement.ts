@@ -6,10 +6,11 @@
 //
 // The CTE chains the inserts: an order is inserted only if its key was new, its event only if the
 // order was. A key that exists (a retry, a concurrent twin — which waits on the unique index until
-// the first commits — or an expired record not yet swept) inserts nothing for that order and its
-// caller falls back to the general path (claimKey), which replays, refuses or takes over as usual.
-// Twins never share a batch, so a key is inserted at most once per statement. Every value, the
-// answer included, is computed here first, so the stored answer is exactly the bytes sent.
+// the first has its answer — or an expired record not yet swept) inserts nothing for that order and
+// its caller falls back to the general path (claimKey), which replays, refuses or takes over as
+// usual. Twins never share a batch; should two ever do, the order and event follow only the key
+// row the statement inserted itself (its request id), never the twin's. Every value, the answer
+// included, is computed here first, so the stored answer is exactly the bytes sent.
 import type { Executor } from '../../storage/db.js';
 import { rawQuery, type RawStatement } from '../../storage/raw.js';
 import { coalesce } from '../../storage/coalesce.js';
@@ -66,19 +67,19 @@ const BATCH_COLUMNS = [
 type BatchColumn = (typeof BATCH_COLUMNS)[number][0];
 
 export const CREATE_ORDER: RawStatement = {
-  name: 'create_payment_orders_v3',
+  name: 'create_payment_orders_v4',
   text: `WITH input AS (
   SELECT * FROM unnest(${BATCH_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
     AS i(${BATCH_COLUMNS.map(([name]) => name).join(', ')})
 ), claimed AS (
   ${fastPathKeySql.insertFinished('input', 'account_id, livemode, key', { account: 'account_id', livemode: 'livemode', key: 'key', fingerprint: 'fingerprint', status: 201, body: 'body', requestId: 'request_id', retentionS: 'retention_s' })}
-  RETURNING account_id, livemode, key
+  RETURNING account_id, livemode, key, request_id
 ), inserted AS (
   INSERT INTO payment_orders (account_id, id, livemode, status, amount, amount_paid, currency, reference, customer_email, customer_name,
                               description, metadata, expires_at, checkout_token, checkout_url, success_url, cancel_url, version, created_at, updated_at)
   SELECT i.account_id, i.order_id, i.livemode, ${sqlStatus(NEW_ORDER_STATUS)}, i.amount, 0, i.currency, i.reference, i.customer_email, i.customer_name,
          i.description, i.metadata::jsonb, i.expires_at, i.checkout_token, i.checkout_url, i.success_url, i.cancel_url, 1, i.created_at, i.created_at
-  FROM input i JOIN claimed c ON c.account_id = i.account_id AND c.livemode = i.livemode AND c.key = i.key
+  FROM input i JOIN claimed c ON c.account_id = i.account_id AND c.livemode = i.livemode AND c.key = i.key AND c.request_id = i.request_id
   RETURNING id
 )
 INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
@@ -100,7 +101,15 @@ async function insertBatch(db: Executor, batch: BatchRow[]): Promise<boolean[]> 
   return batch.map((row) => created.has(row.event_id as string));
 }
 
+/**
+ * Failures of the server, not of an order's row, so not worth sending each order again alone:
+ * statement timeout (57014), read-only after a failover (25006), out of resources (class 53).
+ * The driver's own read timeout is matched by its message, as it has no code.
+ */
+const NO_ORDERS_OWN = /^(57014|25006|53...)$/;
+
 // One batching queue per database (the pool): the executor of a transaction is never given here.
+// A batch holds one account's orders in one mode: its statement stays within one tenant.
 const batching = new WeakMap<Executor, (row: BatchRow) => Promise<boolean>>();
 
 /** Concurrent creates on one pool share a statement; at most this many are in the database at once. */
@@ -113,9 +122,10 @@ function batchedInsert(db: Executor): (row: BatchRow) => Promise<boolean> {
     insert = coalesce<BatchRow, boolean>({
       run: (batch) => insertBatch(db, batch),
       key: (row) => `${row.account_id as string}\n${String(row.livemode)}\n${row.key as string}`,
+      group: (row) => `${row.account_id as string}\n${String(row.livemode)}`,
       maxInFlight: CREATE_ORDER_BATCHES_IN_FLIGHT,
       maxBatch: CREATE_ORDER_BATCH_MAX,
-      everyones: isDatabaseUnavailable,
+      everyones: (err) => isDatabaseUnavailable(err) || NO_ORDERS_OWN.test(String((err as { code?: unknown }).code)) || (err as Error).message === 'Query read timeout',
     });
     batching.set(db, insert);
   }
