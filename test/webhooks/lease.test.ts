@@ -1,7 +1,7 @@
 // Deliveries leased at dispatch: a dispatch hands the worker's sender as many of the new deliveries
 // as it has room for, already leased, and leaves the rest due for a claim. A worker that stops hands
-// back what it holds unsent; one whose lease ran short while the delivery waited for a slot hands
-// it back rather than send it under that lease. (A worker killed before sending: retries.test.ts.)
+// back what it holds unsent; one whose delivery waited too long for a slot (its endpoint was read
+// when it was leased, and its lease is running down) hands it back rather than send it. (A worker killed before sending: retries.test.ts.)
 import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -103,7 +103,7 @@ describe('deliveries leased at dispatch', () => {
     ]);
   });
 
-  it('a delivery whose lease ran short while it waited for a slot is handed back and sent under a new one', async () => {
+  it('a delivery that waited too long for a slot is handed back and sent under a new lease', async () => {
     const { api, receiver } = await quietTenant(h);
     receiver.answer = (_r, i) => (i === 1 ? { status: 200, delayMs: 500 } : { status: 200 });
     const events = [];
@@ -112,7 +112,7 @@ describe('deliveries leased at dispatch', () => {
     const { engine, logged, close } = engineWith(1, () => new Date(Date.now() + skewMs));
     try {
       await receiver.waitFor(() => receiver.requests.length === 2);
-      // while the second attempt is in flight, the clock jumps: the third's lease has less left than an attempt may take
+      // while the second attempt is in flight, the clock jumps: the third has waited longer than it may
       skewMs = options.config.leaseMs - options.config.timeoutMs;
       await receiver.waitFor(() => receiver.requests.length === 3);
       await engine.stop();

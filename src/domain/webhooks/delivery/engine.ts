@@ -52,7 +52,8 @@ export async function runDeliveryPass(deps: DeliveryDeps): Promise<{ dispatchedE
       const d = await dispatchEvents(deps.db, deps.now(), batchSize, { id: crypto.randomUUID(), ms: leaseMs, limit: batchSize - batch.length });
       dispatchedEvents += d.events;
       batch.push(...d.leased);
-      if (d.events < batchSize) break;
+      // A full batch is sent before more is leased, so that no lease ages while the rest is fanned out.
+      if (d.events < batchSize || batch.length >= batchSize) break;
     }
     if (batch.length < batchSize) batch.push(...(await claimDeliveries(deps.db, deps.now(), leaseMs, batchSize - batch.length)));
     if (batch.length === 0) break;
@@ -138,13 +139,19 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       });
   };
 
-  /** Fills the free slots; a lease that might run out before the attempt's deadline is handed back instead. */
+  // How long a leased delivery may wait ahead of the sender. Its endpoint (enabled, URL, secrets)
+  // was read when it was leased, and a disabled or re-pointed endpoint must not be sent to on that
+  // reading for long; and after the attempt's deadline half the rest of the lease stays in hand, to
+  // record the attempt before another worker may take the lease over (and for clocks that differ).
+  const longestWaitMs = Math.min(1000, (config.leaseMs - config.timeoutMs) / 2);
+
+  /** Fills the free slots; a delivery that waited too long is handed back instead (claimed again, its endpoint is read again). */
   const sendWaiting = () => {
     if (stopped) return;
     const now = deps.now().getTime();
     while (inFlight.size < config.concurrency && waiting.length > 0) {
       const next = waiting.shift()!;
-      if (next.leasedUntilMs - now > config.timeoutMs) launch(next);
+      if (now - (next.leasedUntilMs - config.leaseMs) <= longestWaitMs) launch(next);
       else stale.push(next);
     }
     if (stale.length > 0) claimerAlarm.wake();
@@ -234,7 +241,7 @@ export function startDeliveryEngine(deps: DeliveryDeps): DeliveryEngine {
       await giveBack(lostClaims, (ids) => releaseLostClaims(deps.db, deps.now(), ids));
       await giveBack(stale, async (leases) => {
         const released = await releaseLeases(deps.db, deps.now(), leases);
-        log.warn({ deliveries: released }, 'webhook leases handed back unsent: they waited until too little of them was left for an attempt');
+        log.warn({ deliveries: released }, 'webhook leases handed back unsent: they waited too long for a free slot');
         return released;
       });
       const free = room();
