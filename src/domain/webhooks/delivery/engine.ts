@@ -82,9 +82,10 @@ export interface DeliveryEngine {
  *   claimer     leases due deliveries (retries, and what the dispatcher did not lease);
  *   recorder    records completed attempts in batches as they arrive.
  * The sender keeps up to `concurrency` attempts in flight, and the two leasing loops keep about as
- * many deliveries again waiting as it completed in the last 100–200 ms (at most batchSize), so
- * that the next batch's round trip does not leave it idle; neither loop leases a handful at a
- * time while the sender is busy, unless slots would otherwise stay idle. When idle, the dispatcher and claimer look again every
+ * many deliveries again waiting as it completed in the last 100–200 ms (about batchSize at most;
+ * a claim overlapping a dispatch can add as many again), so that the next batch's round trip does
+ * not leave it idle; neither loop leases a handful at a time while the sender is busy, unless
+ * slots would otherwise stay idle. When idle, the dispatcher and claimer look again every
  * pollIntervalMs (a cheap index probe), which bounds the latency from commit to first attempt
  * without the commit-serialising cost of NOTIFY in every event-writing transaction.
  */
