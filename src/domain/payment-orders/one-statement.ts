@@ -12,9 +12,8 @@
 // row the statement inserted itself (its request id), never the twin's. Every value, the answer
 // included, is computed here first, so the stored answer is exactly the bytes sent.
 import type { Executor } from '../../storage/db.js';
-import { rawQuery, type RawStatement } from '../../storage/raw.js';
-import { coalesce } from '../../storage/coalesce.js';
-import { isDatabaseUnavailable } from '../../kernel/outage.js';
+import type { RawStatement } from '../../storage/raw.js';
+import { batchedStatement, unnestColumns } from '../../storage/batched.js';
 import { newId } from '../../kernel/ids.js';
 import { fastPathKeySql } from '../../idempotency/store.js';
 import type { paymentOrders } from '../../storage/schema.js';
@@ -69,8 +68,7 @@ type BatchColumn = (typeof BATCH_COLUMNS)[number][0];
 export const CREATE_ORDER: RawStatement = {
   name: 'create_payment_orders_v4',
   text: `WITH input AS (
-  SELECT * FROM unnest(${BATCH_COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
-    AS i(${BATCH_COLUMNS.map(([name]) => name).join(', ')})
+  SELECT * FROM ${unnestColumns(BATCH_COLUMNS, 'i')}
 ), claimed AS (
   ${fastPathKeySql.insertFinished('input', 'account_id, livemode, key', { account: 'account_id', livemode: 'livemode', key: 'key', fingerprint: 'fingerprint', status: 201, body: 'body', requestId: 'request_id', retentionS: 'retention_s' })}
   RETURNING account_id, livemode, key, request_id
@@ -91,46 +89,22 @@ RETURNING id AS event_id`,
 /** One order's values, by column of the batch. */
 type BatchRow = Record<BatchColumn, unknown>;
 
-async function insertBatch(db: Executor, batch: BatchRow[]): Promise<boolean[]> {
-  const rows = await rawQuery<{ event_id: string }>(
-    db,
-    CREATE_ORDER,
-    BATCH_COLUMNS.map(([name]) => batch.map((row) => row[name])),
-  );
-  const created = new Set(rows.map((r) => r.event_id));
-  return batch.map((row) => created.has(row.event_id as string));
-}
-
-/**
- * Failures of the server, not of an order's row, so not worth sending each order again alone:
- * statement timeout (57014), read-only after a failover (25006), out of resources (class 53).
- * The driver's own read timeout is matched by its message, as it has no code.
- */
-const NO_ORDERS_OWN = /^(57014|25006|53...)$/;
-
-// One batching queue per database (the pool): the executor of a transaction is never given here.
-// A batch holds one account's orders in one mode: its statement stays within one tenant.
-const batching = new WeakMap<Executor, (row: BatchRow) => Promise<boolean>>();
-
 /** Concurrent creates on one pool share a statement; at most this many are in the database at once. */
 export const CREATE_ORDER_BATCHES_IN_FLIGHT = 4;
 export const CREATE_ORDER_BATCH_MAX = 64;
 
-function batchedInsert(db: Executor): (row: BatchRow) => Promise<boolean> {
-  let insert = batching.get(db);
-  if (!insert) {
-    insert = coalesce<BatchRow, boolean>({
-      run: (batch) => insertBatch(db, batch),
-      key: (row) => `${row.account_id as string}\n${String(row.livemode)}\n${row.key as string}`,
-      group: (row) => `${row.account_id as string}\n${String(row.livemode)}`,
-      maxInFlight: CREATE_ORDER_BATCHES_IN_FLIGHT,
-      maxBatch: CREATE_ORDER_BATCH_MAX,
-      everyones: (err) => isDatabaseUnavailable(err) || NO_ORDERS_OWN.test(String((err as { code?: unknown }).code)) || (err as Error).message === 'Query read timeout',
-    });
-    batching.set(db, insert);
-  }
-  return insert;
-}
+const insertBatched = batchedStatement<BatchRow, { event_id: string }, boolean>({
+  statement: CREATE_ORDER,
+  columns: BATCH_COLUMNS,
+  answer: (rows, batch) => {
+    const created = new Set(rows.map((r) => r.event_id));
+    return batch.map((row) => created.has(row.event_id as string));
+  },
+  key: (row) => `${row.account_id as string}\n${String(row.livemode)}\n${row.key as string}`,
+  group: (row) => `${row.account_id as string}\n${String(row.livemode)}`,
+  maxInFlight: CREATE_ORDER_BATCHES_IN_FLIGHT,
+  maxBatch: CREATE_ORDER_BATCH_MAX,
+});
 
 /**
  * Stores `row` (a new order), its event and the finished key; `view` is the answer. Undefined when
@@ -144,7 +118,7 @@ export async function createPaymentOrderAtOnce(
   view: PaymentOrderView,
 ): Promise<Outcome | undefined> {
   const body = JSON.stringify(view);
-  const created = await batchedInsert(db)({
+  const created = await insertBatched(db, {
     account_id: ctx.accountId,
     livemode: ctx.livemode,
     key: claim.key,

@@ -1,0 +1,55 @@
+// A hot statement that takes its rows as arrays, one element per call, so that concurrent calls
+// share it and its commit (src/storage/coalesce.ts explains the queue). Each statement names its
+// columns once: the same list renders its `unnest(…)` and orders the arrays it is sent.
+import type { Executor } from './db.js';
+import { rawQuery, type RawStatement } from './raw.js';
+import { coalesce } from './coalesce.js';
+import { isServerWide } from '../kernel/outage.js';
+
+/** The batch's columns, as the statement's parameters $1…$n: a name and its PostgreSQL type. */
+export type BatchColumns = readonly (readonly [name: string, type: string])[];
+
+/** `unnest($1::uuid[], …) AS alias(name, …)`: the batch's rows, one per call. */
+export function unnestColumns(columns: BatchColumns, alias: string): string {
+  const arrays = columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  return `unnest(${arrays})\n    AS ${alias}(${columns.map(([name]) => name).join(', ')})`;
+}
+
+export interface BatchedStatementOptions<Row, Result, Output> {
+  statement: RawStatement;
+  columns: BatchColumns;
+  /** Each call's output, in the batch's order, from the rows the statement returned. */
+  answer(rows: Result[], batch: Row[]): Output[];
+  /** Calls with one key never share a batch (coalesce's `key`). */
+  key(row: Row): string;
+  /** Only calls of one group share a batch: the callers group by account and mode, one tenant per statement. */
+  group(row: Row): string;
+  maxInFlight: number;
+  maxBatch: number;
+}
+
+/**
+ * A function sending `row` with whatever else waits on the same pool: one queue per database (a
+ * transaction's executor is never given here, as its calls could not share a commit).
+ */
+export function batchedStatement<Row extends Record<string, unknown>, Result extends Record<string, unknown>, Output>(
+  opts: BatchedStatementOptions<Row, Result, Output>,
+): (db: Executor, row: Row) => Promise<Output> {
+  const queues = new WeakMap<Executor, (row: Row) => Promise<Output>>();
+  return (db, row) => {
+    let send = queues.get(db);
+    if (!send) {
+      send = coalesce<Row, Output>({
+        run: async (batch) =>
+          opts.answer(await rawQuery<Result>(db, opts.statement, opts.columns.map(([name]) => batch.map((r) => r[name]))), batch),
+        key: opts.key,
+        group: opts.group,
+        maxInFlight: opts.maxInFlight,
+        maxBatch: opts.maxBatch,
+        everyones: isServerWide,
+      });
+      queues.set(db, send);
+    }
+    return send(row);
+  };
+}
