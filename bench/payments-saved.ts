@@ -16,7 +16,7 @@
 import { parseId, toPublicId } from '../src/kernel/ids.js';
 import type { BenchDatabase } from './lib/database.js';
 import { runPgbench } from './lib/pgbench.js';
-import { AMOUNT, KEY, ORDER, REQ, TEST_CARD, payLoad, publicIdOfOrder } from './lib/payment-load.js';
+import { AMOUNT, BALANCES, KEY, ORDER, REQ, TEST_CARD, payLoad, publicIdOfOrder } from './lib/payment-load.js';
 import type { Scenario } from './lib/payment-scenario.js';
 import { parameterTypes, scriptFromTrace, type BuiltScript } from './lib/pgbench-script.js';
 import { describeTrace, postJson, startTracedService, traceStatements, type TracedStatement } from './lib/trace.js';
@@ -155,7 +155,7 @@ export async function savedCardScript(adminUrl: string): Promise<BuiltScript & {
       freshPublicId: publicIdOfOrder,
       freshChargeReference: `('${SAVED_CHARGE_PREFIX}' || :r::text)`,
       // The ledger spreads a balance over slots so that payments do not queue on one row.
-      overrides: [{ statement: /INSERT INTO ledger_balances/, params: { 13: "('{' || :s1::text || ',' || :s2::text || '}')" } }],
+      overrides: [{ statement: /INSERT INTO ledger_balances/, params: { 11: BALANCES } }],
       preamble: ['\\set n :n + 1', '\\set r random(1, 9000000000000000000)', '\\set k random(1, :ncards)', '\\set s1 random(0, 15)', '\\set s2 random(0, 15)'],
       gsetColumns: ['(:pm_ids::uuid[])[:k] AS pm', '(:vr_ids::uuid[])[:k] AS vr', '(:vr_publics::text[])[:k] AS vr_public', '(:ntids::text[])[:k] AS ntid'],
     });

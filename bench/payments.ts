@@ -30,7 +30,7 @@ import { startServiceProcess } from './lib/service.js';
 import { preloadForBench } from './lib/history-run.js';
 import { runPgbench } from './lib/pgbench.js';
 import { UUID7 } from './lib/pgbench-script.js';
-import { AMOUNT, KEY, ORDER, PGBENCH_ORDERS_PER_CLIENT, REQ, insertOpenOrders, insertPgbenchOrders, payLoad, publicIdOfOrder, TEST_CARD } from './lib/payment-load.js';
+import { AMOUNT, BALANCES, KEY, ORDER, PGBENCH_ORDERS_PER_CLIENT, REQ, insertOpenOrders, insertPgbenchOrders, payLoad, publicIdOfOrder, TEST_CARD } from './lib/payment-load.js';
 import { figures, measureScenario, type Measured, type Scenario } from './lib/payment-scenario.js';
 import { postJson } from './lib/trace.js';
 import { CARDS_PER_CUSTOMER, CUSTOMERS, SAVED_CHARGE_PREFIX, SAVED_PGBENCH_FIRST_RUN, saveCards, savedCardScenario, savedCardScript } from './payments-saved.js';
@@ -40,14 +40,21 @@ export { TARGET_NODE_SHARE, TARGET_P99_MS, TARGET_RATIO } from './lib/payment-sc
 const ORDER_PUBLIC = publicIdOfOrder('ord');
 const PAY_PUBLIC = publicIdOfOrder('pay');
 
-/** Replaces each $n of `text` by what pgbench sends in its place. */
+/**
+ * Replaces each $n of `text` by what pgbench sends in its place; an array parameter (`$n::type[]`,
+ * the statements that take a batch of payments) becomes a one-element array of it: the service
+ * puts concurrent payments into one statement, pgbench's clients each send their own.
+ */
 function bind(text: string, params: Record<number, string>): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => {
-    const value = params[Number(n)];
-    if (value === undefined) throw new Error(`no pgbench value for $${n}`);
-    return value;
-  });
+  const value = (n: string) => {
+    const v = params[Number(n)];
+    if (v === undefined) throw new Error(`no pgbench value for $${n}`);
+    return v;
+  };
+  return text.replace(/\$(\d+)::(\w+)\[\]/g, (_, n: string, type: string) => `ARRAY[${value(n)}]::${type}[]`).replace(/\$(\d+)/g, (_, n: string) => value(n));
 }
+
+const LINES = `'[{"ledger_account":"processor_clearing","amount":${AMOUNT}},{"ledger_account":"merchant_available","amount":-${AMOUNT}}]'`;
 
 export const PGBENCH_SCRIPT = `\\set n :n + 1
 \\set r random(1, 9000000000000000000)
@@ -56,17 +63,15 @@ export const PGBENCH_SCRIPT = `\\set n :n + 1
 SELECT ${UUID7} AS pay_id, ${UUID7} AS txn_id \\gset
 ${bind(AT_ONCE_STATEMENTS.readOrder, { 1: ':acct', 2: 'false', 3: ORDER })};
 ${bind(AT_ONCE_STATEMENTS.createPayment, {
-  1: ':acct', 2: 'false', 3: ORDER, 4: '1', 5: 'now()', 6: ':pay_id', 7: String(AMOUNT), 8: "'EUR'", 9: ':method', 10: "'{simulator_a,simulator_b}'",
+  1: ':acct', 2: 'false', 3: ORDER, 4: '1', 5: 'now()', 6: ':pay_id', 7: String(AMOUNT), 8: "'EUR'", 9: ':method', 10: `'["simulator_a","simulator_b"]'`,
   11: "'{}'", 12: "now() + interval '2 minutes'", 13: UUID7, 14: ORDER_PUBLIC, 15: ':order_processing', 16: UUID7, 17: PAY_PUBLIC,
   18: ':payment_created', 19: REQ, 20: KEY, 21: ':fingerprint', 22: "('payment_created:' || :pay_id)", 23: '86400', 24: "'automatic'",
   25: `'{"rule":"default","strategy":"priority","candidates":[{"connector":"simulator_a"},{"connector":"simulator_b"}],"chosen":"simulator_a"}'`,
 })};
 ${bind(AT_ONCE_STATEMENTS.finishSucceeded, {
   1: ':acct', 2: 'false', 3: ':pay_id', 4: '1', 5: "'simulator_a'", 6: "('simulator_a_ch_bench' || :r::text)", 7: ':attempts', 8: 'now()', 9: ORDER,
-  10: '2', 11: String(AMOUNT), 12: ':txn_id', 13: "'EUR'", 14: "'{processor_clearing,merchant_available}'", 15: `'{${AMOUNT},-${AMOUNT}}'`,
-  16: "'{merchant_available,processor_clearing}'", 17: "('{' || :s1::text || ',' || :s2::text || '}')", 18: `'{-${AMOUNT},${AMOUNT}}'`, 19: UUID7,
-  20: "'payment_order.paid'", 21: ORDER_PUBLIC, 22: ':order_paid', 23: UUID7, 24: PAY_PUBLIC, 25: REQ, 26: KEY, 27: ':payment_succeeded', 28: ':response_body',
-  29: ':method',
+  10: '2', 11: String(AMOUNT), 12: ':txn_id', 13: "'EUR'", 14: LINES, 15: BALANCES, 16: UUID7, 17: "'payment_order.paid'", 18: ORDER_PUBLIC, 19: ':order_paid',
+  20: UUID7, 21: PAY_PUBLIC, 22: REQ, 23: KEY, 24: ':payment_succeeded', 25: ':response_body', 26: ':method',
 })};
 `;
 

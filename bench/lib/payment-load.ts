@@ -15,6 +15,12 @@ export const PGBENCH_ORDERS_PER_CLIENT = 3000;
 export const ORDER_COLUMNS =
   '"account_id", "id", "livemode", "status", "amount", "amount_paid", "currency", "reference", "customer_email", "customer_name", "description", "metadata", "expires_at", "version", "created_at", "updated_at"';
 // pgbench names the order a transaction pays by its run, client and counter n (`\set n :n + 1`).
+/**
+ * A payment's balance changes as the journal's statement takes them (src/ledger/journal-sql.ts),
+ * each on a random slot (:s1, :s2), as the ledger spreads a balance so that payments do not queue
+ * on one row.
+ */
+export const BALANCES = `('[{"ledger_account":"merchant_available","slot":' || :s1::text || ',"amount":-${AMOUNT}},{"ledger_account":"processor_clearing","slot":' || :s2::text || ',"amount":${AMOUNT}}]')`;
 export const KEY = `('bench-' || :run::text || '-' || :client_id::text || '-' || :n::text)`;
 export const REQ = `('req_' || :run::text || '_' || :client_id::text || '_' || :n::text)`;
 const ORDER_SEED = `(:run::text || '-' || :client_id::text || '-' || :n::text)`;

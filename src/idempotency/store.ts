@@ -207,8 +207,8 @@ export const fastPathKeySql = {
   insertClaimed: (from: string, p: { account: string; livemode: string; key: string; fingerprint: string; recoveryPoint: string; requestId: string; retentionS: string }) =>
     `INSERT INTO idempotency_keys (account_id, livemode, key, fingerprint, recovery_point, locked_at, request_id, expires_at)
 SELECT ${p.account}, ${p.livemode}, ${p.key}, ${p.fingerprint}, ${p.recoveryPoint}, now(), ${p.requestId}, now() + make_interval(secs => ${p.retentionS}::int) FROM ${from}`,
-  /** Stores the answer on a key this request still owns (as respond() does), once per row of `from`. */
+  /** Stores the answer on a key this request still owns (as respond() does), once per row of `from`; the key's row is `k`. */
   answer: (from: string, p: { account: string; livemode: string; key: string; status: number; body: string; requestId: string }) =>
-    `UPDATE idempotency_keys SET response_status = ${p.status}, response_body = ${p.body}, recovery_point = 'finished', locked_at = NULL
-  FROM ${from} WHERE account_id = ${p.account} AND livemode = ${p.livemode} AND key = ${p.key} AND request_id = ${p.requestId} AND response_status IS NULL`,
+    `UPDATE idempotency_keys k SET response_status = ${p.status}, response_body = ${p.body}, recovery_point = 'finished', locked_at = NULL
+  FROM ${from} WHERE k.account_id = ${p.account} AND k.livemode = ${p.livemode} AND k.key = ${p.key} AND k.request_id = ${p.requestId} AND k.response_status IS NULL`,
 };

@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Executor } from '../storage/db.js';
 import { rawQuery, type RawStatement } from '../storage/raw.js';
-import { journalWrites } from './journal-sql.js';
+import { journalJson, journalWrites } from './journal-sql.js';
 import { newId } from '../kernel/ids.js';
 
 /**
@@ -122,7 +122,7 @@ export function balanceChanges(lines: readonly JournalLine[], randomSlot = defau
 }
 
 const POST_ENTRY: RawStatement = {
-  name: 'journal_post_entry_v1',
+  name: 'journal_post_entry_v2',
   text: `WITH ${journalWrites({
     account: '$1::uuid',
     livemode: '$2::boolean',
@@ -133,11 +133,8 @@ const POST_ENTRY: RawStatement = {
     sourceId: '$7::uuid',
     description: '$8::text',
     createdAt: '$9::timestamptz',
-    lineAccounts: '$10',
-    lineAmounts: '$11',
-    balanceAccounts: '$12',
-    balanceSlots: '$13',
-    balanceAmounts: '$14',
+    lines: '$10::jsonb',
+    balances: '$11::jsonb',
   })}
 SELECT 1 AS posted`,
 };
@@ -156,11 +153,8 @@ export async function postJournalEntry(tx: Executor, input: JournalEntryInput, r
     input.source?.id ?? null,
     input.description ?? null,
     input.createdAt.toISOString(),
-    input.lines.map((l) => l.ledgerAccount),
-    input.lines.map((l) => l.amount),
-    balances.map((b) => b.ledgerAccount),
-    balances.map((b) => b.slot),
-    balances.map((b) => b.amount),
+    journalJson.lines(input.lines),
+    journalJson.balances(balances),
   ]);
   return uuid;
 }

@@ -59,6 +59,7 @@ export interface Admission<Row extends MovementRow, Request> {
 export interface OneStatement<Row extends MovementRow, Request> {
   row: Row;
   request: Request;
+  before?: BeforeSending;
   finish: FinishAtOnce;
 }
 
@@ -81,7 +82,7 @@ export interface NewMovement<Row extends MovementRow, Request> {
 export async function runMovement<Row extends MovementRow, Request>(db: Db, rt: Runtime, ctx: RequestContext, movement: NewMovement<Row, Request>): Promise<Outcome> {
   const { kind } = movement;
   const fast = await movement.oneStatement?.();
-  if (fast) return sendAndFinish(db, rt, kind, ctx, fast.row, fast.request, { fresh: true, finishAtOnce: fast.finish });
+  if (fast) return sendAndFinish(db, rt, kind, ctx, fast.row, fast.request, { fresh: true, finishAtOnce: fast.finish, before: fast.before });
   const replay = await claimDeferred(ctx);
   if (replay) return replay;
   const committed = committedMovement(kind, ctx);

@@ -2,21 +2,115 @@
 // simulator_reports, migration 0006), so that a restarted or second service process meets the same
 // simulated processor as the first: pending charges, payouts and mandates are still held, and
 // outcomes scheduled before a crash are still reported. A new object is one INSERT (no
-// transaction), so that the simulator adds a single statement to a card payment.
+// transaction), so that the simulator adds a single statement to a card payment; under load the
+// inserts of concurrent payments share that statement and its commit (src/storage/coalesce.ts).
 import { and, asc, count, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
+import type { RawStatement } from '../../storage/raw.js';
+import { batchedStatement, unnestColumns } from '../../storage/batched.js';
 import { simulatorObjects, simulatorReports } from '../../storage/schema.js';
 import type { SimWebhook } from './protocol.js';
-import type { Books, SimEntry, SimKey, SimKind, SimulatorStore } from './store.js';
+import { keyOf, type Books, type SimEntry, type SimKey, type SimKind, type SimulatorStore } from './store.js';
 
 type ObjectRow = typeof simulatorObjects.$inferSelect;
+
+const OBJECT_COLUMNS = [
+  ['processor', 'text'],
+  ['kind', 'text'],
+  ['reference', 'text'],
+  ['object_id', 'text'],
+  ['body', 'text'],
+  ['due_at', 'timestamptz'],
+  ['due_state', 'text'],
+] as const;
+
+// ON CONFLICT without a target, as the single-row insert: a held key and a taken object id both
+// insert nothing, and a row the batch itself already inserted counts as held (DO NOTHING, unlike DO
+// UPDATE, accepts that). Rows go in key order so that two batches meeting the same keys (another
+// process's) take their row locks in one order instead of deadlocking.
+const INSERT_OBJECTS: RawStatement = {
+  name: 'simulator_insert_objects_v1',
+  text: `INSERT INTO simulator_objects (processor, kind, reference, object_id, body, due_at, due_state)
+SELECT processor, kind, reference, object_id, body::jsonb, due_at, due_state
+FROM ${unnestColumns(OBJECT_COLUMNS, 'i')}
+ORDER BY processor, kind, reference
+ON CONFLICT DO NOTHING
+RETURNING processor, kind, reference, object_id, body, due_at, due_state`,
+};
+
+type BatchRow = Record<(typeof OBJECT_COLUMNS)[number][0], unknown>;
+
+interface Returned extends Record<string, unknown> {
+  processor: string;
+  kind: ObjectRow['kind'];
+  reference: string;
+  object_id: string;
+  body: Record<string, unknown>;
+  due_at: Date | string | null;
+  due_state: string | null;
+}
+
+/** The row as drizzle returns it: both drivers parse jsonb; a timestamp is taken as a Date or its text, whichever the driver's parsers give. */
+const rowOf = (r: Returned): ObjectRow => ({
+  processor: r.processor,
+  kind: r.kind,
+  reference: r.reference,
+  objectId: r.object_id,
+  body: r.body,
+  dueAt: r.due_at === null ? null : new Date(r.due_at),
+  dueState: r.due_state,
+});
+
+const insertBatched = batchedStatement<BatchRow, Returned, ObjectRow | undefined>({
+  statement: INSERT_OBJECTS,
+  columns: OBJECT_COLUMNS,
+  // RETURNING gives only the rows this statement inserted, and a key is in a batch at most once
+  // (`key`), so a call whose key came back is the one that inserted it.
+  answer: (rows, batch) => {
+    const inserted = new Map(rows.map((r) => [keyOf(r), r]));
+    return batch.map((call) => {
+      const row = inserted.get(keyOf(call as unknown as SimKey));
+      return row && rowOf(row);
+    });
+  },
+  key: (call) => keyOf(call as unknown as SimKey),
+  // One group: the books are the simulated processors', not a tenant's, so nothing keeps one
+  // statement to one account; splitting by processor would only make the batches smaller.
+  group: () => 'simulator',
+  maxInFlight: 4,
+  maxBatch: 64,
+});
+
+/** Inserts `entry` unless its key or object id is held: the inserted row, or undefined. */
+type Add = (db: Executor, entry: SimEntry<unknown>) => Promise<ObjectRow | undefined>;
+
+/** Inside a transaction: its calls cannot share a commit, so each is its own statement. */
+const addAlone: Add = async (db, entry) => {
+  const [row] = await db
+    .insert(simulatorObjects)
+    .values({ ...entry, body: entry.body as Record<string, unknown> })
+    .onConflictDoNothing()
+    .returning();
+  return row;
+};
+
+const addBatched: Add = (db, entry) =>
+  insertBatched(db, {
+    processor: entry.processor,
+    kind: entry.kind,
+    reference: entry.reference,
+    object_id: entry.objectId,
+    body: JSON.stringify(entry.body),
+    due_at: entry.dueAt?.toISOString() ?? null,
+    due_state: entry.dueState,
+  });
 
 const entryOf = <T>(row: ObjectRow): SimEntry<T> => ({ ...row, body: row.body as T });
 
 const keyIs = (key: SimKey) =>
   and(eq(simulatorObjects.processor, key.processor), eq(simulatorObjects.kind, key.kind), eq(simulatorObjects.reference, key.reference));
 
-function books(db: Executor): Books {
+function books(db: Executor, add: Add = addAlone): Books {
   const get = async <T>(key: SimKey, opts: { lock?: boolean } = {}) => {
     const query = db.select().from(simulatorObjects).where(keyIs(key));
     const [row] = opts.lock ? await query.for('update') : await query;
@@ -32,12 +126,10 @@ function books(db: Executor): Books {
       return row && entryOf<T>(row);
     },
     async insert<T>(entry: SimEntry<T>) {
-      const [row] = await db
-        .insert(simulatorObjects)
-        .values({ ...entry, body: entry.body as Record<string, unknown> })
-        .onConflictDoNothing()
-        .returning();
+      const row = await add(db, entry);
       if (row) return { entry: entryOf<T>(row), created: true };
+      // Read by a statement of its own: the row the insert met may have been committed after the
+      // insert's snapshot, where a read within it would not see it.
       const held = await get<T>(entry);
       if (!held) throw new Error(`simulator ${entry.processor}: ${entry.kind} id ${entry.objectId} is taken by another reference`);
       return { entry: held, created: false };
@@ -54,7 +146,7 @@ function books(db: Executor): Books {
 
 export function sqlStore(db: Db): SimulatorStore {
   return {
-    ...books(db),
+    ...books(db, addBatched),
     transaction: (fn) => db.transaction((tx) => fn(books(tx))),
     async due(processors, now, limit) {
       return db

@@ -59,7 +59,8 @@ export interface SimulatorStore extends Books {
   list(processor: string, kinds: readonly SimKind[]): Promise<SimEntry[]>;
 }
 
-const keyOf = (k: SimKey) => JSON.stringify([k.processor, k.kind, k.reference]);
+/** One text per key, for maps and queues (sql-store.ts keys its batches by it too). */
+export const keyOf = (k: SimKey) => JSON.stringify([k.processor, k.kind, k.reference]);
 const idOf = (processor: string, kind: SimKind, objectId: string) => JSON.stringify([processor, kind, objectId]);
 
 /**

@@ -13,7 +13,7 @@
 // included, is computed here first, so the stored answer is exactly the bytes sent.
 import type { Executor } from '../../storage/db.js';
 import type { RawStatement } from '../../storage/raw.js';
-import { batchedStatement, unnestColumns } from '../../storage/batched.js';
+import { batchedStatement, perTenantKey, unnestColumns } from '../../storage/batched.js';
 import { newId } from '../../kernel/ids.js';
 import { fastPathKeySql } from '../../idempotency/store.js';
 import type { paymentOrders } from '../../storage/schema.js';
@@ -100,8 +100,7 @@ const insertBatched = batchedStatement<BatchRow, { event_id: string }, boolean>(
     const created = new Set(rows.map((r) => r.event_id));
     return batch.map((row) => created.has(row.event_id as string));
   },
-  key: (row) => `${row.account_id as string}\n${String(row.livemode)}\n${row.key as string}`,
-  group: (row) => `${row.account_id as string}\n${String(row.livemode)}`,
+  ...perTenantKey,
   maxInFlight: CREATE_ORDER_BATCHES_IN_FLIGHT,
   maxBatch: CREATE_ORDER_BATCH_MAX,
 });

@@ -71,13 +71,20 @@ export function savedCardPaymentMethod(method: PaymentMethodRow, offSession: Off
  * payment of a card that knew its country, or whose processor said none, writes nothing.
  */
 export async function learnIssuingCountry(tx: Executor, payment: PaymentRow): Promise<void> {
-  const use = savedCardUseOf(payment);
-  const card = payment.paymentMethod.card as { issuing_country?: string; reported_issuing_country?: string } | undefined;
-  if (!use || !card?.reported_issuing_country || card.issuing_country) return;
+  const learnt = issuingCountryToLearn(payment);
+  if (!learnt) return;
   await tx
     .update(paymentMethods)
-    .set({ cardIssuingCountry: card.reported_issuing_country })
-    .where(and(eq(paymentMethods.accountId, payment.accountId), eq(paymentMethods.livemode, payment.livemode), eq(paymentMethods.id, use.payment_method), isNull(paymentMethods.cardIssuingCountry)));
+    .set({ cardIssuingCountry: learnt.country })
+    .where(and(eq(paymentMethods.accountId, payment.accountId), eq(paymentMethods.livemode, payment.livemode), eq(paymentMethods.id, learnt.paymentMethod), isNull(paymentMethods.cardIssuingCountry)));
+}
+
+/** The saved card and the country it learns from `payment` (learnIssuingCountry); undefined when there is nothing to write. */
+export function issuingCountryToLearn(payment: Pick<PaymentRow, 'paymentMethod'>): { paymentMethod: string; country: string } | undefined {
+  const use = savedCardUseOf(payment);
+  const card = payment.paymentMethod.card as { issuing_country?: string; reported_issuing_country?: string } | undefined;
+  if (!use || !card?.reported_issuing_country || card.issuing_country) return undefined;
+  return { paymentMethod: use.payment_method, country: card.reported_issuing_country };
 }
 
 export function savedCardUseOf(row: Pick<PaymentRow, 'paymentMethod'>): SavedCardUse | undefined {

@@ -19,7 +19,8 @@ import { lockPaymentOrder, transitionPaymentOrder } from '../payment-orders/serv
 import { orderPayable, paymentOrderStates } from '../payment-orders/state.js';
 import { onlySimulated, routeReplaysSends, routingFor } from '../routing/targets.js';
 import { requireTestCard } from './cards.js';
-import { finishSucceededAtOnce, tryCreateCardPaymentAtOnce } from './one-statement.js';
+import { tryCreateCardPaymentAtOnce } from './one-statement.js';
+import { finishSucceededAtOnce } from './finish-at-once.js';
 import type { CardDetails, ChargeRequest, ChargeState } from '../../connectors/types.js';
 import { testHelpersOnly } from '../../ledger/balance.js';
 import type { Runtime } from '../../runtime.js';
@@ -67,10 +68,14 @@ export function newPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
     oneStatement: async () => {
       const atOnce = await tryCreateCardPaymentAtOnce(db, rt, ctx, input);
       if (!atOnce) return undefined;
-      const { created, card } = atOnce;
+      const { created, charged } = atOnce;
+      const row = created.payment;
+      const saved = 'saved' in charged;
       return {
-        row: created.payment,
-        request: chargeRequest(created.payment, { card }, rt.publicUrl()),
+        row,
+        request: chargeRequest(row, saved ? await unsealedCharge(db, rt, ctx, row, charged.cvc) : { card: charged.card }, rt.publicUrl()),
+        // As planPayment's: only a saved card may be charged off session, and so count as a reattempt.
+        before: saved ? (sent) => offSessionReattempt(db, rt, ctx, sent as PaymentRow) : undefined,
         finish: async (update, attempts) =>
           update.kind === 'succeeded' ? finishSucceededAtOnce(db, ctx, created, update as SucceededUpdate, attempts, rt.now()) : undefined,
       };

@@ -1,0 +1,140 @@
+// Concurrent card payments share their first- and third-phase statements (src/storage/batched.ts,
+// used by src/domain/payments/one-statement.ts and finish-at-once.ts), and a saved card charged
+// off session takes the same fast path. What each request gets back and what is stored must be
+// exactly what it would be alone: one payment per order, each answer stored byte for byte, every
+// balance row holding the sum of its payments, and one payment's trouble failing no other.
+import crypto from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CARDS, cardMethod, newOrder } from '../support/payments.js';
+import { newCustomer, savedCard } from '../support/customers.js';
+import { AT_ONCE_STATEMENTS } from '../../src/domain/payments/one-statement.js';
+import { parseId } from '../../src/kernel/ids.js';
+import { checkLedger } from '../../src/ledger/check.js';
+import { useService } from '../support/fixtures.js';
+
+const h = useService();
+const { api } = h;
+let accountUuid: string;
+beforeAll(() => {
+  accountUuid = parseId('acct', h.tenant.accountId)!;
+});
+
+/** How many times each one-statement text went to the database while `fn` ran. */
+async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counts: Record<string, number> }> {
+  const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
+  const original = client.query;
+  const names = new Map(Object.entries(AT_ONCE_STATEMENTS).map(([name, text]) => [text, name]));
+  const counts: Record<string, number> = {};
+  client.query = function (this: unknown, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    const name = names.get(typeof q === 'string' ? q : (q?.text ?? ''));
+    if (name) counts[name] = (counts[name] ?? 0) + 1;
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await fn(), counts };
+  } finally {
+    client.query = original;
+  }
+}
+
+const balanceOf = async (ledgerAccount: string) => {
+  const [row] = await h.query(sql`SELECT coalesce(sum(balance), 0)::bigint AS total FROM ledger_balances
+    WHERE account_id = ${accountUuid} AND livemode = false AND ledger_account = ${ledgerAccount} AND currency = 'EUR'`);
+  return Number(row!.total);
+};
+
+const storedAnswer = async (key: string) => {
+  const [row] = await h.query(sql`SELECT response_status, response_body FROM idempotency_keys WHERE account_id = ${accountUuid} AND key = ${key}`);
+  return row;
+};
+
+describe('card payments under load', () => {
+  it('share their statements and commits, and each is paid once, answered and booked as alone', async () => {
+    const n = 24;
+    const orders = await Promise.all(Array.from({ length: n }, (_, i) => newOrder(api, { amount: 1000 + i, currency: 'EUR' })));
+    const clearingBefore = await balanceOf('processor_clearing');
+    const keys = orders.map(() => crypto.randomUUID());
+    const { result, counts } = await statementsDuring(() =>
+      Promise.all(orders.map((o, i) => api.post('/v1/payments', { payment_order: o.id, payment_method: cardMethod(CARDS.success) }, { idempotencyKey: keys[i] }))),
+    );
+    for (const res of result) expect(res.status, res.text).toBe(201);
+    // Fewer statements than payments: concurrent ones went together.
+    expect(counts.createPayment).toBeLessThan(n);
+    expect(counts.finishSucceeded).toBeLessThan(n);
+    for (const [i, res] of result.entries()) {
+      expect(res.body).toMatchObject({ status: 'succeeded', amount: 1000 + i, payment_order: orders[i]!.id });
+      expect(await storedAnswer(keys[i]!)).toEqual({ response_status: 201, response_body: res.text });
+      const order = (await api.get(`/v1/payment-orders/${orders[i]!.id}`)).body;
+      expect(order).toMatchObject({ status: 'paid', amount_paid: 1000 + i });
+    }
+    const total = orders.reduce((sum, _, i) => sum + 1000 + i, 0);
+    expect((await balanceOf('processor_clearing')) - clearingBefore).toBe(total);
+    expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+
+  it('a batch with one payment whose order was taken meanwhile pays the others and refuses that one alone', async () => {
+    const orders = await Promise.all(Array.from({ length: 6 }, () => newOrder(api, { amount: 2500, currency: 'EUR' })));
+    // Two requests for the first order, with different keys: exactly one pays it.
+    const bodies = [orders[0]!, ...orders].map((o) => ({ payment_order: o.id, payment_method: cardMethod(CARDS.success) }));
+    const result = await Promise.all(bodies.map((b) => api.post('/v1/payments', b, { idempotencyKey: crypto.randomUUID() })));
+    const first = result.slice(0, 2).map((r) => r.status).sort();
+    expect(first).toEqual([201, 422]);
+    expect(result.slice(0, 2).find((r) => r.status === 422)!.body.error.code).toBe('order_not_payable');
+    for (const res of result.slice(2)) expect(res.status, res.text).toBe(201);
+    const paid = (await api.get(`/v1/payments?payment_order=${orders[0]!.id}`)).body.data;
+    expect(paid).toHaveLength(1);
+    expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+
+  it('a saved card charged off session takes the fast path: paid, booked, its card unsealed with an audit row each time, its use stored', async () => {
+    const customer = await newCustomer(api);
+    const card = await savedCard(h.db, { accountId: h.tenant.accountId, livemode: false }, customer.id);
+    const body = (o: { id: string }) => ({
+      payment_order: o.id,
+      payment_method: { type: 'saved_card', saved_card: { id: card.id } },
+      off_session: true,
+      off_session_reason: 'unscheduled',
+    });
+    // Its first payment teaches the card its issuing country, which the general finish writes on it.
+    const teaching = await api.post('/v1/payments', body(await newOrder(api)), { idempotencyKey: crypto.randomUUID() });
+    expect(teaching.status, teaching.text).toBe(201);
+    const [learnt] = await h.query(sql`SELECT card_issuing_country FROM payment_methods WHERE account_id = ${accountUuid} AND id = ${parseId('pm', card.id)}`);
+    expect(learnt!.card_issuing_country).toBeTruthy();
+    const orders = await Promise.all(Array.from({ length: 4 }, () => newOrder(api, { amount: 4990, currency: 'EUR' })));
+    const { result, counts } = await statementsDuring(() => Promise.all(orders.map((o) => api.post('/v1/payments', body(o), { idempotencyKey: crypto.randomUUID() }))));
+    for (const res of result) expect(res.status, res.text).toBe(201);
+    expect(counts.readOrder).toBe(orders.length);
+    expect(counts.createPayment).toBeGreaterThan(0);
+    expect(counts.finishSucceeded).toBeGreaterThan(0);
+    const payment = result[0]!.body;
+    expect(payment).toMatchObject({ status: 'succeeded', payment_method: { type: 'card', card: { last4: '4242' } } });
+    const [stored] = await h.query(sql`SELECT payment_method FROM payments WHERE account_id = ${accountUuid} AND id = ${parseId('pay', payment.id as string)}`);
+    expect(stored!.payment_method).toMatchObject({ saved_card: { payment_method: parseId('pm', card.id), off_session: 'unscheduled' } });
+    // The card was unsealed for the charge, each time with its audit row.
+    const ids = result.map((r) => r.body.id as string).join(',');
+    const [audit] = await h.query(sql`SELECT count(DISTINCT movement_id)::int AS n FROM vault_unsealings
+      WHERE account_id = ${accountUuid} AND movement_id = ANY(string_to_array(${ids}, ','))`);
+    expect(audit!.n).toBe(orders.length);
+    const events = await h.query(sql`SELECT type FROM events WHERE account_id = ${accountUuid} AND object_id IN (${payment.id}, ${orders[0]!.id}) ORDER BY id`);
+    expect(events.map((e) => e.type)).toEqual(['payment_order.created', 'payment_order.processing', 'payment.created', 'payment_order.paid', 'payment.succeeded']);
+    // A GET answers the very bytes the request got.
+    expect((await api.get(`/v1/payments/${payment.id}`)).text).toBe(result[0]!.text);
+    expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+
+  it('a saved card the general path refuses (on-session only, charged off session) is refused as before, nothing written', async () => {
+    const customer = await newCustomer(api);
+    const card = await savedCard(h.db, { accountId: h.tenant.accountId, livemode: false }, customer.id, { usage: 'on_session' });
+    const order = await newOrder(api);
+    const res = await api.post(
+      '/v1/payments',
+      { payment_order: order.id, payment_method: { type: 'saved_card', saved_card: { id: card.id } }, off_session: true },
+      { idempotencyKey: crypto.randomUUID() },
+    );
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.error.code).toBe('payment_method_on_session_only');
+    expect((await api.get(`/v1/payment-orders/${order.id}`)).body).toMatchObject({ status: 'open', version: 1 });
+  });
+});
