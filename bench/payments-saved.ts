@@ -33,33 +33,19 @@ export const SAVED_CHARGE_PREFIX = 'simulator_a_ch_saved';
  * against the script's bindings and overrides. A change here means reviewing them again.
  */
 export const SAVED_CARD_STATEMENTS = [
-  'insert idempotency_keys',
+  // The fast path (src/domain/payments/one-statement.ts): the saved card read and checked, then the
+  // order read, then phase 1 in one statement (the key claimed in it).
   'select payment_methods',
-  'begin',
-  'select payment_orders for update',
-  'insert payments',
-  'update payment_orders',
-  'insert events',
-  'insert events',
-  'update idempotency_keys',
-  'commit',
+  'select payment_orders',
+  'with unnest',
   // The card unsealed and its audit row written by one statement (src/vault/vault.ts).
   'with vault_records',
   // The card-network reattempt check of an off-session payment (src/domain/payments/reattempts.ts):
   // a read of the card's recent declines, without a lock; a card with none (as here) is no reattempt.
   'select card_reattempts',
-  'begin',
-  'select payments for update',
-  'update payments',
-  'select payment_orders for update',
-  'update payment_orders',
-  'insert events',
-  'select account_terms',
-  'with journal_entries',
-  'insert events',
-  'update idempotency_keys',
-  'commit',
-];
+  // Phase 3 in one statement (src/domain/payments/finish-at-once.ts).
+  'with unnest',
+]
 
 /** A statement's verb and first table, e.g. `select payment_orders for update`. */
 export function statementSummary(text: string): string {
@@ -135,7 +121,7 @@ export async function savedCardScript(adminUrl: string): Promise<BuiltScript & {
     const [key] = await svc.query<{ key: string; request_id: string }>(`SELECT key, request_id FROM idempotency_keys WHERE response_body LIKE $1`, [
       `%"id":"${result.id as string}"%`,
     ]);
-    const orderUuid = statements.find((s) => statementSummary(s.text) === 'select payment_orders for update')!.values[2] as string;
+    const orderUuid = statements.find((s) => statementSummary(s.text) === 'select payment_orders')!.values[2] as string;
     const built = scriptFromTrace({
       statements,
       types: await parameterTypes(svc.databaseUrl, statements),
@@ -155,7 +141,8 @@ export async function savedCardScript(adminUrl: string): Promise<BuiltScript & {
       freshPublicId: publicIdOfOrder,
       freshChargeReference: `('${SAVED_CHARGE_PREFIX}' || :r::text)`,
       // The ledger spreads a balance over slots so that payments do not queue on one row.
-      overrides: [{ statement: /INSERT INTO ledger_balances/, params: { 11: BALANCES } }],
+      // Phase 3 takes a batch of payments: its balances column ($15) is an array of one payment's.
+      overrides: [{ statement: /INSERT INTO ledger_balances/, params: { 15: `ARRAY[${BALANCES}]` } }],
       preamble: ['\\set n :n + 1', '\\set r random(1, 9000000000000000000)', '\\set k random(1, :ncards)', '\\set s1 random(0, 15)', '\\set s2 random(0, 15)'],
       gsetColumns: ['(:pm_ids::uuid[])[:k] AS pm', '(:vr_ids::uuid[])[:k] AS vr', '(:vr_publics::text[])[:k] AS vr_public', '(:ntids::text[])[:k] AS ntid'],
     });

@@ -2,14 +2,17 @@
 // at once): the service's throughput, p50/p99 and CPU per payment, against the database's own
 // ceiling for the very same SQL measured by pgbench in the same run, at the same concurrency.
 //
-// A card payment is three statements (src/domain/payments/one-statement.ts), each a named prepared
-// statement sent on its own (autocommit):
+// A card payment is three statements (src/domain/payments/one-statement.ts, finish-at-once.ts),
+// each a named prepared statement sent on its own (autocommit):
 //   1. read the order (unlocked) to plan the route and compute the rows;
 //   2. phase 1: one data-modifying CTE — order → processing, payment, two events, idempotency key
 //      with its recovery point;
 //   —  the connector call, no transaction open (phase 2);
 //   3. phase 3: one data-modifying CTE — payment → succeeded, order → paid, journal entry, lines
 //      and balances, two events, the answer stored on the key.
+// Phases 1 and 3 take their values as arrays: the service sends the payments of concurrent
+// requests in one statement (src/storage/batched.ts), pgbench's clients each send their own (a
+// one-element array), as with the orders' create (bench/orders-scripts.ts).
 // The pgbench script is built from the service's own statement texts (AT_ONCE_STATEMENTS), with
 // each bind parameter replaced by a pgbench variable or expression, the event snapshots, request
 // fingerprint and response body that the service stored in this run, and a fresh open order per

@@ -143,7 +143,8 @@ export function scriptFromTrace(opts: ScriptOptions): BuiltScript {
   const lines = opts.statements.map((s, i) => {
     const override = opts.overrides?.find((o) => o.statement.test(s.text));
     if (override) used.add(override);
-    const text = s.text.replace(/\s+/g, ' ').trim();
+    // One line per statement: the text's own line comments (`-- …`) would swallow the rest.
+    const text = s.text.replace(/--[^\n]*/g, '').replace(/\s+/g, ' ').trim();
     const named = new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
     const stale = Object.keys(override?.params ?? {}).filter((k) => !named.has(Number(k)));
     if (stale.length) throw new Error(`statement ${i + 1} has no $${stale.join(', $')} to override: the service's statement changed (${text.slice(0, 80)})`);
