@@ -34,9 +34,10 @@ export const SAVED_CHARGE_PREFIX = 'simulator_a_ch_saved';
  */
 export const SAVED_CARD_STATEMENTS = [
   // The fast path (src/domain/payments/one-statement.ts): the saved card read and checked, then the
-  // order read, then phase 1 in one statement (the key claimed in it).
+  // order read (with other requests' reads, so from an unnest of their ids), then phase 1 in one
+  // statement (the key claimed in it).
   'select payment_methods',
-  'select payment_orders',
+  'select unnest',
   'with unnest',
   // The card unsealed and its audit row written by one statement (src/vault/vault.ts).
   'with vault_records',
@@ -121,7 +122,8 @@ export async function savedCardScript(adminUrl: string): Promise<BuiltScript & {
     const [key] = await svc.query<{ key: string; request_id: string }>(`SELECT key, request_id FROM idempotency_keys WHERE response_body LIKE $1`, [
       `%"id":"${result.id as string}"%`,
     ]);
-    const orderUuid = statements.find((s) => statementSummary(s.text) === 'select payment_orders')!.values[2] as string;
+    // The order's read takes a batch of ids: this request's is the only one.
+    const orderUuid = (statements.find((s) => statementSummary(s.text) === 'select unnest')!.values[2] as string[])[0]!;
     const built = scriptFromTrace({
       statements,
       types: await parameterTypes(svc.databaseUrl, statements),

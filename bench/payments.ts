@@ -74,7 +74,7 @@ ${bind(AT_ONCE_STATEMENTS.createPayment, {
 ${bind(AT_ONCE_STATEMENTS.finishSucceeded, {
   1: ':acct', 2: 'false', 3: ':pay_id', 4: '1', 5: "'simulator_a'", 6: "('simulator_a_ch_bench' || :r::text)", 7: ':attempts', 8: 'now()', 9: ORDER,
   10: '2', 11: String(AMOUNT), 12: ':txn_id', 13: "'EUR'", 14: LINES, 15: BALANCES, 16: UUID7, 17: "'payment_order.paid'", 18: ORDER_PUBLIC, 19: ':order_paid',
-  20: UUID7, 21: PAY_PUBLIC, 22: REQ, 23: KEY, 24: ':payment_succeeded', 25: ':response_body', 26: ':method',
+  20: UUID7, 21: PAY_PUBLIC, 22: REQ, 23: KEY, 24: ':response_body', 25: ':method',
 })};
 `;
 

@@ -61,6 +61,7 @@ describe('card payments under load', () => {
     );
     for (const res of result) expect(res.status, res.text).toBe(201);
     // Fewer statements than payments: concurrent ones went together.
+    expect(counts.readOrder).toBeLessThan(n);
     expect(counts.createPayment).toBeLessThan(n);
     expect(counts.finishSucceeded).toBeLessThan(n);
     for (const [i, res] of result.entries()) {
@@ -105,7 +106,7 @@ describe('card payments under load', () => {
     const orders = await Promise.all(Array.from({ length: 4 }, () => newOrder(api, { amount: 4990, currency: 'EUR' })));
     const { result, counts } = await statementsDuring(() => Promise.all(orders.map((o) => api.post('/v1/payments', body(o), { idempotencyKey: crypto.randomUUID() }))));
     for (const res of result) expect(res.status, res.text).toBe(201);
-    expect(counts.readOrder).toBe(orders.length);
+    expect(counts.readOrder).toBeGreaterThan(0);
     expect(counts.createPayment).toBeGreaterThan(0);
     expect(counts.finishSucceeded).toBeGreaterThan(0);
     const payment = result[0]!.body;

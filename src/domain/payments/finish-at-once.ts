@@ -66,7 +66,6 @@ const FINISH_COLUMNS = [
   ['payment_object_id', 'text'],
   ['request_id', 'text'],
   ['key', 'text'],
-  ['payment_data', 'text'],
   ['body', 'text'],
   ['payment_method', 'text'],
 ] as const;
@@ -76,7 +75,7 @@ type FinishRow = Record<(typeof FINISH_COLUMNS)[number][0], unknown>;
 export const ABORT_REASON = 'payment_finish_at_once:';
 
 export const FINISH_SUCCEEDED: RawStatement = {
-  name: 'payment_finish_succeeded_v6',
+  name: 'payment_finish_succeeded_v7',
   text: `WITH input AS (
   SELECT * FROM ${unnestColumns(FINISH_COLUMNS, 'i')}
 ), pay AS (
@@ -101,7 +100,7 @@ export const FINISH_SUCCEEDED: RawStatement = {
   INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
   SELECT i.account_id, e.id, i.livemode, e.type, e.object_id, e.data, i.request_id, i.key, i.at
   FROM done i, LATERAL (VALUES (i.order_event_id, i.order_event_type, i.order_object_id, i.order_data::jsonb),
-                               (i.payment_event_id, '${statusEvent<'payment', PaymentStatus>('payment', PAYMENT_SUCCEEDS.to)}', i.payment_object_id, i.payment_data::jsonb)) AS e(id, type, object_id, data)
+                               (i.payment_event_id, '${statusEvent<'payment', PaymentStatus>('payment', PAYMENT_SUCCEEDS.to)}', i.payment_object_id, ('{"object":' || i.body || '}')::jsonb)) AS e(id, type, object_id, data)
 ), answered AS (
   -- entry, lines, balances and ev write for each payment ord returned (they have no condition of
   -- their own), so counting pay against answered is enough for the guard below.
@@ -183,7 +182,6 @@ export async function finishSucceededAtOnce(
       order_data: `{"object":${JSON.stringify(orderView)}}`,
       payment_event_id: newId('evt').uuid,
       payment_object_id: view.id,
-      payment_data: `{"object":${body}}`,
       body,
       payment_method: JSON.stringify(paid.paymentMethod),
     });
