@@ -32,7 +32,7 @@ const REQ = `('req_' || :client_id::text || '_' || :r::text)`;
  */
 const ONE_ORDER: string[] = [
   ':acct', 'false', KEY, ':fingerprint', ':response_body', REQ, '86400', UUID7, ':amount', ':currency', `(:reference || :r::text)`,
-  ':email', ':name', ':description', ':metadata', `now() + interval '1 day'`, 'now()', UUID7, ':object_id', ':data',
+  ':email', ':name', ':description', ':metadata', `now() + interval '1 day'`, 'now()', UUID7, ':object_id',
   `(:acct::text || '.' || :r::text)`, `('http://127.0.0.1:3000/checkout/' || :acct::text || '.' || :r::text)`, 'NULL', 'NULL',
 ];
 

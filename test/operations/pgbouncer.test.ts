@@ -105,7 +105,7 @@ describe.skipIf(!isPostgres)('DATABASE_PREPARED_STATEMENTS, directly on PostgreS
 
   it('named: the fast path and the query builder run named statements', async () => {
     const names = await preparedAfterUse('named');
-    expect(names).toContain('create_payment_orders_v4');
+    expect(names).toContain('create_payment_orders_v5');
     expect(names.some((n) => /^s\d+$/.test(n))).toBe(true);
   });
 

@@ -56,7 +56,6 @@ const BATCH_COLUMNS = [
   ['created_at', 'timestamptz'],
   ['event_id', 'uuid'],
   ['object_id', 'text'],
-  ['data', 'text'],
   ['checkout_token', 'text'],
   ['checkout_url', 'text'],
   ['success_url', 'text'],
@@ -66,7 +65,7 @@ const BATCH_COLUMNS = [
 type BatchColumn = (typeof BATCH_COLUMNS)[number][0];
 
 export const CREATE_ORDER: RawStatement = {
-  name: 'create_payment_orders_v4',
+  name: 'create_payment_orders_v5',
   text: `WITH input AS (
   SELECT * FROM ${unnestColumns(BATCH_COLUMNS, 'i')}
 ), claimed AS (
@@ -81,7 +80,7 @@ export const CREATE_ORDER: RawStatement = {
   RETURNING id
 )
 INSERT INTO events (account_id, id, livemode, type, object_id, data, request_id, idempotency_key, created_at)
-SELECT i.account_id, i.event_id, i.livemode, '${PAYMENT_ORDER_CREATED}', i.object_id, i.data::jsonb, i.request_id, i.key, i.created_at
+SELECT i.account_id, i.event_id, i.livemode, '${PAYMENT_ORDER_CREATED}', i.object_id, ('{"object":' || i.body || '}')::jsonb, i.request_id, i.key, i.created_at
 FROM input i JOIN inserted o ON o.id = i.order_id
 RETURNING id AS event_id`,
 };
@@ -137,7 +136,6 @@ export async function createPaymentOrderAtOnce(
     created_at: row.createdAt.toISOString(),
     event_id: newId('evt').uuid,
     object_id: view.id,
-    data: `{"object":${body}}`,
     checkout_token: row.checkoutToken,
     checkout_url: row.checkoutUrl,
     success_url: row.successUrl,
