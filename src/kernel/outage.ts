@@ -51,14 +51,16 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 
 /**
  * Failures of the server, not of one statement's rows, that a statement sent again alone would meet
- * too: an outage, statement timeout (57014), read-only after a failover (25006), out of resources
- * (class 53). The driver's own read timeout is matched by its message, as it has no code. A batch
- * failing so hands its error to every call in it (src/storage/coalesce.ts).
+ * too: an outage, read-only after a failover (25006), out of resources (class 53); and the
+ * driver's own read timeout (matched by its message, as it has no code), after which the batch's
+ * outcome is not known. A batch failing so hands its error to every call in it
+ * (src/storage/batched.ts). A statement timeout (57014) is not one of them: a batch that updates
+ * rows can wait on one row's lock, which its calls sent one by one would meet only once.
  */
 export function isServerWide(err: unknown): boolean {
   if (isDatabaseUnavailable(err)) return true;
   const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
-  return (typeof code === 'string' && /^(57014|25006|53...)$/.test(code)) || message === 'Query read timeout';
+  return (typeof code === 'string' && /^(25006|53...)$/.test(code)) || message === 'Query read timeout';
 }
 
 /** The longest pause of a loop that keeps failing while the database is away: its return is noticed within it. */

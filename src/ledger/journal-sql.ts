@@ -1,6 +1,6 @@
 // The SQL text that writes the journal: an entry, its lines and its balance changes, as
 // data-modifying CTEs. journal.ts posts entries with it, and the one-statement payment finish
-// (src/domain/payments/one-statement.ts) embeds it after its own updates, so the journal's
+// (src/domain/payments/finish-at-once.ts) embeds it after its own updates, so the journal's
 // columns, line numbering and balance upsert are written down once.
 
 /**

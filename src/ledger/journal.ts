@@ -108,8 +108,8 @@ export interface BalanceChange {
 
 /**
  * Checks an entry's lines and works out what it adds to the balances: one row per ledger account,
- * each on a random slot, in a fixed order so that concurrent postings lock slots in the same
- * order and cannot deadlock. Used by postJournalEntry and by the one-statement payment finish.
+ * each on a random slot, in the order the journal's statement locks them (journal-sql.ts: ledger
+ * account in byte order, then slot). Used by postJournalEntry and by the one-statement payment finish.
  */
 export function balanceChanges(lines: readonly JournalLine[], randomSlot = defaultSlot): BalanceChange[] {
   assertBalanced(lines);

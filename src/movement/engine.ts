@@ -59,6 +59,7 @@ export interface Admission<Row extends MovementRow, Request> {
 export interface OneStatement<Row extends MovementRow, Request> {
   row: Row;
   request: Request;
+  /** As an admission's beforeSending: run after phase 1, before the call. */
   before?: BeforeSending;
   finish: FinishAtOnce;
 }

@@ -24,7 +24,7 @@ import { planted } from '../kernel/plants.js';
 
 /**
  * A fresh movement's check after its first phase and before its first call, given by its
- * admission (engine.ts): an outcome that ends it without calling anyone (an off-session payment
+ * admission or its one-statement path (engine.ts): an outcome that ends it without calling anyone (an off-session payment
  * past the networks' reattempt limits), or undefined.
  */
 export type BeforeSending = (row: MovementRow) => Promise<unknown>;

@@ -20,20 +20,23 @@ beforeAll(() => {
   accountUuid = parseId('acct', h.tenant.accountId)!;
 });
 
-/** How many times each one-statement text went to the database while `fn` ran. */
-async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counts: Record<string, number> }> {
+/** How many times each one-statement text went to the database while `fn` ran, and how many of them the database refused. */
+async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counts: Record<string, number>; refused: number }> {
   const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
   const original = client.query;
   const names = new Map(Object.entries(AT_ONCE_STATEMENTS).map(([name, text]) => [text, name]));
   const counts: Record<string, number> = {};
+  let refused = 0;
   client.query = function (this: unknown, ...args: unknown[]) {
     const q = args[0] as string | { text?: string };
     const name = names.get(typeof q === 'string' ? q : (q?.text ?? ''));
     if (name) counts[name] = (counts[name] ?? 0) + 1;
-    return original.apply(this, args);
+    const sent = original.apply(this, args);
+    if (name && sent instanceof Promise) sent.catch(() => refused++);
+    return sent;
   };
   try {
-    return { result: await fn(), counts };
+    return { result: await fn(), counts, refused };
   } finally {
     client.query = original;
   }
@@ -87,6 +90,28 @@ describe('card payments under load', () => {
     const paid = (await api.get(`/v1/payments?payment_order=${orders[0]!.id}`)).body.data;
     expect(paid).toHaveLength(1);
     expect((await checkLedger(h.db, { accountId: accountUuid })).ok).toBe(true);
+  });
+
+  it('a retry of a declined payment among new ones replays alone and fails no statement of theirs', async () => {
+    // Declined, its order is open again: the retry's order could move, only its key stops it.
+    const paidBefore = await newOrder(api);
+    const key = crypto.randomUUID();
+    const retried = { payment_order: paidBefore.id, payment_method: cardMethod(CARDS.declined) };
+    const first = await api.post('/v1/payments', retried, { idempotencyKey: key });
+    expect(first.body.status, first.text).toBe('failed');
+    expect((await api.get(`/v1/payment-orders/${paidBefore.id}`)).body.status).toBe('open');
+    const orders = await Promise.all(Array.from({ length: 8 }, () => newOrder(api, { amount: 3000, currency: 'EUR' })));
+    const { result, refused } = await statementsDuring(() =>
+      Promise.all([
+        api.post('/v1/payments', retried, { idempotencyKey: key }),
+        ...orders.map((o) => api.post('/v1/payments', { payment_order: o.id, payment_method: cardMethod(CARDS.success) }, { idempotencyKey: crypto.randomUUID() })),
+      ]),
+    );
+    expect(result[0]!.text).toBe(first.text);
+    for (const res of result.slice(1)) expect(res.status, res.text).toBe(201);
+    // The retry's key was skipped inside its batch: no statement was refused and sent again.
+    expect(refused).toBe(0);
+    expect((await api.get(`/v1/payments?payment_order=${paidBefore.id}`)).body.data).toHaveLength(1);
   });
 
   it('a saved card charged off session takes the fast path: paid, booked, its card unsealed with an audit row each time, its use stored', async () => {

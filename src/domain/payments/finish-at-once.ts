@@ -135,7 +135,8 @@ export async function finishSucceededAtOnce(
   now: Date,
 ): Promise<Outcome | undefined> {
   const { payment, order } = created;
-  if (!ctx.idempotency || payment.attempts.length > 0) return undefined;
+  // A manual payment's success is an authorisation (transitions.ts, asReported): the general path books it so.
+  if (!ctx.idempotency || payment.attempts.length > 0 || payment.captureMethod !== 'automatic') return undefined;
   const paid: PaymentRow = {
     ...payment,
     status: PAYMENT_SUCCEEDS.to,

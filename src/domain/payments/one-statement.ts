@@ -13,12 +13,13 @@
 // per payment, and each payment's parts are chained by its own ids, so that one payment's row that
 // cannot move writes nothing for that payment alone.
 //
-// Whenever a phase cannot complete in its one statement, the statement writes nothing and the
-// request goes on through the general path, which locks rows, answers errors and replays: the
-// order changed since it was read (a concurrent payment: the general path answers
-// order_not_payable), the key already exists (a retry or a concurrent twin: the insert raises a
-// unique violation, which rolls back the whole statement — the twin waits on the index until the
-// first commits), the payment was changed by a webhook meanwhile, or the key was taken over.
+// Whenever a phase cannot complete in its one statement, the statement writes nothing for that
+// payment and the request goes on through the general path, which locks rows, answers errors and
+// replays: the order changed since it was read (a concurrent payment: the general path answers
+// order_not_payable), the key already exists (a retry: its call skips it; a concurrent twin not
+// yet committed: the insert waits on the index until the first commits, then raises a unique
+// violation, which rolls back the batch, whose calls go again one by one), the payment was changed
+// by a webhook meanwhile, or the key was taken over.
 import type { Db } from '../../storage/db.js';
 import type { RawStatement } from '../../storage/raw.js';
 import { batchedStatement, keysReturned, perTenantKey, requestColumns, unnestColumns } from '../../storage/batched.js';
@@ -126,7 +127,7 @@ type CreateRow = Record<(typeof CREATE_COLUMNS)[number][0], unknown>;
 // Two payments of one order in a batch: the order moves once, for the payment its RETURNING names
 // (an UPDATE … FROM uses one of the rows that match), and only that payment is written.
 const CREATE_PAYMENT: RawStatement = {
-  name: 'payment_create_v4',
+  name: 'payment_create_v5',
   text: `WITH input AS (
   SELECT * FROM ${unnestColumns(CREATE_COLUMNS, 'i')}
 ), ord AS (
@@ -134,12 +135,13 @@ const CREATE_PAYMENT: RawStatement = {
   FROM input i
   WHERE o.account_id = i.account_id AND o.livemode = i.livemode AND o.id = i.order_id AND ${orderPayable.sql.status} AND o.version = i.order_version
     AND ${orderPayable.sql.notExpired('i.at')}
+    AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.account_id = i.account_id AND k.livemode = i.livemode AND k.key = i.key)
   RETURNING i.payment_id
 ), pay AS (
   INSERT INTO payments (account_id, id, livemode, payment_order_id, status, amount, currency, amount_refunded, payment_method, route, connector,
                         connector_reference, attempts, failure_code, failure_message, metadata, next_status_check_at, capture_method, routing, version, created_at, updated_at)
   SELECT i.account_id, i.payment_id, i.livemode, i.order_id, ${sqlStatus(NEW_PAYMENT_STATUS)}, i.amount, i.currency, 0, i.payment_method::jsonb,
-         ARRAY(SELECT jsonb_array_elements_text(i.route::jsonb)), NULL, NULL, '[]'::jsonb, NULL, NULL, i.metadata::jsonb, i.next_status_check_at, i.capture_method,
+         ARRAY(SELECT r.name FROM jsonb_array_elements_text(i.route::jsonb) WITH ORDINALITY AS r(name, n) ORDER BY r.n), NULL, NULL, '[]'::jsonb, NULL, NULL, i.metadata::jsonb, i.next_status_check_at, i.capture_method,
          i.routing::jsonb, 1, i.at, i.at
   FROM input i JOIN ord ON ord.payment_id = i.payment_id
   RETURNING id
@@ -156,8 +158,9 @@ ${fastPathKeySql.insertClaimed('input i JOIN pay ON pay.id = i.payment_id', {
 RETURNING key`,
 };
 
-// A key claimed by an earlier request raises a unique violation: the batch goes again call by
-// call (coalesce.ts), and that call alone falls back.
+// A key that exists (a retry) writes nothing for its call, which falls back; a twin's key claimed
+// meanwhile by a statement not yet committed raises a unique violation: the batch goes again call
+// by call (coalesce.ts), and that call alone falls back.
 const createBatched = batchedStatement<CreateRow, { key: string }, boolean>({
   statement: CREATE_PAYMENT,
   columns: CREATE_COLUMNS,
