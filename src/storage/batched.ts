@@ -24,10 +24,12 @@ export interface BatchedStatementOptions<Row, Result, Output> {
   key(row: Row): string;
   /** Only calls of one group share a batch: the callers group by account and mode, one tenant per statement. */
   group(row: Row): string;
-  /** Batches in the database at once (default 4: more gained nothing in the orders' benchmark, docs/benchmarks.md). */
-  maxInFlight?: number;
-  maxBatch?: number;
 }
+
+/** Batches of one statement in the database at once: 8 did no better than 4 in the orders' benchmark (docs/benchmarks.md). */
+const BATCHES_IN_FLIGHT = 4;
+/** Calls in one batch at most. */
+const BATCH_MAX = 64;
 
 /**
  * The payment paths' batches: one account and mode per statement (its tenant, as a distributed
@@ -69,8 +71,8 @@ export function batchedStatement<Row extends Record<string, unknown>, Result ext
           opts.answer(await rawQuery<Result>(db, opts.statement, opts.columns.map(([name]) => batch.map((r) => r[name]))), batch),
         key: opts.key,
         group: opts.group,
-        maxInFlight: opts.maxInFlight ?? 4,
-        maxBatch: opts.maxBatch ?? 64,
+        maxInFlight: BATCHES_IN_FLIGHT,
+        maxBatch: BATCH_MAX,
         everyones: isServerWide,
       });
       queues.set(db, send);

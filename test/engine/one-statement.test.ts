@@ -10,7 +10,7 @@ import { claimKey, fingerprint } from '../../src/idempotency/store.js';
 import type { RequestContext } from '../../src/kernel/context.js';
 import { newPayment } from '../../src/domain/payments/service.js';
 import { runMovement } from '../../src/movement/engine.js';
-import { AT_ONCE_STATEMENTS } from '../../src/domain/payments/one-statement.js';
+import { atOnceStatementsDuring } from '../support/one-statement.js';
 import { finishSucceededAtOnce } from '../../src/domain/payments/finish-at-once.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { checkLedger } from '../../src/ledger/check.js';
@@ -23,25 +23,6 @@ beforeAll(() => {
   accountUuid = parseId('acct', h.tenant.accountId)!;
 });
 const rows = (q: SQL) => h.query(q);
-
-/** The one-statement path's statements that the service sent while `fn` ran, by name. */
-async function atOnceStatementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
-  const original = client.query;
-  const names = new Map(Object.entries(AT_ONCE_STATEMENTS).map(([name, text]) => [text, name]));
-  const sent: string[] = [];
-  client.query = function (this: unknown, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    const name = names.get(typeof q === 'string' ? q : (q?.text ?? ''));
-    if (name) sent.push(name);
-    return original.apply(this, args);
-  };
-  try {
-    return { result: await fn(), sent };
-  } finally {
-    client.query = original;
-  }
-}
 
 /** Everything one payment left behind, with its ids, times and references masked. */
 async function footprint(paymentId: string, orderId: string) {
@@ -83,7 +64,7 @@ describe('the one-statement card payment', () => {
     const fast = await newOrder(api, { amount: 4321, currency: 'EUR', reference: reference('a') });
     // Keys in an order jsonb does not keep: the answer must not depend on the path.
     const metadata = { zeta: '1', cart: '2', a: '3' };
-    const { result: fastRes, sent } = await atOnceStatementsDuring(() => pay(api, fast.id, CARDS.success, { metadata }));
+    const { result: fastRes, sent } = await atOnceStatementsDuring(h.db, () => pay(api, fast.id, CARDS.success, { metadata }));
     expect(fastRes.status, fastRes.text).toBe(201);
     expect(sent).toEqual(['readOrder', 'createPayment', 'finishSucceeded']);
 
@@ -97,7 +78,7 @@ describe('the one-statement card payment', () => {
     });
     expect(claim.kind).toBe('owner');
     ctx.idempotency = (claim as { claim: RequestContext['idempotency'] }).claim;
-    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(() => runMovement(h.db, h.service.payments, ctx, newPayment(h.db, h.service.payments, ctx, input)));
+    const { result: outcome, sent: sentByGeneral } = await atOnceStatementsDuring(h.db, () => runMovement(h.db, h.service.payments, ctx, newPayment(h.db, h.service.payments, ctx, input)));
     expect(outcome.status).toBe(201);
     expect(sentByGeneral).toEqual([]);
     const generalPayment = JSON.parse(outcome.body);

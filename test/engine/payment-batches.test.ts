@@ -8,7 +8,7 @@ import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CARDS, cardMethod, newOrder } from '../support/payments.js';
 import { newCustomer, savedCard } from '../support/customers.js';
-import { AT_ONCE_STATEMENTS } from '../../src/domain/payments/one-statement.js';
+import { atOnceStatementsDuring } from '../support/one-statement.js';
 import { parseId } from '../../src/kernel/ids.js';
 import { checkLedger } from '../../src/ledger/check.js';
 import { useService } from '../support/fixtures.js';
@@ -19,28 +19,6 @@ let accountUuid: string;
 beforeAll(() => {
   accountUuid = parseId('acct', h.tenant.accountId)!;
 });
-
-/** How many times each one-statement text went to the database while `fn` ran, and how many of them the database refused. */
-async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; counts: Record<string, number>; refused: number }> {
-  const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => unknown } }).$client;
-  const original = client.query;
-  const names = new Map(Object.entries(AT_ONCE_STATEMENTS).map(([name, text]) => [text, name]));
-  const counts: Record<string, number> = {};
-  let refused = 0;
-  client.query = function (this: unknown, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    const name = names.get(typeof q === 'string' ? q : (q?.text ?? ''));
-    if (name) counts[name] = (counts[name] ?? 0) + 1;
-    const sent = original.apply(this, args);
-    if (name && sent instanceof Promise) sent.catch(() => refused++);
-    return sent;
-  };
-  try {
-    return { result: await fn(), counts, refused };
-  } finally {
-    client.query = original;
-  }
-}
 
 const balanceOf = async (ledgerAccount: string) => {
   const [row] = await h.query(sql`SELECT coalesce(sum(balance), 0)::bigint AS total FROM ledger_balances
@@ -59,7 +37,7 @@ describe('card payments under load', () => {
     const orders = await Promise.all(Array.from({ length: n }, (_, i) => newOrder(api, { amount: 1000 + i, currency: 'EUR' })));
     const clearingBefore = await balanceOf('processor_clearing');
     const keys = orders.map(() => crypto.randomUUID());
-    const { result, counts } = await statementsDuring(() =>
+    const { result, counts } = await atOnceStatementsDuring(h.db, () =>
       Promise.all(orders.map((o, i) => api.post('/v1/payments', { payment_order: o.id, payment_method: cardMethod(CARDS.success) }, { idempotencyKey: keys[i] }))),
     );
     for (const res of result) expect(res.status, res.text).toBe(201);
@@ -101,7 +79,7 @@ describe('card payments under load', () => {
     expect(first.body.status, first.text).toBe('failed');
     expect((await api.get(`/v1/payment-orders/${paidBefore.id}`)).body.status).toBe('open');
     const orders = await Promise.all(Array.from({ length: 8 }, () => newOrder(api, { amount: 3000, currency: 'EUR' })));
-    const { result, refused } = await statementsDuring(() =>
+    const { result, refused } = await atOnceStatementsDuring(h.db, () =>
       Promise.all([
         api.post('/v1/payments', retried, { idempotencyKey: key }),
         ...orders.map((o) => api.post('/v1/payments', { payment_order: o.id, payment_method: cardMethod(CARDS.success) }, { idempotencyKey: crypto.randomUUID() })),
@@ -129,7 +107,7 @@ describe('card payments under load', () => {
     const [learnt] = await h.query(sql`SELECT card_issuing_country FROM payment_methods WHERE account_id = ${accountUuid} AND id = ${parseId('pm', card.id)}`);
     expect(learnt!.card_issuing_country).toBeTruthy();
     const orders = await Promise.all(Array.from({ length: 4 }, () => newOrder(api, { amount: 4990, currency: 'EUR' })));
-    const { result, counts } = await statementsDuring(() => Promise.all(orders.map((o) => api.post('/v1/payments', body(o), { idempotencyKey: crypto.randomUUID() }))));
+    const { result, counts } = await atOnceStatementsDuring(h.db, () => Promise.all(orders.map((o) => api.post('/v1/payments', body(o), { idempotencyKey: crypto.randomUUID() }))));
     for (const res of result) expect(res.status, res.text).toBe(201);
     expect(counts.readOrder).toBeGreaterThan(0);
     expect(counts.createPayment).toBeGreaterThan(0);

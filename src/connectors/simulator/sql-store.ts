@@ -3,7 +3,7 @@
 // simulated processor as the first: pending charges, payouts and mandates are still held, and
 // outcomes scheduled before a crash are still reported. A new object is one INSERT (no
 // transaction), so that the simulator adds a single statement to a card payment; under load the
-// inserts of concurrent payments share that statement and its commit (src/storage/coalesce.ts).
+// inserts of concurrent payments share that statement and its commit (src/storage/batched.ts).
 import { and, asc, count, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Db, Executor } from '../../storage/db.js';
 import type { RawStatement } from '../../storage/raw.js';
@@ -77,8 +77,6 @@ const insertBatched = batchedStatement<BatchRow, Returned, ObjectRow | undefined
   // One group: the books are the simulated processors', not a tenant's, so nothing keeps one
   // statement to one account; splitting by processor would only make the batches smaller.
   group: () => 'simulator',
-  maxInFlight: 4,
-  maxBatch: 64,
 });
 
 /** Inserts `entry` unless its key or object id is held: the inserted row, or undefined. */

@@ -88,10 +88,6 @@ RETURNING id AS event_id`,
 /** One order's values, by column of the batch. */
 type BatchRow = Record<BatchColumn, unknown>;
 
-/** Concurrent creates on one pool share a statement; at most this many are in the database at once. */
-export const CREATE_ORDER_BATCHES_IN_FLIGHT = 4;
-export const CREATE_ORDER_BATCH_MAX = 64;
-
 const insertBatched = batchedStatement<BatchRow, { event_id: string }, boolean>({
   statement: CREATE_ORDER,
   columns: BATCH_COLUMNS,
@@ -100,8 +96,6 @@ const insertBatched = batchedStatement<BatchRow, { event_id: string }, boolean>(
     return batch.map((row) => created.has(row.event_id as string));
   },
   ...perTenantKey,
-  maxInFlight: CREATE_ORDER_BATCHES_IN_FLIGHT,
-  maxBatch: CREATE_ORDER_BATCH_MAX,
 });
 
 /**

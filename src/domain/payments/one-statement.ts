@@ -219,13 +219,13 @@ async function cardOf(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePay
     const method = newPaymentMethod(input, ctx, now);
     if (method.type === 'card' && input.off_session === undefined && input.off_session_reason === undefined) {
       const charged: ChargedCard = { card: method.card };
-      return { charged, paymentMethod: cardPaymentMethod(rt, ctx, method.card), segment: { brand: cardBrand(method.card.number), country: null } };
+      return { type: method.type, charged, paymentMethod: cardPaymentMethod(rt, ctx, method.card), segment: { brand: cardBrand(method.card.number), country: null } };
     }
     if (method.type !== 'saved_card') return undefined;
     const offSession = offSessionOf(input);
     const saved = await usableSavedCard(db, ctx, method.id, offSession);
     const charged: ChargedCard = { saved, cvc: method.cvc };
-    return { charged, paymentMethod: savedCardPaymentMethod(saved, offSession), segment: { brand: segmentBrandOf(method, saved), country: saved.cardIssuingCountry } };
+    return { type: method.type, charged, paymentMethod: savedCardPaymentMethod(saved, offSession), segment: { brand: segmentBrandOf(method, saved), country: saved.cardIssuingCountry } };
   } catch (err) {
     if (err instanceof ApiError) return undefined;
     throw err;
@@ -255,13 +255,13 @@ export async function tryCreateCardPaymentAtOnce(
   const order = await readOrder(db, ctx, orderUuid);
   if (!order || !orderPayable.test(order, now)) return undefined;
   const routing = await routingFor(db, rt, ctx);
-  const planned = planPaymentRoute(rt, routing, order, 'saved' in charged ? 'saved_card' : 'card', method.segment, await outcomesFor(db, rt, ctx, routing));
+  const planned = planPaymentRoute(rt, routing, order, method.type, method.segment, await outcomesFor(db, rt, ctx, routing));
   const { route } = planned;
   if (route.length === 0 || !routeAvailable(rt, route)) return undefined;
   // A route the worker may send the payment again on keeps a typed card in the vault (in-flight.ts): the general path seals it. A saved card is there already.
   if ('card' in charged && routeReplaysSends(routing, route)) return undefined;
   // A payment that may cascade keeps its rule's cascade on its row (cascade.ts): the general path writes it.
-  if (planPaymentCascade(routing, order, 'saved' in charged ? 'saved_card' : 'card') !== null) return undefined;
+  if (planPaymentCascade(routing, order, method.type) !== null) return undefined;
   try {
     if ('card' in charged) requireTestCard(charged.card, ctx.livemode, onlySimulated(routing, route));
   } catch {

@@ -54,12 +54,16 @@ import { offSessionOf, savedCardPaymentMethod, savedCardUseOf, unsealedCharge, u
 import { applyState } from '../../movement/apply.js';
 import { askStatus } from '../../movement/calls.js';
 import type { Admission, NewMovement } from '../../movement/engine.js';
+import type { MovementRow } from '../../movement/row.js';
 import { paymentStates, type PaymentStatus } from './state.js';
 import { isMandateMethod, lockMandateForDebit, mandatePaymentMethod } from '../mandates/debits.js';
 import { loadMandate } from '../mandates/service.js';
 
 
 const PAYMENTS: Resource<typeof payments> = { table: payments, prefix: 'pay', name: 'payment' };
+
+/** Before a saved card's first call, on either path: only a saved card may be charged off session, and so count as a reattempt. */
+const reattemptCheck = (db: Db, rt: Runtime, ctx: RequestContext) => (row: MovementRow) => offSessionReattempt(db, rt, ctx, row as PaymentRow);
 
 /** POST /v1/payments as the engine runs it (runMovement): a payment of an open order, its admit rule and what it sends. */
 export function newPayment(db: Db, rt: Runtime, ctx: RequestContext, input: CreatePaymentBody): NewMovement<PaymentRow, ChargeRequest> {
@@ -74,8 +78,7 @@ export function newPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
       return {
         row,
         request: chargeRequest(row, saved ? await unsealedCharge(db, rt, ctx, row, charged.cvc) : { card: charged.card }, rt.publicUrl()),
-        // As planPayment's: only a saved card may be charged off session, and so count as a reattempt.
-        before: saved ? (sent) => offSessionReattempt(db, rt, ctx, sent as PaymentRow) : undefined,
+        before: saved ? reattemptCheck(db, rt, ctx) : undefined,
         finish: async (update, attempts) =>
           update.kind === 'succeeded' ? finishSucceededAtOnce(db, ctx, created, update as SucceededUpdate, attempts, rt.now()) : undefined,
       };
@@ -164,8 +167,7 @@ async function planPayment(db: Db, rt: Runtime, ctx: RequestContext, input: Crea
     },
     request: async (row) =>
       chargeRequest(row, debited ? debitOf(debited) : saved ? await unsealedCharge(db, rt, ctx, row, (method as { cvc?: string }).cvc) : { card: (method as { card: CardDetails }).card }, rt.publicUrl()),
-    // Only a saved card may be charged off session, and so count as a reattempt before it is sent.
-    beforeSending: saved ? (row) => offSessionReattempt(db, rt, ctx, row as PaymentRow) : undefined,
+    beforeSending: saved ? reattemptCheck(db, rt, ctx) : undefined,
   };
 }
 
