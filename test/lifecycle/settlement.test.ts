@@ -123,13 +123,16 @@ describe('exactly once', () => {
       // A real crash: the worker's connection dies holding the claimed row and its uncommitted move.
       const client = new pg.Client({ connectionString: h.databaseUrl });
       await client.connect();
-      const [{ pid }] = (await client.query('SELECT pg_backend_pid() AS pid')).rows;
       const dying = drizzle(client) as unknown as Db;
+      // The server process is the transaction's own: through a pooler in transaction mode, a query
+      // sent before it may have run on another.
+      let pid: number | undefined;
       const died = new Promise<never>((_, reject) => client.on('error', reject));
       died.catch(() => {});
       let claimed!: () => void;
       const holding = new Promise<void>((resolve) => (claimed = resolve));
       const crashed = dying.transaction(async (tx) => {
+        pid = ((await tx.execute(sql`SELECT pg_backend_pid() AS pid`)) as unknown as { rows: { pid: number }[] }).rows[0]!.pid;
         const row = await claimDueSettlement(tx, now);
         await settle(tx, row!, now);
         claimed();
