@@ -43,7 +43,7 @@ import { countRequests, countUnrouted } from './metrics.js';
 import { documentHeaders, documentRoute } from './contract.js';
 import { registerDashboard } from './dashboard/index.js';
 import { registerCheckoutRoutes } from './checkout/routes.js';
-import { loggedPath } from './request-log.js';
+import { loggedPath, requestLogger } from './request-log.js';
 import { watchRequestBodies } from './body-deadline.js';
 import { registerReadRouting } from './read-routing.js';
 import type { ReadRouting } from '../storage/read-replica.js';
@@ -139,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // A caller's logger settings (a test's capture stream) add to the defaults, never drop the redaction.
     logger: typeof deps.logger === 'object' ? { ...loggerOptions(config), ...deps.logger } : (deps.logger ?? loggerOptions(config)),
     genReqId: () => newId('req').id,
+    childLoggerFactory: requestLogger,
     // One line per request is written by the onResponse hook below, with account and duration.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,

@@ -1,4 +1,6 @@
-// What the one request line logs of a request's path.
+// What the one request line logs of a request's path, and each request's logger.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 /** Path parameters that open something by themselves (a checkout's or a customer action's token). */
 const SECRET_PATH_PARAMS = ['token', 'challenge'];
@@ -21,4 +23,61 @@ export function loggedPath(url: string, params: unknown): string {
     if (typeof value === 'string' && value !== '') path = path.split(`/${encodeURIComponent(value)}`).join(`/:${name}`);
   }
   return path.replace(KEY_SHAPED, '$1[redacted]');
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type Write = (...args: unknown[]) => void;
+
+/**
+ * A request's logger that becomes the pino child holding its id only when it first writes. Fastify
+ * makes that child for every request, a measurable share of a small request's CPU, and at warn (the
+ * bench's and many deployments' level) most requests never write a line.
+ */
+class RequestLogger {
+  #real?: Logger;
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private real(): Logger {
+    return (this.#real ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#real?.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.real().level = level;
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (this.#real || this.parent.isLevelEnabled(level)) (this.real()[level] as Write)(...args);
+  }
+
+  fatal(...args: unknown[]) { this.write('fatal', args); }
+  error(...args: unknown[]) { this.write('error', args); }
+  warn(...args: unknown[]) { this.write('warn', args); }
+  info(...args: unknown[]) { this.write('info', args); }
+  debug(...args: unknown[]) { this.write('debug', args); }
+  trace(...args: unknown[]) { this.write('trace', args); }
+  silent() {}
+
+  isLevelEnabled(level: string): boolean {
+    return (this.#real ?? this.parent).isLevelEnabled(level);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
+    return this.real().child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: each request's logger, made lazily (RequestLogger). */
+export function requestLogger(this: unknown, parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  // Fastify's logger is the pino instance made from loggerOptions (src/http/app.ts), or with
+  // `logger: false` its own silent stand-in, which knows no levels and writes nothing anyway.
+  if (!('isLevelEnabled' in parent)) return parent.child(bindings, options);
+  return new RequestLogger(parent as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }

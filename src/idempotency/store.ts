@@ -18,15 +18,24 @@ export type ClaimResult = { kind: 'owner'; claim: IdempotencyClaim } | { kind: '
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
+// Keys sorted at every depth, so a retry that orders its fields otherwise has the same fingerprint.
+// Loops rather than map and join: every request with a key computes it.
 function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  let s: string;
+  if (Array.isArray(value)) {
+    s = '[';
+    for (let i = 0; i < value.length; i++) s += (i ? ',' : '') + canonicalJson(value[i]);
+    return `${s}]`;
+  }
   const keys = Object.keys(value).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  s = '{';
+  for (let i = 0; i < keys.length; i++) s += `${i ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson((value as Record<string, unknown>)[keys[i]!])}`;
+  return `${s}}`;
 }
 
 export function fingerprint(method: string, path: string, body: unknown): string {
-  return crypto.createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('base64url');
+  return crypto.hash('sha256', `${method} ${path}\n${canonicalJson(body ?? null)}`, 'base64url');
 }
 
 interface Settings {

@@ -1,6 +1,6 @@
 // Public identifiers are TypeIDs (`ord_01h...`); the database stores the UUIDv7 inside, which keeps
 // keys 16 bytes wide and time-ordered, so "newest first" is an index scan on the id.
-import { fromString, fromUUID, fromUUIDBytes, toUUID } from 'typeid-js';
+import { fromString, toUUID } from 'typeid-js';
 import { pooledRandomBytes } from './secrets.js';
 
 export const ID_PREFIXES = {
@@ -70,13 +70,45 @@ export function newUuid(): string {
   return uuidText(uuidV7Bytes());
 }
 
+// A TypeID's suffix: the 128 bits in Crockford's base32 (lower case), 26 characters, the first
+// holding the top 3 bits. Encoded here rather than by typeid-js, which builds an array of 26
+// one-character strings and joins it: every answer encodes several ids. Ten bits at a time, from a
+// table of every pair of characters. typeid-js still decodes (parseId), and
+// test/api/ids.units.test.ts checks the two agree.
+const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
+const BASE32_PAIRS = Array.from({ length: 1024 }, (_, v) => BASE32[v >> 5]! + BASE32[v & 31]!);
+
+function typeIdSuffix(b: Uint8Array): string {
+  // The first byte is the top 3 bits and the next 5: one pair. Then three groups of 5 bytes.
+  let s = BASE32_PAIRS[b[0]!]!;
+  for (let i = 1; i < 16; i += 5) {
+    const hi = b[i]!;
+    const lo = ((b[i + 1]! << 24) | (b[i + 2]! << 16) | (b[i + 3]! << 8) | b[i + 4]!) >>> 0;
+    s += BASE32_PAIRS[(hi << 2) | (lo >>> 30)]! + BASE32_PAIRS[(lo >>> 20) & 1023]! + BASE32_PAIRS[(lo >>> 10) & 1023]! + BASE32_PAIRS[lo & 1023]!;
+  }
+  return s;
+}
+
+const NIBBLE = new Uint8Array(128);
+for (const [i, c] of [...'0123456789abcdef'].entries()) NIBBLE[c.charCodeAt(0)] = NIBBLE[c.toUpperCase().charCodeAt(0)] = i;
+const uuidBytes = new Uint8Array(16);
+
+/** A UUID's 16 bytes, from its text as the database gives it (never a caller's input), into one reused array. */
+function bytesOfUuid(uuid: string): Uint8Array {
+  for (let k = 0, j = 0; k < 16; k++, j += 2) {
+    if (uuid.charCodeAt(j) === 45) j++;
+    uuidBytes[k] = (NIBBLE[uuid.charCodeAt(j)]! << 4) | NIBBLE[uuid.charCodeAt(j + 1)]!;
+  }
+  return uuidBytes;
+}
+
 export function newId(prefix: IdPrefix): { id: string; uuid: string } {
   const bytes = uuidV7Bytes();
-  return { id: fromUUIDBytes(prefix, bytes) as string, uuid: uuidText(bytes) };
+  return { id: `${prefix}_${typeIdSuffix(bytes)}`, uuid: uuidText(bytes) };
 }
 
 export function toPublicId(prefix: IdPrefix, uuid: string): string {
-  return fromUUID(uuid, prefix) as string;
+  return `${prefix}_${typeIdSuffix(bytesOfUuid(uuid))}`;
 }
 
 /** The UUID inside `id`, or undefined when it is malformed or carries another prefix. */

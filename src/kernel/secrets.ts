@@ -32,8 +32,9 @@ export function pooledRandomBytes(size: number): Buffer {
   return out;
 }
 
+// One-shot crypto.hash (Node 20.12+): no Hash object per call, and every request hashes its key.
 export function sha256Hex(value: string): string {
-  return crypto.createHash('sha256').update(value).digest('hex');
+  return crypto.hash('sha256', value, 'hex');
 }
 
 export const API_KEY_PATTERN = /^sk_(test|live)_[0-9A-Za-z]{32,128}$/;

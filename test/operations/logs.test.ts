@@ -7,7 +7,9 @@ import { parseId } from '../../src/kernel/ids.js';
 import { sha256Hex } from '../../src/kernel/secrets.js';
 import { call, LogCapture, orderBody, type ApiResponse, type Tenant } from '../support/helpers.js';
 import { useService } from '../support/fixtures.js';
-import { loggedPath } from '../../src/http/request-log.js';
+import pino from 'pino';
+import { loggedPath, requestLogger } from '../../src/http/request-log.js';
+import { loggerOptions } from '../../src/http/app.js';
 
 const logs = new LogCapture();
 const h = useService({ overrides: { apiKeyCacheTtlMs: 0 }, logs });
@@ -158,6 +160,29 @@ describe('logs', () => {
     const written = logs.lines.slice(before).join('\n');
     expect(written).toContain('simulated write failure');
     for (const value of ['very.private@example.com', 'Private Person', 'tok_secret_123', body.reference]) expect(written).not.toContain(value);
+  });
+});
+
+describe("a request's logger", () => {
+  // Made lazily (src/http/request-log.ts): the id and the redaction must be there whenever it writes.
+  it('at warn, writes nothing below it and makes no child, and writes its errors with the request id, redacted', () => {
+    const capture = new LogCapture();
+    const parent = pino({ ...loggerOptions({ logLevel: 'warn' }) }, capture);
+    let children = 0;
+    const child = parent.child.bind(parent);
+    parent.child = ((...args: Parameters<typeof child>) => (children++, child(...args))) as typeof parent.child;
+    const log = requestLogger.call(null, parent, { request_id: 'req_1' }, {});
+    log.info({ a: 1 }, 'not written');
+    log.debug('not written either');
+    expect(log.level).toBe('warn');
+    expect(children).toBe(0);
+    log.error({ err: new Error('boom'), headers: { authorization: 'Bearer sk_test_x' } }, 'request failed');
+    log.warn('second line');
+    expect(children).toBe(1);
+    const lines = capture.lines.map((l) => JSON.parse(l) as Line);
+    expect(lines.map((l) => [l.msg, l.request_id])).toEqual([['request failed', 'req_1'], ['second line', 'req_1']]);
+    expect(lines[0]!.headers.authorization).toBe('[redacted]');
+    expect(lines[0]!.err.message).toBe('boom');
   });
 });
 
