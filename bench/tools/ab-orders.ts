@@ -14,11 +14,12 @@ import { runHttpLoad } from '../lib/http-load.js';
 import { cpuMeter } from '../lib/cpu.js';
 import { ORDER_BODY } from '../orders-scripts.js';
 
-const [other, turnsArg, secondsArg] = process.argv.slice(2);
-if (!other) {
+const [otherArg, turnsArg, secondsArg] = process.argv.slice(2);
+if (!otherArg) {
   process.stderr.write('usage: tsx bench/tools/ab-orders.ts <other checkout> [turns] [seconds]\n');
   process.exit(2);
 }
+const other = otherArg;
 const turns = Number(turnsArg ?? 8);
 const seconds = Number(secondsArg ?? 3);
 const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
