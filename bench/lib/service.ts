@@ -28,6 +28,8 @@ export interface ServiceOptions {
   /** Another checkout to run the service from (bench/pgbouncer-burst.ts measures main's), default this one. */
   root?: string;
   startTimeoutMs?: number;
+  /** The node binary (default BENCH_SERVICE_NODE, else the one running the bench), e.g. the deployment's Node 24. */
+  node?: string;
 }
 
 export async function freePort(): Promise<number> {
@@ -72,7 +74,7 @@ export async function startServiceProcess(opts: ServiceOptions): Promise<Service
     ...opts.env,
   };
   const args = [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.entry ?? 'src/main.ts'];
-  const child = spawn(process.execPath, args, { cwd: opts.root ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(opts.node ?? (process.env.BENCH_SERVICE_NODE || process.execPath), args, { cwd: opts.root ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-8000);

@@ -4,6 +4,8 @@
 // cannot tell a change of a few per cent; paired turns a few seconds apart can. Both checkouts must
 // share the database schema (this checkout's migrations run), and the other needs node_modules.
 // Run: npx tsx bench/tools/ab-orders.ts <other checkout> [turns=8] [seconds=3]
+// BENCH_AB_NODE_ARGS gives this checkout's service node flags the other's has not (e.g. a GC setting),
+// BENCH_AB_NODE another node binary (e.g. Node 24); the other checkout may then be this one's own worktree.
 import path from 'node:path';
 import { createAccount, issueKey } from '../../src/domain/accounts/service.js';
 import { openPostgres, runMigrations } from '../../src/storage/db.js';
@@ -36,7 +38,7 @@ async function main() {
   const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn' };
   const services: [string, ServiceProcess][] = [
     [path.basename(path.resolve(other)), await startServiceProcess({ databaseUrl: db.url, env, root: path.resolve(other) })],
-    ['this checkout', await startServiceProcess({ databaseUrl: db.url, env })],
+    ['this checkout', await startServiceProcess({ databaseUrl: db.url, env, nodeArgs: process.env.BENCH_AB_NODE_ARGS?.split(/\s+/).filter(Boolean), node: process.env.BENCH_AB_NODE || undefined })],
   ];
   const load = (service: ServiceProcess, durationS: number) =>
     runHttpLoad({

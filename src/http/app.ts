@@ -11,7 +11,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { Database } from '../storage/db.js';
 import type { RateLimiter } from './rate-limiter.js';
-import { newId, toPublicId } from '../kernel/ids.js';
+import { newId } from '../kernel/ids.js';
 import { ApiError } from '../kernel/errors.js';
 import { addSharedSchema, validationError, validatorCompiler } from './validation.js';
 import { ErrorResponse } from '../kernel/schemas.js';
@@ -43,7 +43,7 @@ import { countRequests, countUnrouted } from './metrics.js';
 import { documentHeaders, documentRoute } from './contract.js';
 import { registerDashboard } from './dashboard/index.js';
 import { registerCheckoutRoutes } from './checkout/routes.js';
-import { loggedPath, requestLogger } from './request-log.js';
+import { logRequest, requestLogger } from './request-log.js';
 import { watchRequestBodies } from './body-deadline.js';
 import { registerReadRouting } from './read-routing.js';
 import type { ReadRouting } from '../storage/read-replica.js';
@@ -129,7 +129,6 @@ export function serializeError(err: Error): ReturnType<typeof pino.stdSerializer
 
 
 const VERSION_PREFIX = /^\/v(\d+)(\/|$)/;
-const LOGS_INFO = new Set(['info', 'debug', 'trace']);
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, database } = deps;
@@ -219,22 +218,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onResponse', replayEvidenceHook(database.db));
   countRequests(app, rt.metrics);
 
-  app.addHook('onResponse', async (req, reply) => {
-    // Below info (the bench's and many deployments' warn), the line is not built at all.
-    if (!LOGS_INFO.has(req.log.level)) return;
-    const started = (req as { startedAtNs?: bigint }).startedAtNs;
-    const durationMs = started ? Number(process.hrtime.bigint() - started) / 1e6 : undefined;
-    req.log.info(
-      {
-        account: req.ctx ? toPublicId('acct', req.ctx.accountId) : undefined,
-        livemode: req.ctx?.livemode,
-        method: req.method,
-        path: loggedPath(req.url, req.params),
-        status: reply.statusCode,
-        duration_ms: durationMs === undefined ? undefined : Math.round(durationMs * 100) / 100,
-      },
-      'request',
-    );
+  app.addHook('onResponse', (req, reply, done) => {
+    logRequest(req, reply);
+    done();
   });
 
   const settler = keyAfterError(database.db, config.idempotencyLockTimeoutS);

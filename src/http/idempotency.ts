@@ -69,10 +69,11 @@ export function idempotencyHook(db: Db, config: Config, encryptor: Encryptor, on
  * request nothing, and once per account and process.
  */
 export function replayEvidenceHook(db: Db) {
-  return async function replayEvidence(req: FastifyRequest, reply: FastifyReply) {
-    if (!req.ctx || req.ctx.livemode || reply.getHeader('idempotent-replayed') !== 'true') return;
-    await recordReplay(db, req.ctx.accountId, req.ctx.requestId).catch((err: unknown) => {
-      req.log.warn({ err }, 'could not record the replay for the implementation plan');
-    });
+  // A callback hook: every answer passes it, and only a replay has anything to wait for.
+  return function replayEvidence(req: FastifyRequest, reply: FastifyReply, done: () => void) {
+    if (!req.ctx || req.ctx.livemode || reply.getHeader('idempotent-replayed') !== 'true') return done();
+    recordReplay(db, req.ctx.accountId, req.ctx.requestId)
+      .catch((err: unknown) => req.log.warn({ err }, 'could not record the replay for the implementation plan'))
+      .finally(done);
   };
 }

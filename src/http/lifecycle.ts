@@ -21,18 +21,21 @@ export function createLifecycle(): Lifecycle {
 
 /** Counts requests in flight and refuses new ones once closing. Registered before every other hook. */
 export function registerLifecycle(app: App, lifecycle: Lifecycle): void {
-  app.addHook('onRequest', async (_req, reply) => {
+  // Callback hooks, not async ones: every request passes both, and a promise each is measurable.
+  app.addHook('onRequest', (_req, reply, done) => {
     lifecycle.inFlight++;
     reply.raw.once('close', () => lifecycle.inFlight--);
-    if (lifecycle.state === 'closing') {
-      throw new ApiError('service_unavailable', {
+    if (lifecycle.state !== 'closing') return done();
+    done(
+      new ApiError('service_unavailable', {
         message: 'This instance is shutting down; retry, another instance will answer.',
         headers: { 'retry-after': '1' },
-      });
-    }
+      }),
+    );
   });
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (lifecycle.state !== 'serving') reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 

@@ -8,8 +8,10 @@ import type { App } from './types.js';
 export const UNMATCHED_ROUTE = 'unmatched';
 
 export function countRequests(app: App, metrics: Pick<Metrics, 'http'>): void {
-  app.addHook('onResponse', async (req, reply) => {
+  // A callback hook: every answer passes it, and an async one costs a promise each.
+  app.addHook('onResponse', (req, reply, done) => {
     metrics.http(req.routeOptions.url ?? UNMATCHED_ROUTE, req.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 }
 
