@@ -96,6 +96,12 @@ function printResult(r: BenchResult): void {
   process.stdout.write(out.join('\n') + '\n');
 }
 
+/** The version of the node the service runs on (BENCH_SERVICE_NODE, else this one). */
+function serviceNodeVersion(): string {
+  const node = process.env.BENCH_SERVICE_NODE;
+  return node ? execFileSync(node, ['--version'], { encoding: 'utf8' }).trim() : process.version;
+}
+
 async function main(): Promise<number> {
   const names = process.argv.slice(2).filter((a) => a !== '--');
   const unknown = names.filter((n) => !(n in BENCHMARKS));
@@ -123,12 +129,13 @@ async function main(): Promise<number> {
     busyCoresBeforeStart: quiet.busy,
     source: sourceState(),
     node: process.version,
+    serviceNode: serviceNodeVersion(),
     postgres: server,
   };
   process.stdout.write(
     `bench: ${selected.join(', ')} — ${opts.connections} connections, ${opts.rounds > 1 ? `${opts.rounds} × ` : ''}${opts.durationS} s (+${opts.warmupS} s warm-up), ` +
       `${machine.cpus} cpus (${quiet.busy?.toFixed(2) ?? '?'} busy before start${quiet.waitedS ? ` after waiting ${Math.round(quiet.waitedS)} s` : ''}), ` +
-      `PostgreSQL ${server.server_version} ` +
+      `service on node ${machine.serviceNode}, PostgreSQL ${server.server_version} ` +
       `(synchronous_commit=${server.synchronous_commit}, fsync=${server.fsync})\n`,
   );
 
