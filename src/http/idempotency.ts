@@ -72,8 +72,15 @@ export function replayEvidenceHook(db: Db) {
   // A callback hook: every answer passes it, and only a replay has anything to wait for.
   return function replayEvidence(req: FastifyRequest, reply: FastifyReply, done: () => void) {
     if (!req.ctx || req.ctx.livemode || reply.getHeader('idempotent-replayed') !== 'true') return done();
-    recordReplay(db, req.ctx.accountId, req.ctx.requestId)
-      .catch((err: unknown) => req.log.warn({ err }, 'could not record the replay for the implementation plan'))
-      .finally(done);
+    recordReplay(db, req.ctx.accountId, req.ctx.requestId).then(
+      () => done(),
+      (err: unknown) => {
+        try {
+          req.log.warn({ err }, 'could not record the replay for the implementation plan');
+        } finally {
+          done();
+        }
+      },
+    );
   };
 }

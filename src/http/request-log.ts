@@ -57,18 +57,26 @@ type Write = (...args: unknown[]) => void;
  */
 class RequestLogger {
   #real?: Logger;
-  constructor(
-    private readonly parent: Logger,
-    private readonly bindings: Bindings,
-    private readonly options: ChildLoggerOptions,
-  ) {}
+  readonly #parent: Logger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+
+  constructor(parent: Logger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
 
   private real(): Logger {
-    return (this.#real ??= this.parent.child(this.bindings, this.options));
+    return (this.#real ??= this.#parent.child(this.#bindings, this.#options));
+  }
+
+  bindings(): Bindings {
+    return { ...this.#parent.bindings(), ...this.#bindings };
   }
 
   get level(): string {
-    return this.#real?.level ?? this.parent.level;
+    return this.#real?.level ?? this.#parent.level;
   }
 
   set level(level: string) {
@@ -76,7 +84,7 @@ class RequestLogger {
   }
 
   private write(level: Level, args: unknown[]): void {
-    if (this.#real || this.parent.isLevelEnabled(level)) (this.real()[level] as Write)(...args);
+    if (this.#real || this.#parent.isLevelEnabled(level)) (this.real()[level] as Write)(...args);
   }
 
   fatal(...args: unknown[]) { this.write('fatal', args); }
@@ -88,7 +96,7 @@ class RequestLogger {
   silent() {}
 
   isLevelEnabled(level: string): boolean {
-    return (this.#real ?? this.parent).isLevelEnabled(level);
+    return (this.#real ?? this.#parent).isLevelEnabled(level);
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
@@ -99,7 +107,8 @@ class RequestLogger {
 /** Fastify's `childLoggerFactory`: each request's logger, made lazily (RequestLogger). */
 export function requestLogger(this: unknown, parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
   // Fastify's logger is the pino instance made from loggerOptions (src/http/app.ts), or with
-  // `logger: false` its own silent stand-in, which knows no levels and writes nothing anyway.
-  if (!('isLevelEnabled' in parent)) return parent.child(bindings, options);
+  // `logger: false` its own silent stand-in, which knows no levels and writes nothing anyway. A
+  // route with a level of its own (`logLevel`) gets its child at once: only the child knows it.
+  if (!('isLevelEnabled' in parent) || options.level) return parent.child(bindings, options);
   return new RequestLogger(parent as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }

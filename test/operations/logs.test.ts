@@ -183,6 +183,18 @@ describe("a request's logger", () => {
     expect(lines.map((l) => [l.msg, l.request_id])).toEqual([['request failed', 'req_1'], ['second line', 'req_1']]);
     expect(lines[0]!.headers.authorization).toBe('[redacted]');
     expect(lines[0]!.err.message).toBe('boom');
+    expect((log as unknown as pino.Logger).bindings()).toEqual({ request_id: 'req_1' });
+  });
+
+  it("follows a route's own level (fastify's logLevel), above or below the service's", () => {
+    const capture = new LogCapture();
+    const parent = pino({ ...loggerOptions({ logLevel: 'info' }) }, capture);
+    const verbose = requestLogger.call(null, parent, { request_id: 'req_2' }, { level: 'debug' });
+    const quiet = requestLogger.call(null, parent, { request_id: 'req_3' }, { level: 'warn' });
+    expect([verbose.level, quiet.level]).toEqual(['debug', 'warn']);
+    verbose.debug('written');
+    quiet.info('not written');
+    expect(capture.lines.map((l) => [JSON.parse(l).msg, JSON.parse(l).request_id])).toEqual([['written', 'req_2']]);
   });
 });
 
