@@ -5,7 +5,8 @@
 // share the database schema (this checkout's migrations run), and the other needs node_modules.
 // Run: npx tsx bench/tools/ab-orders.ts <other checkout> [turns=8] [seconds=3]
 // BENCH_AB_NODE_ARGS gives this checkout's service node flags the other's has not (e.g. a GC setting),
-// BENCH_AB_NODE another node binary (e.g. Node 24); the other checkout may then be this one's own worktree.
+// BENCH_AB_NODE another node binary (e.g. Node 24; BENCH_SERVICE_NODE would apply to both); the
+// other checkout may then be this one's own worktree.
 import path from 'node:path';
 import { createAccount, issueKey } from '../../src/domain/accounts/service.js';
 import { openPostgres, runMigrations } from '../../src/storage/db.js';
@@ -24,8 +25,16 @@ if (!otherArg) {
 const other = otherArg;
 const turns = Number(turnsArg ?? 8);
 const seconds = Number(secondsArg ?? 3);
+if (!(Number.isInteger(turns) && turns > 0 && seconds > 0)) {
+  process.stderr.write('turns must be a whole number above 0, seconds a number above 0\n');
+  process.exit(2);
+}
 const adminUrl = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return Number.isInteger(mid) ? (sorted[mid - 1]! + sorted[mid]!) / 2 : sorted[Math.floor(mid)]!;
+};
 
 async function main() {
   installExitHandlers(30 * 60_000);
