@@ -15,8 +15,7 @@
 // per client transaction, with -M prepared by default (BENCH_PGBENCH_PROTOCOL overrides),
 // time-ordered ids like the service's UUIDv7 and the exact event snapshot and response body the
 // service stored.
-import { createAccount, issueKey } from '../src/domain/accounts/service.js';
-import { openPostgres, runMigrations } from '../src/storage/db.js';
+import { setUpTenant, type Tenant } from './lib/tenant.js';
 import { checkpoint, createBenchDatabase, type BenchDatabase } from './lib/database.js';
 import { startServiceProcess } from './lib/service.js';
 import { preloadForBench } from './lib/history-run.js';
@@ -28,24 +27,6 @@ import { loadDetails, round, roundAll, summarise } from './lib/stats.js';
 import type { BenchOptions, BenchResult, Benchmark, Check } from './lib/types.js';
 
 import { ORDER_BODY, PGBENCH_SCRIPT, PGBENCH_TRANSACTION_SCRIPT, TARGET_NODE_SHARE, TARGET_P99_MS, TARGET_RATIO, sampleStoredRequest } from './orders-scripts.js';
-
-interface Tenant {
-  accountUuid: string;
-  secret: string;
-}
-
-async function setUpTenant(db: BenchDatabase): Promise<Tenant> {
-  const database = await openPostgres(db.url, { poolSize: 2 });
-  try {
-    await runMigrations(database);
-    const account = await createAccount(database.db, 'Benchmark account');
-    const key = await issueKey(database.db, account.id, { livemode: false, name: 'bench' });
-    const [row] = await db.query<{ id: string }>('SELECT id FROM accounts LIMIT 1');
-    return { accountUuid: row!.id, secret: key.secret };
-  } finally {
-    await database.close();
-  }
-}
 
 const fmt = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
 /** Other work above this many cores during a phase makes the ratio unreliable. */

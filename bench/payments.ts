@@ -23,10 +23,10 @@
 // Beside it, in the same run and on the same service and database: the saved-card scenario
 // (bench/payments-saved.ts), a saved card charged off session through the general movement path,
 // against pgbench on the statements that path sends, traced at the start of the run.
-import { createAccount, issueKey } from '../src/domain/accounts/service.js';
+import { setUpTenant, type Tenant } from './lib/tenant.js';
 import { AT_ONCE_STATEMENTS } from '../src/domain/payments/one-statement.js';
 import { newId } from '../src/kernel/ids.js';
-import { openPostgres, runMigrations } from '../src/storage/db.js';
+import { openPostgres } from '../src/storage/db.js';
 import { checkLedger } from '../src/ledger/check.js';
 import { createBenchDatabase, type BenchDatabase } from './lib/database.js';
 import { startServiceProcess } from './lib/service.js';
@@ -77,24 +77,6 @@ ${bind(AT_ONCE_STATEMENTS.finishSucceeded, {
   20: UUID7, 21: PAY_PUBLIC, 22: REQ, 23: KEY, 24: ':response_body', 25: ':method',
 })};
 `;
-
-interface Tenant {
-  accountUuid: string;
-  secret: string;
-}
-
-async function setUpTenant(db: BenchDatabase): Promise<Tenant> {
-  const database = await openPostgres(db.url, { poolSize: 2 });
-  try {
-    await runMigrations(database);
-    const account = await createAccount(database.db, 'Benchmark account');
-    const key = await issueKey(database.db, account.id, { livemode: false, name: 'bench' });
-    const [row] = await db.query<{ id: string }>('SELECT id FROM accounts LIMIT 1');
-    return { accountUuid: row!.id, secret: key.secret };
-  } finally {
-    await database.close();
-  }
-}
 
 /** Fresh open orders for the service, handed out one per request. */
 async function openOrders(db: BenchDatabase, tenant: Tenant, count: number): Promise<() => string> {

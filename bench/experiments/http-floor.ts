@@ -5,10 +5,9 @@
 //   POST /v1/payment-orders           the full request, for comparison
 // and the service's CPU time per request for each (robust on a noisy machine).
 // Run: npx tsx bench/experiments/http-floor.ts [seconds=6] [connections=32]
-import { createAccount, issueKey } from '../../src/domain/accounts/service.js';
-import { openPostgres, runMigrations } from '../../src/storage/db.js';
 import { createBenchDatabase } from '../lib/database.js';
-import { installExitHandlers, runCleanup } from '../lib/cleanup.js';
+import { setUpTenant } from '../lib/tenant.js';
+import { installExitHandlers, runCleanup, runScript } from '../lib/cleanup.js';
 import { startServiceProcess } from '../lib/service.js';
 import { runHttpLoad } from '../lib/http-load.js';
 import { cpuMeter } from '../lib/cpu.js';
@@ -22,13 +21,9 @@ const BODY = JSON.stringify(ORDER_BODY);
 async function main() {
   installExitHandlers(10 * 60_000);
   const db = await createBenchDatabase(adminUrl);
-  const database = await openPostgres(db.url, { poolSize: 2 });
-  await runMigrations(database);
-  const account = await createAccount(database.db, 'floor');
-  const key = await issueKey(database.db, account.id, { livemode: false });
-  await database.close();
+  const tenant = await setUpTenant(db, 'floor');
   const service = await startServiceProcess({ databaseUrl: db.url, env: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn' } });
-  const auth = { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' };
+  const auth = { authorization: `Bearer ${tenant.secret}`, 'content-type': 'application/json' };
   const cases = [
     { name: 'GET /health', method: 'GET' as const, path: '/health', headers: {}, body: undefined },
     { name: 'POST orders, no Idempotency-Key (400, no SQL)', method: 'POST' as const, path: '/v1/payment-orders', headers: auth, body: BODY },
@@ -50,11 +45,4 @@ async function main() {
   await runCleanup();
 }
 
-main().then(
-  () => process.exit(0),
-  async (err) => {
-    console.error(err);
-    await runCleanup();
-    process.exit(1);
-  },
-);
+runScript(main);

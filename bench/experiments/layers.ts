@@ -21,7 +21,7 @@ import type { RequestContext } from '../../src/kernel/context.js';
 import { createPaymentOrder, paymentOrderView } from '../../src/domain/payment-orders/service.js';
 import { newId, parseId } from '../../src/kernel/ids.js';
 import { createBenchDatabase } from '../lib/database.js';
-import { installExitHandlers, runCleanup } from '../lib/cleanup.js';
+import { installExitHandlers, runCleanup, runScript } from '../lib/cleanup.js';
 import { summarise } from '../lib/stats.js';
 import { ORDER_BODY } from '../orders-scripts.js';
 
@@ -196,11 +196,4 @@ async function measureWarm(op: Op) {
   }));
 }
 
-main().then(
-  () => process.exit(0),
-  async (err) => {
-    console.error(err);
-    await runCleanup();
-    process.exit(1);
-  },
-);
+runScript(main);

@@ -74,3 +74,15 @@ export function installExitHandlers(deadlineMs: number): void {
   });
   setTimeout(() => bail(`overall deadline of ${Math.round(deadlineMs / 1000)} s exceeded`, 1), deadlineMs).unref();
 }
+
+/** Runs a standalone script's `main`: exit 0 when it ends, or print its error, clean up and exit 1. */
+export function runScript(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    async (err) => {
+      console.error(err);
+      await runCleanup();
+      process.exit(1);
+    },
+  );
+}

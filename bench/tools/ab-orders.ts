@@ -8,10 +8,9 @@
 // BENCH_AB_NODE another node binary (e.g. Node 24; BENCH_SERVICE_NODE would apply to both); the
 // other checkout may then be this one's own worktree.
 import path from 'node:path';
-import { createAccount, issueKey } from '../../src/domain/accounts/service.js';
-import { openPostgres, runMigrations } from '../../src/storage/db.js';
 import { createBenchDatabase } from '../lib/database.js';
-import { installExitHandlers, runCleanup } from '../lib/cleanup.js';
+import { setUpTenant } from '../lib/tenant.js';
+import { installExitHandlers, runCleanup, runScript } from '../lib/cleanup.js';
 import { startServiceProcess, type ServiceProcess } from '../lib/service.js';
 import { runHttpLoad } from '../lib/http-load.js';
 import { cpuMeter } from '../lib/cpu.js';
@@ -39,11 +38,7 @@ const median = (xs: number[]) => {
 async function main() {
   installExitHandlers(30 * 60_000);
   const db = await createBenchDatabase(adminUrl);
-  const database = await openPostgres(db.url, { poolSize: 2 });
-  await runMigrations(database);
-  const account = await createAccount(database.db, 'a/b');
-  const key = await issueKey(database.db, account.id, { livemode: false });
-  await database.close();
+  const tenant = await setUpTenant(db, 'a/b');
   const env = { LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'warn' };
   const services: [string, ServiceProcess][] = [
     [path.basename(path.resolve(other)), await startServiceProcess({ databaseUrl: db.url, env, root: path.resolve(other) })],
@@ -55,7 +50,7 @@ async function main() {
       method: 'POST',
       connections: 32,
       durationS,
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json', 'idempotency-key': 'ab-[<id>]' },
+      headers: { authorization: `Bearer ${tenant.secret}`, 'content-type': 'application/json', 'idempotency-key': 'ab-[<id>]' },
       body: JSON.stringify(ORDER_BODY),
     });
   for (const [, service] of services) await load(service, 3);
@@ -84,11 +79,4 @@ async function main() {
   await runCleanup();
 }
 
-main().then(
-  () => process.exit(0),
-  async (err) => {
-    console.error(err);
-    await runCleanup();
-    process.exit(1);
-  },
-);
+runScript(main);
